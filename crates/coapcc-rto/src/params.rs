@@ -1,0 +1,118 @@
+//! Per-algorithm parameters, as set in scenario files (spec `algorithms.md` §8).
+//!
+//! One flat struct holds every tunable any algorithm has; each field is optional
+//! and `None` means "the spec's default for this algorithm". An algorithm rejects
+//! fields it does not use, so that a typo in a scenario never passes silently.
+
+/// The first-sample rule of FASOR's FastRTO (spec §6.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstSample {
+    /// The draft text: `RTTVAR = R/8`, FastRTO = 1.5·R (the thesis' "initk1").
+    Draft,
+    /// The draft's pseudocode: K = 1 for the first sample, RTTVAR = R/2; 1.5·R.
+    Pseudocode,
+    /// Plain RFC 6298: RTTVAR = R/2, K = 4, FastRTO = 3·R.
+    InitK4,
+}
+
+impl FirstSample {
+    /// Parses `"draft"`, `"pseudocode"` or `"initk4"` (also `"initk1"` = draft).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "draft" | "initk1" => Some(FirstSample::Draft),
+            "pseudocode" => Some(FirstSample::Pseudocode),
+            "initk4" => Some(FirstSample::InitK4),
+            _ => None,
+        }
+    }
+    /// The name accepted by [`FirstSample::parse`].
+    pub fn name(self) -> &'static str {
+        match self {
+            FirstSample::Draft => "draft",
+            FirstSample::Pseudocode => "pseudocode",
+            FirstSample::InitK4 => "initk4",
+        }
+    }
+}
+
+/// Tunables of the algorithms; `None` = the spec's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AlgorithmParams {
+    /// Upper bound on any timer (seconds): Default CoAP 60, FASOR 60, CoCoA's
+    /// backoff truncation 32, CoCoA+'s initial-RTO cap 60.
+    pub cap: Option<f64>,
+    /// CoCoA / CoCoA+ aging on or off (spec default: on).
+    pub aging: Option<bool>,
+    /// FASOR first-sample rule.
+    pub first_sample: Option<FirstSample>,
+    /// FASOR SLOWRTO_FACTOR (default 1.5).
+    pub slowrto_factor: Option<f64>,
+    /// ACK_TIMEOUT (default 2 s) for algorithms that start from it.
+    pub ack_timeout: Option<f64>,
+    /// ACK_RANDOM_FACTOR (default 1.5).
+    pub ack_random_factor: Option<f64>,
+}
+
+/// A parameter that an algorithm does not accept, or a value out of range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    /// The algorithm's name.
+    pub algorithm: &'static str,
+    /// The offending field.
+    pub field: &'static str,
+    /// What was expected.
+    pub expected: &'static str,
+}
+
+impl core::fmt::Display for ParamError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "algorithm `{}`: parameter `{}`: {}",
+            self.algorithm, self.field, self.expected
+        )
+    }
+}
+
+impl AlgorithmParams {
+    /// Fails if any field outside `allowed` is set, or a set number is not finite
+    /// and positive.
+    pub fn check(&self, algorithm: &'static str, allowed: &[&'static str]) -> Result<(), ParamError> {
+        let set: [(&'static str, bool); 6] = [
+            ("cap", self.cap.is_some()),
+            ("aging", self.aging.is_some()),
+            ("first_sample", self.first_sample.is_some()),
+            ("slowrto_factor", self.slowrto_factor.is_some()),
+            ("ack_timeout", self.ack_timeout.is_some()),
+            ("ack_random_factor", self.ack_random_factor.is_some()),
+        ];
+        for (field, is_set) in set {
+            if is_set && !allowed.contains(&field) {
+                return Err(ParamError {
+                    algorithm,
+                    field,
+                    expected: "not a parameter of this algorithm",
+                });
+            }
+        }
+        let positive = |field, v: Option<f64>| match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => Err(ParamError {
+                algorithm,
+                field,
+                expected: "a finite number greater than 0",
+            }),
+            _ => Ok(()),
+        };
+        positive("cap", self.cap)?;
+        positive("slowrto_factor", self.slowrto_factor)?;
+        positive("ack_timeout", self.ack_timeout)?;
+        match self.ack_random_factor {
+            Some(x) if !(x.is_finite() && x >= 1.0) => Err(ParamError {
+                algorithm,
+                field: "ack_random_factor",
+                expected: "a finite number of at least 1",
+            }),
+            _ => Ok(()),
+        }
+    }
+}
