@@ -1,1 +1,25 @@
-//! placeholder
+//! Sans-IO CoAP for coapcc: RFC 7252 messages ([`message`]), the client side
+//! whose retransmissions a congestion-control algorithm times ([`client`]), and
+//! the server side with deduplication and option echo ([`server`]).
+//!
+//! Nothing here reads a clock or touches a socket: time comes in as [`Nanos`],
+//! datagrams as byte slices, and what to send comes out through `poll_*` calls.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod message;
+pub mod server;
+
+/// Time in nanoseconds since an arbitrary epoch.
+pub type Nanos = u64;
+
+/// Nanoseconds → seconds.
+pub fn secs(n: Nanos) -> f64 {
+    n as f64 / 1e9
+}
+
+/// Seconds → nanoseconds, rounded.
+pub fn to_nanos(s: f64) -> Nanos {
+    (s * 1e9).round() as Nanos
+}

@@ -151,6 +151,12 @@ pub trait CongestionControl {
     fn marking(&self) -> Marking {
         Marking::None
     }
+
+    /// Spurious retransmissions detected so far through echoed transmission
+    /// marks (pCoCoA, FASOR+Option/Token); 0 for algorithms that cannot tell.
+    fn spurious_detected(&self) -> u64 {
+        0
+    }
 }
 
 impl<T: CongestionControl + ?Sized> CongestionControl for &mut T {
@@ -171,6 +177,9 @@ impl<T: CongestionControl + ?Sized> CongestionControl for &mut T {
     }
     fn marking(&self) -> Marking {
         (**self).marking()
+    }
+    fn spurious_detected(&self) -> u64 {
+        (**self).spurious_detected()
     }
 }
 
@@ -193,6 +202,9 @@ impl<T: CongestionControl + ?Sized> CongestionControl for alloc::boxed::Box<T> {
     }
     fn marking(&self) -> Marking {
         (**self).marking()
+    }
+    fn spurious_detected(&self) -> u64 {
+        (**self).spurious_detected()
     }
 }
 

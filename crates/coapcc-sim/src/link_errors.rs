@@ -1,0 +1,307 @@
+//! The two-state bursty link-error model (spec `testbed.md` §1.1).
+//!
+//! A good and a bad state alternate in time, independently of traffic. Each
+//! sojourn is exponentially distributed (mean 0.4 s good, 0.1 s bad), truncated to
+//! [0.06, 1.2] s and [0.03, 0.3] s. **Decision**: "truncated" is the exponential
+//! distribution conditioned on the interval, sampled exactly by inverting its CDF
+//! (one uniform draw per sojourn), not clamping. A packet leaving the serialiser is
+//! lost with the packet-error rate of the state the link is in at that instant.
+//! The state process and the loss draws use two separate random streams, so the
+//! state sequence does not depend on how many packets cross the link.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rng::SimRng;
+use crate::time::{from_secs, Nanos};
+
+/// The error profiles of the published evaluations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorProfile {
+    /// No link errors.
+    #[default]
+    None,
+    /// 2 % constant, no state alternation.
+    Low,
+    /// 0 % good / 50 % bad (≈ 10 % average).
+    Medium,
+    /// 2 % good / 80 % bad (≈ 18 % average).
+    High,
+}
+
+impl ErrorProfile {
+    /// All profiles, in order.
+    pub const ALL: [ErrorProfile; 4] = [
+        ErrorProfile::None,
+        ErrorProfile::Low,
+        ErrorProfile::Medium,
+        ErrorProfile::High,
+    ];
+
+    /// Parses `none|low|medium|high`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(ErrorProfile::None),
+            "low" => Some(ErrorProfile::Low),
+            "medium" => Some(ErrorProfile::Medium),
+            "high" => Some(ErrorProfile::High),
+            _ => None,
+        }
+    }
+
+    /// The profile's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorProfile::None => "none",
+            ErrorProfile::Low => "low",
+            ErrorProfile::Medium => "medium",
+            ErrorProfile::High => "high",
+        }
+    }
+
+    /// Packet-error rates in the good and bad state, and whether states alternate.
+    pub fn rates(self) -> (f64, f64, bool) {
+        match self {
+            ErrorProfile::None => (0.0, 0.0, false),
+            ErrorProfile::Low => (0.02, 0.02, false),
+            ErrorProfile::Medium => (0.0, 0.5, true),
+            ErrorProfile::High => (0.02, 0.8, true),
+        }
+    }
+
+    /// The long-run average packet-error rate: each state's rate weighted by its
+    /// mean (truncated) sojourn.
+    pub fn average_loss(self) -> f64 {
+        let (good, bad, alternating) = self.rates();
+        if !alternating {
+            return good;
+        }
+        let g = GOOD.mean();
+        let b = BAD.mean();
+        (good * g + bad * b) / (g + b)
+    }
+}
+
+/// An exponential distribution truncated to `[lo, hi]` (seconds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TruncatedExp {
+    /// Mean of the untruncated exponential.
+    pub mean: f64,
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+/// Good-state sojourns.
+pub const GOOD: TruncatedExp = TruncatedExp {
+    mean: 0.4,
+    lo: 0.06,
+    hi: 1.2,
+};
+/// Bad-state sojourns.
+pub const BAD: TruncatedExp = TruncatedExp {
+    mean: 0.1,
+    lo: 0.03,
+    hi: 0.3,
+};
+
+impl TruncatedExp {
+    /// Inverse-CDF sample from a uniform `u` in `[0, 1)`.
+    pub fn sample(&self, u: f64) -> f64 {
+        let a = (-self.lo / self.mean).exp();
+        let b = (-self.hi / self.mean).exp();
+        let x = -self.mean * (a - u * (a - b)).ln();
+        x.clamp(self.lo, self.hi)
+    }
+
+    /// The mean of the truncated distribution.
+    pub fn mean(&self) -> f64 {
+        let a = (-self.lo / self.mean).exp();
+        let b = (-self.hi / self.mean).exp();
+        self.mean + (self.lo * a - self.hi * b) / (a - b)
+    }
+}
+
+/// One link direction's error process.
+#[derive(Clone, Debug)]
+pub struct LinkErrors {
+    good_rate: f64,
+    bad_rate: f64,
+    alternating: bool,
+    bad: bool,
+    /// When the current sojourn began and when it ends.
+    since: Nanos,
+    switch_at: Nanos,
+    state_rng: SimRng,
+    loss_rng: SimRng,
+    /// Completed sojourns (for tests): (was bad, length in ns).
+    pub sojourns: SojournLog,
+}
+
+/// Statistics of completed sojourns, for checking the model.
+#[derive(Clone, Debug, Default)]
+pub struct SojournLog {
+    /// Count and total length of good sojourns.
+    pub good: (u64, Nanos),
+    /// Count and total length of bad sojourns.
+    pub bad: (u64, Nanos),
+    /// Shortest and longest good sojourn.
+    pub good_range: (Nanos, Nanos),
+    /// Shortest and longest bad sojourn.
+    pub bad_range: (Nanos, Nanos),
+}
+
+impl SojournLog {
+    fn record(&mut self, bad: bool, len: Nanos) {
+        let (count, range) = if bad {
+            (&mut self.bad, &mut self.bad_range)
+        } else {
+            (&mut self.good, &mut self.good_range)
+        };
+        if count.0 == 0 {
+            *range = (len, len);
+        } else {
+            range.0 = range.0.min(len);
+            range.1 = range.1.max(len);
+        }
+        count.0 += 1;
+        count.1 += len;
+    }
+}
+
+impl LinkErrors {
+    /// The process for `profile`, starting in the good state at time 0.
+    pub fn new(profile: ErrorProfile, state_seed: u64, loss_seed: u64) -> Self {
+        let (good_rate, bad_rate, alternating) = profile.rates();
+        let mut e = LinkErrors {
+            good_rate,
+            bad_rate,
+            alternating,
+            bad: false,
+            since: 0,
+            switch_at: Nanos::MAX,
+            state_rng: SimRng::new(state_seed),
+            loss_rng: SimRng::new(loss_seed),
+            sojourns: SojournLog::default(),
+        };
+        if alternating {
+            e.switch_at = from_secs(GOOD.sample(e.state_rng.uniform()));
+        }
+        e
+    }
+
+    /// Advances the state process to `now`.
+    fn advance(&mut self, now: Nanos) {
+        while self.switch_at <= now {
+            let ended = self.switch_at;
+            self.sojourns.record(self.bad, ended - self.since);
+            self.bad = !self.bad;
+            let dist = if self.bad { BAD } else { GOOD };
+            self.since = ended;
+            self.switch_at = ended + from_secs(dist.sample(self.state_rng.uniform()));
+        }
+    }
+
+    /// Whether a packet leaving the serialiser at `now` is lost.
+    pub fn loses(&mut self, now: Nanos) -> bool {
+        if self.alternating {
+            self.advance(now);
+        }
+        let rate = if self.bad {
+            self.bad_rate
+        } else {
+            self.good_rate
+        };
+        rate > 0.0 && self.loss_rng.uniform() < rate
+    }
+
+    /// Whether the link is in the bad state at `now`.
+    pub fn is_bad(&mut self, now: Nanos) -> bool {
+        if self.alternating {
+            self.advance(now);
+        }
+        self.bad
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{to_secs, SECOND};
+
+    #[test]
+    fn truncated_means_hand_computed() {
+        // mean + (lo·e^(-lo/m) - hi·e^(-hi/m)) / (e^(-lo/m) - e^(-hi/m))
+        assert!((GOOD.mean() - 0.39001).abs() < 1e-4, "{}", GOOD.mean());
+        assert!((BAD.mean() - 0.110548).abs() < 1e-4, "{}", BAD.mean());
+        assert!((ErrorProfile::Medium.average_loss() - 0.11041).abs() < 1e-4);
+        assert!((ErrorProfile::High.average_loss() - 0.19229).abs() < 1e-4);
+        assert_eq!(ErrorProfile::Low.average_loss(), 0.02);
+        assert_eq!(ErrorProfile::None.average_loss(), 0.0);
+    }
+
+    #[test]
+    fn sampling_covers_exactly_the_interval() {
+        assert!((GOOD.sample(0.0) - 0.06).abs() < 1e-12);
+        assert!((GOOD.sample(1.0 - 1e-15) - 1.2).abs() < 1e-9);
+        // the median of the truncated law is where the CDF is 1/2
+        let m = BAD.sample(0.5);
+        let a = (-0.3f64).exp();
+        let b = (-3.0f64).exp();
+        let cdf = (a - (-m / 0.1).exp()) / (a - b);
+        assert!((cdf - 0.5).abs() < 1e-12);
+    }
+
+    /// Over a long run (one packet every 10 ms for two simulated days), the
+    /// measured loss rate of every profile is within one percentage point of its
+    /// analytic average, and no sojourn leaves its truncation bounds.
+    #[test]
+    fn long_run_loss_matches_the_analytic_average() {
+        for profile in ErrorProfile::ALL {
+            let mut e = LinkErrors::new(profile, 11, 12);
+            let step = SECOND / 100;
+            let n = 17_280_000u64;
+            let lost = (1..=n).filter(|i| e.loses(i * step)).count();
+            let measured = lost as f64 / n as f64;
+            let expected = profile.average_loss();
+            assert!(
+                (measured - expected).abs() < 0.01,
+                "{profile:?}: measured {measured}, analytic {expected}"
+            );
+            let log = &e.sojourns;
+            if profile == ErrorProfile::Medium || profile == ErrorProfile::High {
+                assert!(log.good.0 > 100_000 && log.bad.0 > 100_000);
+                let (glo, ghi) = log.good_range;
+                let (blo, bhi) = log.bad_range;
+                assert!(to_secs(glo) >= 0.06 - 1e-9 && to_secs(ghi) <= 1.2 + 1e-9);
+                assert!(to_secs(blo) >= 0.03 - 1e-9 && to_secs(bhi) <= 0.3 + 1e-9);
+                // mean sojourns match the truncated means within 1 %
+                let gmean = to_secs(log.good.1) / log.good.0 as f64;
+                let bmean = to_secs(log.bad.1) / log.bad.0 as f64;
+                assert!((gmean / GOOD.mean() - 1.0).abs() < 0.01, "{gmean}");
+                assert!((bmean / BAD.mean() - 1.0).abs() < 0.01, "{bmean}");
+            } else {
+                assert_eq!(log.good.0 + log.bad.0, 0, "{profile:?} never alternates");
+            }
+        }
+    }
+
+    #[test]
+    fn state_process_ignores_traffic() {
+        // Two processes with the same seeds, one probed ten times more often,
+        // are in the same state at every common instant.
+        let mut a = LinkErrors::new(ErrorProfile::High, 5, 6);
+        let mut b = LinkErrors::new(ErrorProfile::High, 5, 6);
+        for i in 0..100_000u64 {
+            let t = i * SECOND / 10;
+            for k in 0..10 {
+                b.loses(t + k * SECOND / 100);
+            }
+            assert_eq!(
+                a.is_bad(t + 9 * SECOND / 100),
+                b.is_bad(t + 9 * SECOND / 100)
+            );
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Metrics of the testbed (spec `testbed.md` §3), computed in one place from the
+//! events a run records: per client (flow completion time, unnecessary
+//! retransmissions, timers), per exchange (transmissions histogram), per packet on
+//! the bottleneck (bytes, busy time, drops by cause, unnecessary copies).
+
+use serde::{Deserialize, Serialize};
+
+/// What one client did in one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientRecord {
+    /// Index of the client's group in the run's population.
+    pub group: u32,
+    /// Flow completion time (s): first transmission of the first request to the
+    /// end of the last exchange; `None` if the run ended first.
+    pub fct: Option<f64>,
+    /// Exchanges that completed with a response.
+    pub completed: u32,
+    /// Exchanges abandoned (MAX_RETRANSMIT reached or RST).
+    pub failed: u32,
+    /// Duplicate responses received (unnecessary retransmissions' echoes).
+    pub unnecessary: u32,
+    /// Retransmissions sent.
+    pub retransmissions: u32,
+    /// Timer expirations, and the largest expired timer (s).
+    pub expirations: u32,
+    /// The largest timer that expired (s); 0 if none did.
+    pub max_expired_timer: f64,
+    /// Sum of RTT samples E of completed exchanges (s), for the mean RTT.
+    pub rtt_sum: f64,
+    /// Spurious retransmissions the algorithm detected (pCoCoA, FASOR+Option).
+    pub spurious_detected: u32,
+}
+
+/// What crossed one direction of the bottleneck.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkRecord {
+    /// Packets that finished serialisation.
+    pub packets: u64,
+    /// Their IP bytes.
+    pub bytes: u64,
+    /// Time the link spent serialising (s).
+    pub busy: f64,
+    /// IP bytes of copies that were unnecessary: request copies the server had
+    /// already received, and the responses it sent to them.
+    pub unnecessary_bytes: u64,
+    /// Packets dropped at the router buffer (tail drop).
+    pub dropped_buffer: u64,
+    /// Packets lost to link errors.
+    pub dropped_error: u64,
+}
+
+/// Conservation of packets, checked at the end of every run: every packet sent
+/// is delivered, dropped with a cause, or still in flight.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conservation {
+    /// Packets handed to the network by clients and the server.
+    pub sent: u64,
+    /// Packets that reached their destination endpoint.
+    pub delivered: u64,
+    /// Packets dropped (buffer overflow + link error, both directions).
+    pub dropped: u64,
+    /// Packets found in queues, on links or on the path when the run ended.
+    pub in_flight: u64,
+}
+
+impl Conservation {
+    /// Whether the books balance.
+    pub fn holds(&self) -> bool {
+        self.sent == self.delivered + self.dropped + self.in_flight
+    }
+}
+
+/// The outcome of one replication of one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// One record per client, in client order.
+    pub clients: Vec<ClientRecord>,
+    /// Per group: exchanges by number of retransmissions (index 0 = original only).
+    pub histograms: Vec<Vec<u64>>,
+    /// Client → router.
+    pub uplink: LinkRecord,
+    /// Router → client.
+    pub downlink: LinkRecord,
+    /// Virtual time when the run ended (s).
+    pub duration: f64,
+    /// Events the engine processed.
+    pub events: u64,
+    /// Packet conservation.
+    pub conservation: Conservation,
+}
+
+/// Min, 10th, 25th, 50th, 75th, 90th percentile and max.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Smallest value.
+    pub min: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// 25th percentile.
+    pub p25: f64,
+    /// Median.
+    pub p50: f64,
+    /// 75th percentile.
+    pub p75: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Percentiles {
+    /// Percentiles of `values` (sorted in place). **Decision**: linear
+    /// interpolation between the closest ranks (position `q·(n-1)`), the common
+    /// default of statistics packages. Empty input gives all zeros.
+    pub fn of(values: &mut [f64]) -> Self {
+        if values.is_empty() {
+            return Percentiles::default();
+        }
+        values.sort_by(f64::total_cmp);
+        let q = |p: f64| quantile_sorted(values, p);
+        Percentiles {
+            min: values[0],
+            p10: q(0.10),
+            p25: q(0.25),
+            p50: q(0.50),
+            p75: q(0.75),
+            p90: q(0.90),
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// The `p`-quantile of sorted values, linear interpolation.
+pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
+    let pos = p * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Drops by cause and direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drops {
+    /// Uplink buffer overflow.
+    pub buffer_up: u64,
+    /// Downlink buffer overflow.
+    pub buffer_down: u64,
+    /// Uplink link errors.
+    pub error_up: u64,
+    /// Downlink link errors.
+    pub error_down: u64,
+}
+
+/// The published metrics of one algorithm (one group label), over all clients
+/// of all replications.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The group's label.
+    pub label: String,
+    /// Clients × replications that were summarised.
+    pub clients: u64,
+    /// Replications.
+    pub replications: u32,
+    /// Flow completion time (s) of clients that finished.
+    pub fct: Percentiles,
+    /// Unnecessary retransmissions per client.
+    pub unnecessary: Percentiles,
+    /// Exchanges by number of retransmissions (0 = original only, 1, 2, …).
+    pub histogram: Vec<u64>,
+    /// Largest expired timer per client (s).
+    pub max_expired_timer: Percentiles,
+    /// Mean RTT sample E over completed exchanges (s).
+    pub mean_rtt: f64,
+    /// Exchanges abandoned.
+    pub failed_exchanges: u64,
+    /// Clients that had not finished when their run ended.
+    pub unfinished_clients: u64,
+    /// Spurious retransmissions detected by the algorithm.
+    pub spurious_detected: u64,
+    /// Packet drops by cause, summed over replications (whole runs).
+    pub drops: Drops,
+    /// Mean bottleneck utilisation per direction over the runs: busy time /
+    /// run duration.
+    pub utilisation_up: f64,
+    /// Downlink utilisation.
+    pub utilisation_down: f64,
+    /// Share of bottleneck bytes that carried unnecessary copies, per direction.
+    pub unnecessary_share_up: f64,
+    /// Downlink share.
+    pub unnecessary_share_down: f64,
+}
+
+impl Summary {
+    /// Summarises the clients of group `group` in `runs` (one per replication).
+    /// Link figures are those of the whole runs.
+    pub fn of(label: &str, group: u32, runs: &[RunResult]) -> Self {
+        let mut fct = Vec::new();
+        let mut unnecessary = Vec::new();
+        let mut timers = Vec::new();
+        let mut s = Summary {
+            label: label.to_string(),
+            replications: runs.len() as u32,
+            ..Summary::default()
+        };
+        let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
+        let (mut up_bytes, mut down_bytes, mut up_unn, mut down_unn) = (0u64, 0u64, 0u64, 0u64);
+        for run in runs {
+            for c in run.clients.iter().filter(|c| c.group == group) {
+                s.clients += 1;
+                match c.fct {
+                    Some(f) => fct.push(f),
+                    None => s.unfinished_clients += 1,
+                }
+                unnecessary.push(f64::from(c.unnecessary));
+                timers.push(c.max_expired_timer);
+                s.failed_exchanges += u64::from(c.failed);
+                s.spurious_detected += u64::from(c.spurious_detected);
+                rtt_sum += c.rtt_sum;
+                rtt_n += u64::from(c.completed);
+            }
+            if let Some(h) = run.histograms.get(group as usize) {
+                if s.histogram.len() < h.len() {
+                    s.histogram.resize(h.len(), 0);
+                }
+                for (acc, n) in s.histogram.iter_mut().zip(h) {
+                    *acc += n;
+                }
+            }
+            s.drops.buffer_up += run.uplink.dropped_buffer;
+            s.drops.buffer_down += run.downlink.dropped_buffer;
+            s.drops.error_up += run.uplink.dropped_error;
+            s.drops.error_down += run.downlink.dropped_error;
+            if run.duration > 0.0 {
+                s.utilisation_up += run.uplink.busy / run.duration / runs.len() as f64;
+                s.utilisation_down += run.downlink.busy / run.duration / runs.len() as f64;
+            }
+            up_bytes += run.uplink.bytes;
+            down_bytes += run.downlink.bytes;
+            up_unn += run.uplink.unnecessary_bytes;
+            down_unn += run.downlink.unnecessary_bytes;
+        }
+        while s.histogram.last() == Some(&0) {
+            s.histogram.pop();
+        }
+        s.fct = Percentiles::of(&mut fct);
+        s.unnecessary = Percentiles::of(&mut unnecessary);
+        s.max_expired_timer = Percentiles::of(&mut timers);
+        s.mean_rtt = if rtt_n > 0 {
+            rtt_sum / rtt_n as f64
+        } else {
+            0.0
+        };
+        let share = |u: u64, b: u64| if b > 0 { u as f64 / b as f64 } else { 0.0 };
+        s.unnecessary_share_up = share(up_unn, up_bytes);
+        s.unnecessary_share_down = share(down_unn, down_bytes);
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate_linearly() {
+        let mut v: Vec<f64> = (1..=11).map(f64::from).rev().collect();
+        let p = Percentiles::of(&mut v);
+        assert_eq!(
+            (p.min, p.p10, p.p25, p.p50, p.p75, p.p90, p.max),
+            (1.0, 2.0, 3.5, 6.0, 8.5, 10.0, 11.0)
+        );
+        let mut two = vec![10.0, 20.0];
+        let p = Percentiles::of(&mut two);
+        assert_eq!((p.p10, p.p50, p.p90), (11.0, 15.0, 19.0));
+        assert_eq!(Percentiles::of(&mut []), Percentiles::default());
+    }
+
+    #[test]
+    fn summary_counts_only_its_group() {
+        let run = RunResult {
+            clients: vec![
+                ClientRecord {
+                    group: 0,
+                    fct: Some(10.0),
+                    unnecessary: 2,
+                    completed: 2,
+                    rtt_sum: 4.0,
+                    ..Default::default()
+                },
+                ClientRecord {
+                    group: 1,
+                    fct: Some(99.0),
+                    unnecessary: 9,
+                    ..Default::default()
+                },
+                ClientRecord {
+                    group: 0,
+                    fct: None,
+                    unnecessary: 4,
+                    failed: 1,
+                    ..Default::default()
+                },
+            ],
+            histograms: vec![vec![3, 1, 0, 0], vec![5]],
+            duration: 100.0,
+            uplink: LinkRecord {
+                busy: 50.0,
+                bytes: 100,
+                unnecessary_bytes: 25,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let s = Summary::of("a", 0, &[run.clone(), run]);
+        assert_eq!(s.clients, 4);
+        assert_eq!(s.unfinished_clients, 2);
+        assert_eq!(s.fct.p50, 10.0);
+        assert_eq!(s.unnecessary.p50, 3.0);
+        assert_eq!(s.histogram, vec![6, 2]);
+        assert_eq!(s.failed_exchanges, 2);
+        assert_eq!(s.mean_rtt, 2.0);
+        assert_eq!(s.utilisation_up, 0.5);
+        assert_eq!(s.unnecessary_share_up, 0.25);
+    }
+}

@@ -1,0 +1,10 @@
+//! The coapcc command-line front: scenario files, running them, printing the
+//! published metrics, and comparing them with the published figures.
+#![forbid(unsafe_code)]
+
+pub mod bench;
+pub mod calibrate;
+pub mod output;
+pub mod pcap;
+pub mod published;
+pub mod scenario_file;

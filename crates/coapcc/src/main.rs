@@ -1,0 +1,245 @@
+//! `coapcc`: congestion control for CoAP — run the testbed, list the algorithms.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use coapcc::output;
+use coapcc::scenario_file::{self, Overrides};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Parser)]
+#[command(
+    name = "coapcc",
+    version,
+    about = "Congestion control for CoAP: every published algorithm, a deterministic testbed of the published evaluations, and real CoAP.",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// One table per algorithm.
+    Table,
+    /// One JSON document on stdout.
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario in the simulated testbed and print the published metrics.
+    ///
+    /// Without a file, runs the embedded default: the constrained-link testbed
+    /// (60/30 kbit/s, 200/400 ms, MTU 296) with the published evaluations'
+    /// settings — 100 continuous clients, infinite buffer, no link errors,
+    /// Default CoAP vs CoCoA (aging off), MAX_RETRANSMIT 20, 3 replications.
+    Run {
+        /// Scenario file (TOML); see scenarios/ for examples.
+        scenario: Option<PathBuf>,
+        /// Number of clients.
+        #[arg(long, value_name = "N")]
+        clients: Option<u32>,
+        /// Router buffer per direction: bytes of waiting IP packets, or `inf`.
+        #[arg(long, value_name = "BYTES|inf")]
+        buffer: Option<String>,
+        /// Link-error profile: none, low, medium or high.
+        #[arg(long, value_name = "PROFILE")]
+        errors: Option<String>,
+        /// Workload: continuous or random.
+        #[arg(long, value_name = "KIND")]
+        workload: Option<String>,
+        /// Algorithms to compare, comma-separated (see `coapcc algorithms`).
+        #[arg(long, value_name = "A,B,…")]
+        algorithms: Option<String>,
+        /// Replications per algorithm.
+        #[arg(long, value_name = "N")]
+        replications: Option<u32>,
+        /// Scenario seed (each replication derives its own).
+        #[arg(long, value_name = "S")]
+        seed: Option<u64>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// Also write replication 0's traffic as a pcap file (IPv4/UDP, decodable
+        /// as CoAP by Wireshark/tshark). With several algorithms, one file per
+        /// algorithm: FILE's stem + `-<label>.pcap`.
+        #[arg(long, value_name = "FILE")]
+        pcap: Option<PathBuf>,
+    },
+    /// List every algorithm with a one-line description and its spec section.
+    Algorithms,
+    /// Run every published row of the constrained-link testbed with the published
+    /// replication counts and print measured vs published FCT (Markdown).
+    Calibrate {
+        /// Override the replication counts (default: 20 error-free, 40 error-prone).
+        #[arg(long, value_name = "N")]
+        replications: Option<u32>,
+        /// Scenario seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// Benchmark one replication against the ns-3 reference in the same run.
+    ///
+    /// Times coapcc's event loop (set-up excluded) over several repetitions and
+    /// runs `../shared/baselines/ns3/run.sh` with the same clients, buffer and
+    /// seed, whose `wall_s` also excludes set-up; prints both and the ratio.
+    Bench {
+        /// Number of continuous clients.
+        #[arg(long, default_value_t = 400)]
+        clients: u32,
+        /// Router buffer: bytes or `inf` (ns-3 gets 1410000 B for `inf`).
+        #[arg(long, default_value = "inf")]
+        buffer: String,
+        /// Algorithm (ns-3 always runs Default CoAP).
+        #[arg(long, default_value = "default")]
+        algorithm: String,
+        /// Repetitions of the coapcc run (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The ns-3 reference script, or `none` to skip it.
+        #[arg(long, default_value = "../shared/baselines/ns3/run.sh")]
+        ns3: String,
+    },
+    /// Print the embedded default scenario (a starting point for your own).
+    DefaultScenario,
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run {
+            scenario,
+            clients,
+            buffer,
+            errors,
+            workload,
+            algorithms,
+            replications,
+            seed,
+            format,
+            threads,
+            pcap,
+        } => {
+            let (base, origin) = match &scenario {
+                Some(p) => (scenario_file::load(p)?, p.display().to_string()),
+                None => (
+                    scenario_file::parse(scenario_file::DEFAULT_SCENARIO, "<embedded default>")?,
+                    "<embedded default>".to_string(),
+                ),
+            };
+            let overrides = Overrides {
+                clients,
+                buffer,
+                errors,
+                workload,
+                algorithms,
+                replications,
+                seed,
+            };
+            let scenario = overrides.apply(base, &origin)?;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads.unwrap_or(0))
+                .build()
+                .context("cannot start worker threads")?;
+            let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
+                )
+                .expect("valid template"),
+            );
+            let started = Instant::now();
+            let result = pool.install(|| coapcc_sim::run_scenario(&scenario, &|| bar.inc(1)))?;
+            bar.finish_and_clear();
+            if let Some(path) = &pcap {
+                write_pcaps(&scenario, path)?;
+            }
+            match format {
+                Format::Json => println!("{}", output::json(&scenario, &result.summaries)),
+                Format::Table => {
+                    print!("{}", output::table(&scenario, &result.summaries));
+                    let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
+                    println!(
+                        "\n{total} runs, {events} events in {:.2} s wall time",
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            Ok(())
+        }
+        Command::Algorithms => {
+            for a in coapcc_rto::registry::ALGORITHMS {
+                let approx = if a.approximate { " (approximate)" } else { "" };
+                println!("{:<16} {:<6} {}{}", a.name, a.section, a.summary, approx);
+            }
+            Ok(())
+        }
+        Command::Calibrate { replications, seed } => {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {pos} runs, {elapsed}")
+                    .expect("valid template"),
+            );
+            let rows = coapcc::calibrate::run(seed, replications, &|| bar.inc(1))?;
+            bar.finish_and_clear();
+            print!("{}", coapcc::calibrate::markdown(&rows));
+            Ok(())
+        }
+        Command::Bench {
+            clients,
+            buffer,
+            algorithm,
+            repeat,
+            seed,
+            ns3,
+        } => coapcc::bench::run(clients, &buffer, &algorithm, repeat, seed, &ns3),
+        Command::DefaultScenario => {
+            print!("{}", scenario_file::DEFAULT_SCENARIO);
+            Ok(())
+        }
+    }
+}
+
+/// Re-runs replication 0 of each algorithm with a pcap tap (runs are
+/// deterministic, so this is the same traffic as the run just reported).
+fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Result<()> {
+    let several = scenario.algorithms.len() > 1;
+    for (i, alg) in scenario.algorithms.iter().enumerate() {
+        let file = if several {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            path.with_file_name(format!("{stem}-{}.pcap", alg.label()))
+        } else {
+            path.to_path_buf()
+        };
+        let mut tap = coapcc::pcap::PcapTap::create(&file)?;
+        coapcc_sim::testbed::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
+        let n = tap.finish()?;
+        eprintln!("wrote {n} packets to {}", file.display());
+    }
+    Ok(())
+}

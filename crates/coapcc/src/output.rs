@@ -1,0 +1,92 @@
+//! Printing results: a plain-text table per algorithm, or one JSON document.
+
+use std::fmt::Write;
+
+use coapcc_sim::{Percentiles, Scenario, Summary};
+use serde::Serialize;
+
+/// The JSON document `coapcc run --format json` prints.
+#[derive(Serialize)]
+pub struct RunReport<'a> {
+    /// The scenario as run (after overrides).
+    pub scenario: &'a Scenario,
+    /// Per algorithm, in scenario order.
+    pub algorithms: &'a [Summary],
+}
+
+/// One JSON document for a scenario's results.
+pub fn json(scenario: &Scenario, summaries: &[Summary]) -> String {
+    serde_json::to_string_pretty(&RunReport {
+        scenario,
+        algorithms: summaries,
+    })
+    .expect("results serialise")
+}
+
+fn row(out: &mut String, name: &str, p: &Percentiles, decimals: usize) {
+    let _ = write!(out, "  {name:<22}");
+    for v in [p.min, p.p10, p.p25, p.p50, p.p75, p.p90, p.max] {
+        let _ = write!(out, "{v:>10.decimals$}");
+    }
+    out.push('\n');
+}
+
+/// A human-readable table per algorithm.
+pub fn table(scenario: &Scenario, summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} — {} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}",
+        if scenario.name.is_empty() {
+            "scenario"
+        } else {
+            &scenario.name
+        },
+        scenario.clients,
+        scenario.workload.kind.name(),
+        scenario.network.buffer.label(),
+        scenario.network.errors.name(),
+        scenario.replications,
+        scenario.seed
+    );
+    for s in summaries {
+        let _ = writeln!(out, "\n{}  ({} clients summarised)", s.label, s.clients);
+        let _ = writeln!(
+            out,
+            "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+            "", "min", "p10", "p25", "median", "p75", "p90", "max"
+        );
+        row(&mut out, "FCT (s)", &s.fct, 3);
+        row(&mut out, "unnecessary rexmits", &s.unnecessary, 1);
+        row(&mut out, "largest expired timer", &s.max_expired_timer, 2);
+        let total: u64 = s.histogram.iter().sum();
+        let _ = write!(out, "  transmissions/exchange");
+        for (i, n) in s.histogram.iter().enumerate() {
+            if *n > 0 {
+                let pct = 100.0 * *n as f64 / total.max(1) as f64;
+                let _ = write!(out, "  {i}:{n} ({pct:.1}%)");
+            }
+        }
+        out.push('\n');
+        let d = &s.drops;
+        let _ = writeln!(
+            out,
+            "  drops                   buffer up {} / down {}, link errors up {} / down {}",
+            d.buffer_up, d.buffer_down, d.error_up, d.error_down
+        );
+        let _ = writeln!(
+            out,
+            "  bottleneck utilisation  up {:.1}% / down {:.1}%; unnecessary copies up {:.1}% / down {:.1}% of bytes",
+            100.0 * s.utilisation_up,
+            100.0 * s.utilisation_down,
+            100.0 * s.unnecessary_share_up,
+            100.0 * s.unnecessary_share_down
+        );
+        let _ = writeln!(
+            out,
+            "  mean RTT {:.3} s; failed exchanges {}; unfinished clients {}",
+            s.mean_rtt, s.failed_exchanges, s.unfinished_clients
+        );
+    }
+    out
+}

@@ -1,0 +1,175 @@
+//! The command line: scenario files, overrides, errors, JSON output, and
+//! results independent of the thread count.
+
+use assert_cmd::Command;
+use std::io::Write;
+
+fn coapcc() -> Command {
+    Command::cargo_bin("coapcc").unwrap()
+}
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = coapcc().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn default_run_prints_json_per_algorithm() {
+    let v = json_of(&[
+        "run",
+        "--clients",
+        "5",
+        "--replications",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let algs = v["algorithms"].as_array().unwrap();
+    let labels: Vec<&str> = algs.iter().map(|a| a["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["default", "cocoa"]);
+    for a in algs {
+        for k in ["min", "p10", "p25", "p50", "p75", "p90", "max"] {
+            let fct = a["fct"][k].as_f64().unwrap();
+            assert!(fct > 30.0 && fct < 40.0, "{k} = {fct}");
+            assert!(a["unnecessary"][k].as_f64().is_some());
+        }
+        let hist: u64 = a["histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(hist, 5 * 50 * 2);
+        assert!(a["drops"]["buffer_up"].as_u64().is_some());
+    }
+    assert_eq!(v["scenario"]["clients"], 5);
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let args = [
+        "run",
+        "--clients",
+        "20",
+        "--replications",
+        "3",
+        "--errors",
+        "medium",
+        "--workload",
+        "random",
+        "--format",
+        "json",
+    ];
+    let one = json_of(&[&args[..], &["--threads", "1"]].concat());
+    let two = json_of(&[&args[..], &["--threads", "2"]].concat());
+    assert_eq!(one, two);
+    let other_seed = json_of(&[&args[..], &["--seed", "9"]].concat());
+    assert_ne!(one["algorithms"], other_seed["algorithms"]);
+}
+
+#[test]
+fn overrides_are_checked() {
+    let out = coapcc()
+        .args(["run", "--errors", "sometimes"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--errors") && err.contains("none, low, medium or high"),
+        "{err}"
+    );
+    let out = coapcc()
+        .args(["run", "--algorithms", "default,bogus"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("bogus") && err.contains("expected one of"),
+        "{err}"
+    );
+}
+
+fn run_file(text: &str) -> (bool, String) {
+    let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    let out = coapcc().arg("run").arg(f.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        out.status.success() || err.contains(&f.path().display().to_string()),
+        "{err}"
+    );
+    (out.status.success(), err)
+}
+
+#[test]
+fn invalid_files_name_the_file_the_field_and_what_was_expected() {
+    let (ok, err) =
+        run_file("clients = 2\n[[algorithm]]\nname = \"default\"\n[network]\nbuffer = \"big\"\n");
+    assert!(
+        !ok && err.contains("buffer") && err.contains("inf"),
+        "{err}"
+    );
+    let (ok, err) = run_file(
+        "clients = 2\n[[algorithm]]\nname = \"default\"\n[workload]\nkinds = \"random\"\n",
+    );
+    assert!(!ok && err.contains("kinds"), "{err}");
+    let (ok, err) =
+        run_file("clients = 2\n[[algorithm]]\nname = \"cocoa\"\nfirst_sample = \"initk4\"\n");
+    assert!(
+        !ok && err.contains("first_sample") && err.contains("cocoa"),
+        "{err}"
+    );
+    let (ok, err) = run_file("clients = 0\n[[algorithm]]\nname = \"default\"\n");
+    assert!(!ok && err.contains("clients"), "{err}");
+    let (ok, err) = run_file("clients = 2\n");
+    assert!(!ok && err.contains("algorithm"), "{err}");
+    let (ok, _) = run_file("clients = 2\nreplications = 1\n[[algorithm]]\nname = \"default\"\n");
+    assert!(ok);
+}
+
+#[test]
+fn missing_file_is_reported() {
+    let out = coapcc()
+        .args(["run", "/no/such/file.toml"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("/no/such/file.toml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_scenario_file_in_the_repository_is_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut n = 0;
+    for entry in walk(&dir) {
+        if entry.extension().is_some_and(|e| e == "toml")
+            && !entry.to_string_lossy().contains("campaign")
+        {
+            coapcc::scenario_file::load(&entry).unwrap_or_else(|e| panic!("{e:#}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 1);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
