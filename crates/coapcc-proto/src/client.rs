@@ -183,6 +183,9 @@ struct Exchange<P> {
     deadline: Nanos,
     sent_at: Vec<Nanos>,
     needs_tx: bool,
+    /// The encoded request, when its bytes are the same for every transmission
+    /// (no marking): encoded once, copied for each transmission.
+    encoded: Vec<u8>,
     retransmissions_at_ack: u8,
     elapsed_at_ack: Nanos,
 }
@@ -281,6 +284,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             deadline: 0,
             sent_at: Vec::new(),
             needs_tx: false,
+            encoded: Vec::new(),
             retransmissions_at_ack: 0,
             elapsed_at_ack: 0,
         });
@@ -298,6 +302,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         ex.phase = Phase::Queued;
         ex.sent_at.clear();
         ex.needs_tx = false;
+        ex.encoded.clear();
         self.exchanges.push(ex);
         if self.peers[pi].outstanding < self.config.nstart {
             let i = self.exchanges.len() - 1;
@@ -423,7 +428,20 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         let ex = self.exchanges.iter_mut().find(|e| e.needs_tx)?;
         ex.needs_tx = false;
         let ordinal = ex.timer.retransmissions;
-        let len = encode_request(buf, ex, ordinal)?;
+        let len = if ex.marking == Marking::None {
+            if ex.encoded.is_empty() {
+                let mut encoded = std::mem::take(&mut ex.encoded);
+                encoded.resize(buf.len(), 0);
+                let len = encode_request(&mut encoded, ex, 0)?;
+                encoded.truncate(len);
+                ex.encoded = encoded;
+            }
+            let len = ex.encoded.len();
+            buf.get_mut(..len)?.copy_from_slice(&ex.encoded);
+            len
+        } else {
+            encode_request(buf, ex, ordinal)?
+        };
         Some(Transmit {
             peer: ex.peer,
             len,
@@ -472,7 +490,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
                     None => {
                         if msg.mtype == MessageType::Ack
                             && msg.code.is_response()
-                            && self.completed.contains(&Some((from, msg.mid)))
+                            && self.recently_completed(from, msg.mid)
                         {
                             self.events.push_back(ClientEvent::DuplicateResponse {
                                 peer: from,
@@ -506,6 +524,15 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             }
             _ => {}
         }
+    }
+
+    /// Whether `(peer, mid)` is among the last exchanges completed, searched from
+    /// the most recent (duplicates mostly concern the latest exchanges).
+    fn recently_completed(&self, peer: P, mid: u16) -> bool {
+        (1..=COMPLETED_RING).any(|k| {
+            self.completed[(self.completed_at + COMPLETED_RING - k) % COMPLETED_RING]
+                == Some((peer, mid))
+        })
     }
 
     fn reset(&mut self, now: Nanos, i: usize) {

@@ -4,6 +4,8 @@
 //! (spec algorithms.md §4) and Rexmit-Cnt (§6.6) options.
 
 use std::collections::{HashMap, VecDeque};
+
+use foldhash::fast::RandomState;
 use std::hash::Hash;
 
 use crate::message::{option, Code, MessageType, MessageView, MessageWriter};
@@ -119,7 +121,7 @@ struct Cached {
 pub struct Server<P, H> {
     config: ServerConfig,
     handler: H,
-    cache: HashMap<(P, u16), Cached>,
+    cache: HashMap<(P, u16), Cached, RandomState>,
     order: VecDeque<(Nanos, P, u16)>,
     spare: Vec<Response>,
     stats: ServerStats,
@@ -132,7 +134,7 @@ impl<P: Copy + Eq + Hash, H: Handler> Server<P, H> {
         Server {
             config,
             handler,
-            cache: HashMap::with_capacity(cap),
+            cache: HashMap::with_capacity_and_hasher(cap, RandomState::default()),
             order: VecDeque::with_capacity(cap),
             spare: Vec::new(),
             stats: ServerStats::default(),
