@@ -10,6 +10,7 @@
 pub mod client;
 pub mod message;
 pub mod server;
+pub mod tcp;
 
 /// Time in nanoseconds since an arbitrary epoch.
 pub type Nanos = u64;

@@ -31,9 +31,21 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+pub mod cocoa;
+pub mod cocoa_fb;
+pub mod cocoa_plus;
+pub mod cocoa_s;
+pub mod cocoa_e;
 pub mod default;
+pub mod fasor;
+pub mod four_state;
+pub mod fullbackoff;
+pub mod linux_rto;
 pub mod math;
 pub mod params;
+pub mod pcocoa;
+pub mod rfc6298;
+pub mod peakhopper;
 #[cfg(feature = "alloc")]
 pub mod registry;
 

@@ -45,7 +45,24 @@ macro_rules! entry {
 /// Every algorithm, in the order of the spec.
 pub static ALGORITHMS: &[AlgorithmInfo] = &[
     entry!("default", crate::default::DefaultCoap, "§1", "Default CoAP (RFC 7252): [2,3] s dithered timer, binary backoff, capped"),
+    entry!("default-fb1", crate::fullbackoff::DefaultFb1, "§2", "Default CoAP with Full Backoff 1: next exchange starts from the retained backed-off timer"),
+    entry!("default-fb2", crate::fullbackoff::DefaultFb2, "§2", "Default CoAP with Full Backoff 2: retained timer halved after clean exchanges, max with a fresh draw"),
+    entry!("cocoa", crate::cocoa::Cocoa, "§3.1", "CoCoA (draft-ietf-core-cocoa-03): strong/weak estimators, [RTO,1.5RTO] dithering, VBF, 32 s truncation, aging"),
+    entry!("cocoa-fb1", crate::cocoa_fb::CocoaFb1, "§3.2", "CoCoA with Full Backoff 1: next exchange starts from the retained backed-off timer"),
+    entry!("cocoa-fb2", crate::cocoa_fb::CocoaFb2, "§3.2", "CoCoA with Full Backoff 2: retained max(initial, RTO) backed off as the finished exchange was"),
+    entry!("cocoa-plus", crate::cocoa_plus::CocoaPlus, "§3.3", "CoCoA+: CoCoA estimators, VBF fixed per exchange by its initial timer, 30 s / 16·RTO aging, cap 60"),
+    entry!("cocoa-s", crate::cocoa_s::CocoaS, "§3.4", "CoCoA-S: CoCoA with the strong estimator only"),
+    entry!("cocoa-e", crate::cocoa_e::CocoaE, "§3.5", "CoCoA-E: strong/weak estimators with a per-sample gain R/RTO; CoCoA+ backoff and dithering"),
+    entry!("4-state-strong", crate::four_state::FourStateStrong, "§3.6", "4-state-strong: per-state RFC 6298 estimators and weights (constants guessed: approximate)", true),
     // -- further algorithms are added below, one line each --
+    entry!("pcocoa", crate::pcocoa::Pcocoa, "§4", "pCoCoA: Transmission Counter echoes, single precise estimator with mdev_max, k = 6 after spurious; CoCoA+ without echoes"),
+    entry!("linux-rto", crate::linux_rto::LinuxRto, "§5", "Linux-RTO (Betzler's model of Linux TCP's estimator): strong samples, binary backoff, Default dithering"),
+    entry!("peakhopper", crate::peakhopper::PeakHopper, "§5", "Peak-Hopper RTO: strong samples, booster over the last two samples, binary backoff"),
+    entry!("fasor", crate::fasor::Fasor, "§6.1–6.4", "FASOR: FastRTO (RFC 6298, unambiguous samples), SlowRTO, FAST/FAST_SLOW_FAST/SLOW_FAST series, cap 60"),
+    entry!("fasor-slow", crate::fasor::FasorSlow, "§6.5", "FASOR development variant Slow: FAST series, SlowRTO series after any ambiguous ACK"),
+    entry!("fasor-fastslow", crate::fasor::FasorFastSlow, "§6.5", "FASOR development variant FastSlow: FAST, FAST_SLOW, SLOW; backs off SlowRTO"),
+    entry!("fasor-token", crate::fasor::FasorToken, "§6.6", "FASOR+Token: 1-byte token carries the ordinal; precise samples, spurious detection"),
+    entry!("fasor-option", crate::fasor::FasorOption, "§6.6", "FASOR+Option: Rexmit-Cnt option (255 probe); precise samples, plain FASOR without support"),
 ];
 
 /// Looks an algorithm up by name.

@@ -1,1 +1,32 @@
-//! placeholder
+//! A sans-IO TCP model for the coapcc simulator (transport-tcp.md §2, the
+//! `linux` profile): handshake with SYN / SYN-ACK retries, Linux's RTO
+//! estimator with Karn's rule and backoff, NewReno, Nagle, delayed ACKs, FIN
+//! close. Shaped like smoltcp and quinn-proto: time comes in as `u64`
+//! nanoseconds, segments are values, nothing touches a socket or a clock.
+//!
+//! ```
+//! use coapcc_tcp::{TcpConfig, TcpSocket};
+//! let mut client = TcpSocket::connect(0, TcpConfig::linux());
+//! let syn = client.poll_transmit(0).unwrap();
+//! assert_eq!(syn.wire_len(), 44); // 20 IPv4 + 20 TCP + 4 MSS option
+//! let mut server = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
+//! let syn_ack = server.poll_transmit(0).unwrap();
+//! client.handle_segment(10, &syn_ack);
+//! assert!(client.is_established());
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod lwip;
+pub mod newreno;
+pub mod reasm;
+pub mod rtt;
+pub mod segment;
+pub mod socket;
+pub mod stats;
+
+pub use config::{Nagle, TcpConfig, MS, SEC};
+pub use segment::{Flags, Segment};
+pub use socket::{TcpSocket, TcpState};
+pub use stats::{AbortReason, TcpEvent, TcpStats};

@@ -8,3 +8,6 @@ pub mod output;
 pub mod pcap;
 pub mod published;
 pub mod scenario_file;
+pub mod campaign;
+pub mod report;
+pub mod store;

@@ -113,6 +113,35 @@ enum Command {
     },
     /// Print the embedded default scenario (a starting point for your own).
     DefaultScenario,
+    /// Run a campaign (a whole published evaluation) into a results store.
+    ///
+    /// Runs every run of the campaign file's matrix missing from the store, on
+    /// all cores; results do not depend on the thread count. Each finished run is
+    /// committed at once, so an interrupted campaign resumes where it stopped.
+    Campaign {
+        /// Campaign file (TOML); see scenarios/campaigns/.
+        file: PathBuf,
+        /// The results store (SQLite; created if missing).
+        #[arg(long, value_name = "FILE", default_value = "results.sqlite")]
+        store: PathBuf,
+        /// Worker threads (default: all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// Sleep after each stored run (for tests of interruption).
+        #[arg(long, hide = true, value_name = "MS")]
+        pause_ms: Option<u64>,
+    },
+    /// Write the report of a results store: one HTML page, SVG figures, CSV tables.
+    Report {
+        /// The results store written by `coapcc campaign`.
+        store: PathBuf,
+        /// Output directory.
+        #[arg(long, value_name = "DIR", default_value = "report")]
+        out: PathBuf,
+        /// Which campaign definition (name or hash prefix; default: the one run last).
+        #[arg(long, value_name = "NAME|HASH")]
+        campaign: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -219,6 +248,17 @@ fn real_main() -> Result<()> {
             print!("{}", scenario_file::DEFAULT_SCENARIO);
             Ok(())
         }
+        Command::Campaign {
+            file,
+            store,
+            threads,
+            pause_ms,
+        } => coapcc::campaign::cli(&file, &store, threads, pause_ms),
+        Command::Report {
+            store,
+            out,
+            campaign,
+        } => coapcc::report::cli(&store, &out, campaign.as_deref()),
     }
 }
 

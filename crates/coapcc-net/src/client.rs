@@ -1,0 +1,319 @@
+//! One CoAP client endpoint on a real UDP socket: the sans-IO
+//! [`coapcc_proto::client::Client`] driven by tokio (spec `architecture.md`,
+//! `algorithms.md` §0.1 for the messaging rules it applies).
+//!
+//! The driver does three things in a loop: send what the endpoint wants sent
+//! (`poll_transmit`), report what happened (`poll_event`), and wait for either a
+//! datagram or the endpoint's next retransmission deadline (`poll_timeout`).
+//! A datagram's time is taken when the driver receives it.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+use coapcc_proto::client::{
+    Client, ClientConfig, ClientEvent, ExchangeId, FailReason, Request, Transmit,
+};
+use coapcc_proto::message::Code;
+use coapcc_proto::Nanos;
+use coapcc_rto::registry;
+use coapcc_sim::config::AlgorithmSpec;
+use coapcc_sim::rng::SimRng;
+use tokio::net::UdpSocket;
+use tokio::time::Instant;
+
+use crate::clock::Clock;
+use crate::RECV_BUFFER;
+
+/// How a client endpoint is set up.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// The algorithm timing retransmissions, with its parameters.
+    pub algorithm: AlgorithmSpec,
+    /// MAX_RETRANSMIT.
+    pub max_retransmit: u8,
+    /// NSTART.
+    pub nstart: usize,
+    /// Token length of requests not marked by token.
+    pub token_len: u8,
+    /// Seed of the endpoint's random stream (timer dithering, tokens, first
+    /// Message ID).
+    pub seed: u64,
+    /// Keep response payloads.
+    pub keep_payload: bool,
+}
+
+impl Default for ClientOptions {
+    /// Default CoAP, RFC 7252's MAX_RETRANSMIT and NSTART, 4-byte tokens.
+    fn default() -> Self {
+        ClientOptions {
+            algorithm: AlgorithmSpec::named("default"),
+            max_retransmit: 4,
+            nstart: 1,
+            token_len: 4,
+            seed: 1,
+            keep_payload: true,
+        }
+    }
+}
+
+/// Something that happened while driving the endpoint.
+#[derive(Debug)]
+pub enum Happening<'a> {
+    /// A datagram was handed to the socket at `at`.
+    Sent {
+        /// When.
+        at: Nanos,
+        /// What.
+        transmit: &'a Transmit<SocketAddr>,
+    },
+    /// The endpoint reported an event at `at`.
+    Event {
+        /// When.
+        at: Nanos,
+        /// What.
+        event: ClientEvent<SocketAddr>,
+    },
+}
+
+/// How one exchange ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// A response arrived.
+    Response {
+        /// Its code.
+        code: Code,
+        /// Its payload.
+        payload: Vec<u8>,
+        /// The echoed transmission ordinal, if the request was marked and the
+        /// server echoed the mark.
+        echo: Option<u8>,
+    },
+    /// The exchange was abandoned.
+    Failed(FailReason),
+}
+
+/// The record of one exchange.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExchangeReport {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Original transmission to acknowledgement (or to abandonment).
+    pub elapsed: Nanos,
+    /// Retransmissions sent.
+    pub retransmissions: u8,
+    /// Every timer the algorithm armed for it, in order (seconds).
+    pub timers: Vec<f64>,
+}
+
+/// A CoAP client endpoint bound to a UDP socket.
+pub struct NetClient {
+    socket: UdpSocket,
+    coap: Client<SocketAddr, SimRng>,
+    clock: Clock,
+    tx: Vec<u8>,
+    rx: Vec<u8>,
+    /// Datagrams the socket refused to send (counted as losses).
+    pub send_errors: u64,
+}
+
+/// Checks `spec` against the registry and returns the client's algorithm
+/// factory.
+pub fn factory(spec: &AlgorithmSpec) -> Result<coapcc_proto::client::AlgorithmFactory> {
+    coapcc_sim::client_factory::check(spec).map_err(|e| anyhow!("{e}"))?;
+    let info = registry::find(&spec.name).expect("checked");
+    let params = spec.params().map_err(|e| anyhow!("{e}"))?;
+    Ok((info, params))
+}
+
+impl NetClient {
+    /// A client on a socket bound to `local` (port 0 = any).
+    pub async fn bind(local: SocketAddr, opts: &ClientOptions, clock: Clock) -> Result<Self> {
+        let socket = UdpSocket::bind(local).await?;
+        Self::with_socket(socket, opts, clock)
+    }
+
+    /// A client on an existing socket.
+    pub fn with_socket(socket: UdpSocket, opts: &ClientOptions, clock: Clock) -> Result<Self> {
+        if opts.nstart == 0 {
+            bail!("nstart: expected at least 1");
+        }
+        let factory = factory(&opts.algorithm)?;
+        let mut rng = SimRng::new(opts.seed);
+        let coap_rng = SimRng::new(rng.next_u64());
+        let first_mid = rng.next_u64() as u16;
+        let config = ClientConfig {
+            max_retransmit: opts.max_retransmit,
+            nstart: opts.nstart,
+            keep_payload: opts.keep_payload,
+            token_len: opts.token_len.min(8),
+            ..ClientConfig::default()
+        };
+        Ok(NetClient {
+            socket,
+            coap: Client::new(config, factory, coap_rng, first_mid),
+            clock,
+            tx: vec![0; RECV_BUFFER],
+            rx: vec![0; RECV_BUFFER],
+            send_errors: 0,
+        })
+    }
+
+    /// The socket's address.
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        Ok(self.socket.local_addr()?)
+    }
+
+    /// The sans-IO endpoint (e.g. to look at an algorithm's state).
+    pub fn coap(&self) -> &Client<SocketAddr, SimRng> {
+        &self.coap
+    }
+
+    /// The sans-IO endpoint, mutably (e.g. to reset a peer's state).
+    pub fn coap_mut(&mut self) -> &mut Client<SocketAddr, SimRng> {
+        &mut self.coap
+    }
+
+    /// The clock the endpoint's time comes from.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// Starts (or queues) a request to `peer`; it goes out on the next
+    /// [`NetClient::step`].
+    pub fn start(&mut self, peer: SocketAddr, req: &Request<'_>) -> Result<ExchangeId> {
+        let now = self.clock.now();
+        Ok(self.coap.request(now, peer, req)?)
+    }
+
+    /// Sends everything due and reports every pending event.
+    pub async fn flush(&mut self, on: &mut impl FnMut(Happening<'_>)) {
+        while let Some(t) = self.coap.poll_transmit(&mut self.tx) {
+            let at = self.clock.now();
+            if self.socket.send_to(&self.tx[..t.len], t.peer).await.is_err() {
+                self.send_errors += 1;
+            }
+            on(Happening::Sent { at, transmit: &t });
+        }
+        while let Some(event) = self.coap.poll_event() {
+            on(Happening::Event {
+                at: self.clock.now(),
+                event,
+            });
+        }
+    }
+
+    /// Flushes, waits for one datagram, the next retransmission deadline or
+    /// `until` (whichever is first), handles it, and flushes again.
+    pub async fn step(&mut self, until: Instant, on: &mut impl FnMut(Happening<'_>)) {
+        self.flush(on).await;
+        let wake = match self.coap.poll_timeout() {
+            Some(d) => self.clock.instant(d).min(until),
+            None => until,
+        };
+        tokio::select! {
+            r = self.socket.recv_from(&mut self.rx) => {
+                if let Ok((n, from)) = r {
+                    let now = self.clock.now();
+                    self.coap.handle_datagram(now, from, &self.rx[..n]);
+                }
+            }
+            _ = tokio::time::sleep_until(wake) => {
+                let now = self.clock.now();
+                if self.coap.poll_timeout().is_some_and(|d| d <= now) {
+                    self.coap.handle_timeout(now);
+                }
+            }
+        }
+        self.flush(on).await;
+    }
+
+    /// Runs one exchange to its end, or fails after `limit`.
+    pub async fn exchange(
+        &mut self,
+        peer: SocketAddr,
+        req: &Request<'_>,
+        limit: Duration,
+    ) -> Result<ExchangeReport> {
+        let until = Instant::now() + limit;
+        let id = self.start(peer, req)?;
+        let mut t = Tracker {
+            id,
+            timers: Vec::new(),
+            first_sent: None,
+            done: None,
+        };
+        loop {
+            self.step(until, &mut |h| t.see(h)).await;
+            if t.done.is_some() {
+                break;
+            }
+            if Instant::now() >= until {
+                bail!(
+                    "no response from {peer} within {:.1} s",
+                    limit.as_secs_f64()
+                );
+            }
+        }
+        Ok(t.done.expect("loop ends when done"))
+    }
+}
+
+/// Follows one exchange through the endpoint's happenings.
+struct Tracker {
+    id: ExchangeId,
+    timers: Vec<f64>,
+    first_sent: Option<Nanos>,
+    done: Option<ExchangeReport>,
+}
+
+impl Tracker {
+    fn see(&mut self, h: Happening<'_>) {
+        match h {
+            Happening::Sent { at, transmit } => {
+                if transmit.exchange == Some(self.id) && self.first_sent.is_none() {
+                    self.first_sent = Some(at);
+                }
+            }
+            Happening::Event { at, event } => match event {
+                ClientEvent::TimerArmed {
+                    exchange, timer, ..
+                } if exchange == self.id => self.timers.push(timer),
+                ClientEvent::Response {
+                    exchange,
+                    code,
+                    retransmissions,
+                    elapsed,
+                    echo,
+                    payload,
+                    ..
+                } if exchange == self.id => {
+                    self.done = Some(ExchangeReport {
+                        outcome: Outcome::Response {
+                            code,
+                            payload,
+                            echo,
+                        },
+                        elapsed,
+                        retransmissions,
+                        timers: std::mem::take(&mut self.timers),
+                    })
+                }
+                ClientEvent::Failed {
+                    exchange,
+                    retransmissions,
+                    reason,
+                    ..
+                } if exchange == self.id => {
+                    self.done = Some(ExchangeReport {
+                        outcome: Outcome::Failed(reason),
+                        elapsed: at.saturating_sub(self.first_sent.unwrap_or(at)),
+                        retransmissions,
+                        timers: std::mem::take(&mut self.timers),
+                    })
+                }
+                _ => {}
+            },
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! coapcc on real sockets: the sans-IO CoAP endpoints of `coapcc-proto` and the
+//! algorithms of `coapcc-rto`, driven by tokio UDP sockets and the wall clock
+//! (spec `architecture.md`, the `coapcc-net` row; `README.md` item 4).
+//!
+//! - [`client`]: one CoAP client endpoint on a socket — exchanges with any CoAP
+//!   server, timed by any registered algorithm;
+//! - [`server`]: a CoAP server on a socket — configurable resources,
+//!   deduplication, TC / Rexmit-Cnt echo, bounded memory;
+//! - [`load`]: many concurrent clients with the testbed's workloads
+//!   (`testbed.md` §2), reporting the testbed's metrics (§3);
+//! - [`emulate`]: a real-time UDP relay applying the constrained-link model of
+//!   `testbed.md` §1 (rates, delays, buffers, link errors) between clients and a
+//!   server;
+//! - [`cli`]: the `coapcc client|server|load|emulate` subcommands.
+//!
+//! Time handed to the state machines is nanoseconds since a [`clock::Clock`]'s
+//! start; nothing in this crate changes what the state machines decide.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod client;
+pub mod clock;
+pub mod emulate;
+pub mod link;
+pub mod load;
+pub mod resources;
+pub mod server;
+pub mod target;
+
+/// Largest UDP payload this crate receives (a CoAP message is at most 1152
+/// bytes; anything larger is read truncated and rejected by the decoder).
+pub const RECV_BUFFER: usize = 1500;

@@ -1,0 +1,227 @@
+//! A load generator: N concurrent CoAP clients, each on its own UDP socket
+//! (so the server sees N endpoints, as the testbed's devices), running the
+//! testbed's workloads (`testbed.md` §2) with any registered algorithm
+//! against any CoAP server, and recording the testbed's per-client metrics
+//! (§3) into the simulator's own [`RunResult`] so that the summary and its
+//! printing are those of `coapcc run`.
+//!
+//! - Continuous: the next request leaves as soon as the previous exchange
+//!   ends; algorithm state is kept throughout.
+//! - Random: batches of uniformly random size; at each batch start the
+//!   client's algorithm state toward the server is reset (a new short-lived
+//!   device).
+//!
+//! What only the network can see (bottleneck bytes, drops, unnecessary
+//! copies' share) is not in the load generator's result; `coapcc emulate`
+//! reports it for traffic that crosses it.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use coapcc_proto::client::{ClientEvent, Request};
+use coapcc_proto::message::Code;
+use coapcc_proto::Nanos;
+use coapcc_sim::config::{AlgorithmSpec, Workload, WorkloadKind};
+use coapcc_sim::metrics::{ClientRecord, RunResult};
+use coapcc_sim::rng::{derive, SimRng, Stream};
+use coapcc_sim::time::to_secs;
+use tokio::time::Instant;
+
+use crate::client::{ClientOptions, Happening, NetClient};
+use crate::clock::Clock;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct LoadSpec {
+    /// The server.
+    pub target: SocketAddr,
+    /// Uri-Path of every request (GET).
+    pub path: String,
+    /// Concurrent clients.
+    pub clients: u32,
+    /// Their workload.
+    pub workload: Workload,
+    /// Their algorithm.
+    pub algorithm: AlgorithmSpec,
+    /// MAX_RETRANSMIT.
+    pub max_retransmit: u8,
+    /// Token length (0, as in the testbed, keeps packet sizes equal to it).
+    pub token_len: u8,
+    /// Seed of the clients' random streams.
+    pub seed: u64,
+    /// Wall-time bound; clients not finished by then have no FCT.
+    pub time_limit: Duration,
+}
+
+/// Local address for a client socket reaching `target`.
+fn local_for(target: SocketAddr) -> SocketAddr {
+    match target.ip() {
+        IpAddr::V4(a) if a.is_loopback() => (Ipv4Addr::LOCALHOST, 0).into(),
+        IpAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+        IpAddr::V6(a) if a.is_loopback() => (Ipv6Addr::LOCALHOST, 0).into(),
+        IpAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+    }
+}
+
+/// The state of one load client between steps.
+struct Progress {
+    started: Option<Nanos>,
+    ended: bool,
+    record: ClientRecord,
+    histogram: Vec<u64>,
+}
+
+impl Progress {
+    fn see(&mut self, h: Happening<'_>) {
+        match h {
+            Happening::Sent { at, transmit } => {
+                if transmit.exchange.is_some() {
+                    self.started.get_or_insert(at);
+                    if transmit.ordinal > 0 {
+                        self.record.retransmissions += 1;
+                    }
+                }
+            }
+            Happening::Event { event, .. } => match event {
+                ClientEvent::Response {
+                    retransmissions,
+                    elapsed,
+                    ..
+                } => {
+                    self.record.completed += 1;
+                    self.record.rtt_sum += to_secs(elapsed);
+                    let n = retransmissions as usize;
+                    if self.histogram.len() <= n {
+                        self.histogram.resize(n + 1, 0);
+                    }
+                    self.histogram[n] += 1;
+                    self.ended = true;
+                }
+                ClientEvent::Failed { .. } => {
+                    self.record.failed += 1;
+                    self.ended = true;
+                }
+                ClientEvent::TimerExpired { timer, .. } => {
+                    self.record.expirations += 1;
+                    self.record.max_expired_timer = self.record.max_expired_timer.max(timer);
+                }
+                ClientEvent::DuplicateResponse { .. } => self.record.unnecessary += 1,
+                ClientEvent::TimerArmed { .. } => {}
+            },
+        }
+    }
+}
+
+/// Runs client `index` of `spec` until its workload is done or `until`.
+async fn one_client(
+    spec: &LoadSpec,
+    index: u32,
+    clock: Clock,
+    until: Instant,
+) -> Result<(ClientRecord, Vec<u64>)> {
+    let seed = derive(spec.seed, Stream::Client, u64::from(index));
+    let mut rng = SimRng::new(seed);
+    let opts = ClientOptions {
+        algorithm: spec.algorithm.clone(),
+        max_retransmit: spec.max_retransmit,
+        nstart: 1,
+        token_len: spec.token_len,
+        seed: rng.next_u64(),
+        keep_payload: false,
+    };
+    let mut c = NetClient::bind(local_for(spec.target), &opts, clock).await?;
+    let mut p = Progress {
+        started: None,
+        ended: false,
+        record: ClientRecord::default(),
+        histogram: Vec::new(),
+    };
+    let mut remaining = spec.workload.exchanges;
+    let mut batch_left = 0u32;
+    let req = Request {
+        method: Code::GET,
+        path: &spec.path,
+        payload: &[],
+        confirmable: true,
+    };
+    let mut start_next = |c: &mut NetClient, remaining: &mut u32| -> Result<()> {
+        if spec.workload.kind == WorkloadKind::Random && batch_left == 0 {
+            c.coap_mut().reset_peer(spec.target);
+            let [lo, hi] = spec.workload.batch;
+            batch_left = rng.int_in(lo, hi).min(*remaining);
+        }
+        *remaining -= 1;
+        batch_left = batch_left.saturating_sub(1);
+        c.start(spec.target, &req)?;
+        Ok(())
+    };
+    start_next(&mut c, &mut remaining)?;
+    loop {
+        c.step(until, &mut |h| p.see(h)).await;
+        if p.ended {
+            p.ended = false;
+            if remaining == 0 {
+                let now = clock.now();
+                p.record.fct = Some(to_secs(now - p.started.unwrap_or(now)));
+                break;
+            }
+            start_next(&mut c, &mut remaining)?;
+        } else if Instant::now() >= until {
+            break;
+        }
+    }
+    p.record.spurious_detected = c
+        .coap()
+        .algorithm(spec.target)
+        .map_or(0, |a| a.spurious_detected() as u32);
+    Ok((p.record, p.histogram))
+}
+
+/// Runs `spec` on the current tokio runtime.
+pub async fn run(spec: &LoadSpec) -> Result<RunResult> {
+    if spec.clients == 0 || spec.workload.exchanges == 0 {
+        bail!("load: expected at least one client and one exchange");
+    }
+    if spec.workload.kind == WorkloadKind::Random {
+        let [lo, hi] = spec.workload.batch;
+        if lo == 0 || hi < lo {
+            bail!("load: batch sizes must be lo..hi with 1 <= lo <= hi");
+        }
+    }
+    crate::client::factory(&spec.algorithm)?;
+    let clock = Clock::start();
+    let until = Instant::now() + spec.time_limit;
+    let mut tasks = Vec::new();
+    for i in 0..spec.clients {
+        let spec = spec.clone();
+        tasks.push(tokio::spawn(async move {
+            one_client(&spec, i, clock, until).await
+        }));
+    }
+    let mut result = RunResult {
+        histograms: vec![Vec::new()],
+        ..RunResult::default()
+    };
+    for t in tasks {
+        let (record, hist) = t.await??;
+        let h = &mut result.histograms[0];
+        if h.len() < hist.len() {
+            h.resize(hist.len(), 0);
+        }
+        for (a, b) in h.iter_mut().zip(hist) {
+            *a += b;
+        }
+        result.clients.push(record);
+    }
+    result.duration = to_secs(clock.now());
+    Ok(result)
+}
+
+/// Runs `spec` on a runtime of its own.
+pub fn run_blocking(spec: &LoadSpec) -> Result<RunResult> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run(spec))
+}

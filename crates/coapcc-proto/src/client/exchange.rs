@@ -1,0 +1,185 @@
+//! One client exchange: its encoded request (kept in a reusable buffer), its
+//! send times, and the bytes of each transmission (RFC 7252 §4.2: a
+//! retransmission is the identical message, same Message ID; only the
+//! transmission marking of spec algorithms.md §4/§6.6 differs).
+
+use coapcc_rto::{ExchangeTimer, Marking};
+
+use super::marking::{encode_marking_option, marking_option};
+use super::{ClientError, ExchangeId, Request};
+use crate::message::{option, MessageType, MessageWriter};
+use crate::Nanos;
+
+/// Where an exchange is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Waiting for room under NSTART.
+    Queued,
+    /// Sent; a CON is retransmitted until acknowledged, a NON waits for its
+    /// response.
+    Waiting,
+    /// A CON acknowledged by an Empty ACK, waiting for the separate response.
+    Separate,
+}
+
+pub(crate) struct Exchange<P> {
+    pub id: ExchangeId,
+    pub peer: P,
+    pub mid: u16,
+    pub token: [u8; 8],
+    pub token_len: u8,
+    pub confirmable: bool,
+    pub phase: Phase,
+    pub timer: ExchangeTimer,
+    pub marking: Marking,
+    /// The retransmission deadline (CON, Waiting) or the give-up deadline
+    /// (NON, Waiting; Separate).
+    pub deadline: Nanos,
+    /// Send time of every transmission, by ordinal.
+    pub sent_at: Vec<Nanos>,
+    /// Set while a transmission waits for `poll_transmit`: its queue order.
+    pub pending_tx: Option<u64>,
+    /// Whether the exchange counts toward NSTART (RFC 7252 §4.7: until it is
+    /// acknowledged or, for a NON, answered).
+    pub holds_slot: bool,
+    /// The request as sent without marking: header, own token, options, then
+    /// from `options_end` the payload marker and payload.
+    pub encoded: Vec<u8>,
+    pub options_end: usize,
+    pub last_option: u16,
+    /// What the acknowledgement gave: echoed ordinal, retransmissions, E.
+    pub echo: Option<u8>,
+    pub retransmissions_at_ack: u8,
+    pub elapsed_at_ack: Nanos,
+}
+
+impl<P: Copy> Exchange<P> {
+    pub fn new(peer: P) -> Self {
+        Exchange {
+            id: ExchangeId(0),
+            peer,
+            mid: 0,
+            token: [0; 8],
+            token_len: 0,
+            confirmable: true,
+            phase: Phase::Queued,
+            timer: ExchangeTimer::default(),
+            marking: Marking::None,
+            deadline: Nanos::MAX,
+            sent_at: Vec::new(),
+            pending_tx: None,
+            holds_slot: false,
+            encoded: Vec::new(),
+            options_end: 0,
+            last_option: 0,
+            echo: None,
+            retransmissions_at_ack: 0,
+            elapsed_at_ack: 0,
+        }
+    }
+
+    pub fn token(&self) -> &[u8] {
+        &self.token[..usize::from(self.token_len)]
+    }
+
+    /// Encodes the request into the exchange's buffer (reusing its capacity).
+    /// Uri-Path segments come from `path` (a leading `/` is dropped, then
+    /// every `/` separates segments), Uri-Query from what follows `?` (split at
+    /// `&`). The encoding plus the largest marking must fit `max_size`.
+    pub fn encode(&mut self, req: &Request<'_>, max_size: usize) -> Result<(), ClientError> {
+        let mut buf = std::mem::take(&mut self.encoded);
+        buf.clear();
+        buf.resize(max_size, 0);
+        let result = self.encode_into(&mut buf, req, max_size);
+        buf.truncate(result.unwrap_or(0));
+        self.encoded = buf;
+        result.map(|_| ())
+    }
+
+    fn encode_into(
+        &mut self,
+        buf: &mut [u8],
+        req: &Request<'_>,
+        max_size: usize,
+    ) -> Result<usize, ClientError> {
+        let mtype = if req.confirmable {
+            MessageType::Con
+        } else {
+            MessageType::Non
+        };
+        let token = self.token;
+        let mut w = MessageWriter::new(
+            buf,
+            mtype,
+            req.method,
+            self.mid,
+            &token[..usize::from(self.token_len)],
+        )
+        .map_err(|_| ClientError::TooLarge)?;
+        let (path, query) = match req.path.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (req.path, None),
+        };
+        let path = path.strip_prefix('/').unwrap_or(path);
+        let mut last = 0;
+        let mut put = |w: &mut MessageWriter<'_>, number: u16, value: &str| {
+            if value.len() > 255 {
+                return Err(ClientError::OptionTooLong);
+            }
+            w.option(number, value.as_bytes())
+                .map_err(|_| ClientError::TooLarge)?;
+            last = number;
+            Ok(())
+        };
+        if !path.is_empty() {
+            for segment in path.split('/') {
+                put(&mut w, option::URI_PATH, segment)?;
+            }
+        }
+        for q in query.into_iter().flat_map(|q| q.split('&')) {
+            put(&mut w, option::URI_QUERY, q)?;
+        }
+        self.last_option = last;
+        self.options_end = w.len();
+        w.payload(req.payload).map_err(|_| ClientError::TooLarge)?;
+        if w.len() + super::marking::MAX_MARKING_OVERHEAD > max_size {
+            return Err(ClientError::TooLarge);
+        }
+        Ok(w.len())
+    }
+
+    /// Whether `token` is this exchange's (for the Token marking: any ordinal
+    /// sent so far).
+    pub fn token_matches(&self, token: &[u8]) -> bool {
+        match self.marking {
+            Marking::Token => matches!(token, [j] if usize::from(*j) < self.sent_at.len()),
+            _ => token == self.token(),
+        }
+    }
+
+    /// Writes transmission `ordinal` into `buf`; `None` if it does not fit.
+    pub fn write_transmission(&self, buf: &mut [u8], ordinal: u8) -> Option<usize> {
+        let own_tkl = usize::from(self.token_len);
+        let ordinal_token = [ordinal];
+        let token: &[u8] = match self.marking {
+            Marking::Token => &ordinal_token,
+            _ => self.token(),
+        };
+        let (opt, opt_len) = match marking_option(self.marking, ordinal) {
+            Some((number, value)) => encode_marking_option(number, value, self.last_option),
+            None => ([0; 8], 0),
+        };
+        let options = &self.encoded[4 + own_tkl..self.options_end];
+        let rest = &self.encoded[self.options_end..];
+        let len = 4 + token.len() + options.len() + opt_len + rest.len();
+        let out = buf.get_mut(..len)?;
+        out[0] = (self.encoded[0] & 0xF0) | token.len() as u8;
+        out[1..4].copy_from_slice(&self.encoded[1..4]);
+        let mut at = 4;
+        for part in [token, options, &opt[..opt_len], rest] {
+            out[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        Some(len)
+    }
+}

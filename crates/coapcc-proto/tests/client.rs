@@ -1,0 +1,979 @@
+//! The client against the real server, in process, on a virtual clock: the
+//! exchange loop, retransmissions, MAX_RETRANSMIT, duplicates, the echo of
+//! each marking (including from the server's cache), NSTART, separate
+//! responses, NON requests, reset.
+
+use std::cell::RefCell;
+
+use coapcc_proto::client::{
+    Client, ClientConfig, ClientError, ClientEvent, FailReason, Request, Transmit,
+};
+use coapcc_proto::message::{option, Code, Message, MessageType};
+use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
+use coapcc_rto::registry::{self, AlgorithmInfo, BoxedAlgorithm};
+use coapcc_rto::{
+    Ack, AlgorithmParams, CongestionControl, ExchangeTimer, Marking, ParamError, Random,
+};
+use proptest::prelude::*;
+
+const SEC: u64 = 1_000_000_000;
+const MS: u64 = 1_000_000;
+const SERVER: u32 = 0;
+
+/// SplitMix64.
+struct Mix(u64);
+impl Random for Mix {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// What the test algorithm was told.
+#[derive(Clone, Debug, PartialEq)]
+enum Call {
+    Start { now: f64, outstanding: usize },
+    Expire { now: f64, retransmissions: u8 },
+    Ack { ack: Ack, retransmissions: u8 },
+    Failure { now: f64 },
+    Reset,
+}
+
+thread_local! {
+    static LOG: RefCell<Vec<Call>> = const { RefCell::new(Vec::new()) };
+}
+fn log(c: Call) {
+    LOG.with(|l| l.borrow_mut().push(c));
+}
+fn calls() -> Vec<Call> {
+    LOG.with(|l| l.borrow_mut().drain(..).collect())
+}
+fn acks() -> Vec<(Ack, u8)> {
+    calls()
+        .into_iter()
+        .filter_map(|c| match c {
+            Call::Ack {
+                ack,
+                retransmissions,
+            } => Some((ack, retransmissions)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Timers 2, 4, 8, … s; marks as configured; logs every call.
+struct Fixed(Marking);
+impl CongestionControl for Fixed {
+    fn start(&mut self, now: f64, outstanding: usize, _: &mut dyn Random) -> ExchangeTimer {
+        log(Call::Start { now, outstanding });
+        ExchangeTimer {
+            initial: 2.0,
+            current: 2.0,
+            ..ExchangeTimer::default()
+        }
+    }
+    fn expire(&mut self, now: f64, ex: &mut ExchangeTimer, _: &mut dyn Random) {
+        ex.retransmissions += 1;
+        ex.current *= 2.0;
+        log(Call::Expire {
+            now,
+            retransmissions: ex.retransmissions,
+        });
+    }
+    fn on_ack(&mut self, ex: &ExchangeTimer, ack: &Ack) {
+        log(Call::Ack {
+            ack: *ack,
+            retransmissions: ex.retransmissions,
+        });
+    }
+    fn on_failure(&mut self, now: f64, _: &ExchangeTimer) {
+        log(Call::Failure { now });
+    }
+    fn reset(&mut self) {
+        log(Call::Reset);
+    }
+    fn marking(&self) -> Marking {
+        self.0
+    }
+}
+
+macro_rules! fixed_info {
+    ($name:ident, $marking:expr) => {
+        static $name: AlgorithmInfo = AlgorithmInfo {
+            name: "fixed",
+            summary: "test: 2 s doubling",
+            section: "-",
+            approximate: false,
+            build: |_: &AlgorithmParams| -> Result<BoxedAlgorithm, ParamError> {
+                Ok(Box::new(Fixed($marking)))
+            },
+            state_bytes: 0,
+        };
+    };
+}
+fixed_info!(PLAIN, Marking::None);
+fixed_info!(TC, Marking::TransmissionCounter);
+fixed_info!(REXMIT, Marking::RexmitCount { probe: false });
+fixed_info!(PROBE, Marking::RexmitCount { probe: true });
+fixed_info!(TOKEN, Marking::Token);
+
+const GET: Request<'static> = Request {
+    method: Code::GET,
+    path: "/sense",
+    payload: &[],
+    confirmable: true,
+};
+
+fn client(info: &'static AlgorithmInfo, config: ClientConfig) -> Client<u32, Mix> {
+    calls();
+    Client::new(config, (info, AlgorithmParams::default()), Mix(7), 100)
+}
+
+fn config(max_retransmit: u8) -> ClientConfig {
+    ClientConfig {
+        max_retransmit,
+        ..ClientConfig::default()
+    }
+}
+
+fn server() -> Server<u32, FixedPayload> {
+    Server::new(ServerConfig::default(), FixedPayload { size: 60 })
+}
+
+fn tx(c: &mut Client<u32, Mix>) -> Vec<(Transmit<u32>, Vec<u8>)> {
+    let mut buf = [0u8; 1152];
+    let mut out = Vec::new();
+    while let Some(t) = c.poll_transmit(&mut buf) {
+        out.push((t, buf[..t.len].to_vec()));
+    }
+    out
+}
+
+fn events(c: &mut Client<u32, Mix>) -> Vec<ClientEvent<u32>> {
+    std::iter::from_fn(|| c.poll_event()).collect()
+}
+
+/// The server's answer to `data` from client 1, and whether it came from the
+/// cache.
+fn serve(s: &mut Server<u32, FixedPayload>, now: u64, data: &[u8]) -> Option<(Vec<u8>, bool)> {
+    let mut out = [0u8; 1152];
+    match s.handle_datagram(now, 1, data, &mut out) {
+        ServerOutput::Reply { len, duplicate } => Some((out[..len].to_vec(), duplicate)),
+        ServerOutput::Nothing => None,
+    }
+}
+
+fn only_tx(c: &mut Client<u32, Mix>) -> (Transmit<u32>, Vec<u8>) {
+    let mut t = tx(c);
+    assert_eq!(t.len(), 1, "{t:?}");
+    t.pop().unwrap()
+}
+
+#[test]
+fn exchange_completes() {
+    let mut c = client(registry::find("default").unwrap(), config(4));
+    let mut s = server();
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let (t, bytes) = only_tx(&mut c);
+    assert_eq!(
+        (t.peer, t.exchange, t.mid, t.ordinal),
+        (SERVER, Some(id), 100, 0)
+    );
+    assert_eq!(
+        bytes,
+        [0x40, 0x01, 0x00, 100, 0xB5, b's', b'e', b'n', b's', b'e']
+    );
+    let ev = events(&mut c);
+    let ClientEvent::TimerArmed {
+        ordinal: 0, timer, ..
+    } = ev[0]
+    else {
+        panic!("{ev:?}")
+    };
+    assert!(
+        (2.0..=3.0).contains(&timer),
+        "Default CoAP's dithered timer: {timer}"
+    );
+    let deadline = c.poll_timeout().unwrap();
+    assert_eq!(deadline, (timer * 1e9).round() as u64);
+    let (reply, dup) = serve(&mut s, 300 * MS, &bytes).unwrap();
+    assert!(!dup);
+    assert_eq!(reply.len(), 65);
+    c.handle_datagram(600 * MS, SERVER, &reply);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::Response {
+            exchange: id,
+            peer: SERVER,
+            code: Code::CONTENT,
+            retransmissions: 0,
+            elapsed: 600 * MS,
+            echo: None,
+            payload: vec![],
+        }]
+    );
+    assert_eq!(c.poll_timeout(), None);
+    assert_eq!(c.active(), 0);
+    assert!(tx(&mut c).is_empty());
+    assert!(c.algorithm(SERVER).is_some() && c.algorithm(9).is_none());
+}
+
+#[test]
+fn payload_is_kept_when_asked() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            keep_payload: true,
+            ..ClientConfig::default()
+        },
+    );
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, bytes) = only_tx(&mut c);
+    c.handle_datagram(SEC, SERVER, &serve(&mut s, 0, &bytes).unwrap().0);
+    let ev = events(&mut c);
+    let Some(ClientEvent::Response { payload, .. }) = ev.last() else {
+        panic!()
+    };
+    assert_eq!(payload, &vec![b'x'; 60]);
+}
+
+#[test]
+fn retransmission_after_the_timer_with_same_mid_and_bytes() {
+    let mut c = client(&PLAIN, config(4));
+    let mut s = server();
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let (_, original) = only_tx(&mut c);
+    events(&mut c);
+    assert_eq!(c.poll_timeout(), Some(2 * SEC));
+    c.handle_timeout(2 * SEC - 1);
+    assert!(tx(&mut c).is_empty(), "not yet");
+    c.handle_timeout(2 * SEC);
+    let (t, copy) = only_tx(&mut c);
+    assert_eq!((t.mid, t.ordinal, t.exchange), (100, 1, Some(id)));
+    assert_eq!(copy, original);
+    assert_eq!(
+        events(&mut c),
+        vec![
+            ClientEvent::TimerExpired {
+                exchange: id,
+                peer: SERVER,
+                timer: 2.0
+            },
+            ClientEvent::TimerArmed {
+                exchange: id,
+                peer: SERVER,
+                ordinal: 1,
+                timer: 4.0
+            },
+        ]
+    );
+    assert_eq!(c.poll_timeout(), Some(6 * SEC));
+    let (reply, _) = serve(&mut s, 2500 * MS, &copy).unwrap();
+    c.handle_datagram(3 * SEC, SERVER, &reply);
+    let ev = events(&mut c);
+    assert!(
+        matches!(
+            ev[..],
+            [ClientEvent::Response { retransmissions: 1, elapsed, echo: None, .. }] if elapsed == 3 * SEC
+        ),
+        "{ev:?}"
+    );
+    let a = acks();
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        (
+            a[0].0.elapsed,
+            a[0].0.now,
+            a[0].0.echo,
+            a[0].0.piggybacked,
+            a[0].1
+        ),
+        (3.0, 3.0, None, true, 1)
+    );
+}
+
+#[test]
+fn max_retransmit_then_failed() {
+    let mut c = client(&PLAIN, config(3));
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let mut sent = tx(&mut c).len();
+    // Timers 2, 4, 8, 16: expiries at 2, 6, 14, 30 s.
+    for at in [2, 6, 14] {
+        assert_eq!(c.poll_timeout(), Some(at * SEC));
+        c.handle_timeout(at * SEC);
+        sent += tx(&mut c).len();
+    }
+    assert_eq!(sent, 4, "original + MAX_RETRANSMIT");
+    assert_eq!(c.poll_timeout(), Some(30 * SEC));
+    c.handle_timeout(30 * SEC);
+    assert!(tx(&mut c).is_empty());
+    let ev = events(&mut c);
+    let expired: Vec<f64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::TimerExpired { timer, .. } => Some(*timer),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(expired, vec![2.0, 4.0, 8.0, 16.0]);
+    assert_eq!(
+        ev.last(),
+        Some(&ClientEvent::Failed {
+            exchange: id,
+            peer: SERVER,
+            retransmissions: 3,
+            reason: FailReason::Timeout
+        })
+    );
+    assert!(calls().contains(&Call::Failure { now: 30.0 }));
+    assert_eq!(c.poll_timeout(), None);
+    assert_eq!(c.active(), 0);
+}
+
+#[test]
+fn duplicate_responses_are_reported() {
+    let mut c = client(&PLAIN, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, original) = only_tx(&mut c);
+    c.handle_timeout(2 * SEC);
+    let (_, copy) = only_tx(&mut c);
+    // Both copies reach the server: the second is answered from the cache.
+    let (r1, d1) = serve(&mut s, 2100 * MS, &original).unwrap();
+    let (r2, d2) = serve(&mut s, 2200 * MS, &copy).unwrap();
+    assert!(!d1 && d2);
+    events(&mut c);
+    c.handle_datagram(2300 * MS, SERVER, &r1);
+    assert!(matches!(
+        events(&mut c)[..],
+        [ClientEvent::Response {
+            retransmissions: 1,
+            ..
+        }]
+    ));
+    c.handle_datagram(2400 * MS, SERVER, &r2);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::DuplicateResponse {
+            peer: SERVER,
+            mid: 100
+        }]
+    );
+    assert_eq!(acks().len(), 1, "a duplicate never produces a sample");
+    // From another peer, or with an unknown MID: nothing.
+    c.handle_datagram(2500 * MS, 5, &r2);
+    let mut other = Message::decode(&r2).unwrap();
+    other.mid = 4000;
+    c.handle_datagram(2500 * MS, SERVER, &other.encode().unwrap());
+    assert!(events(&mut c).is_empty());
+}
+
+/// Runs one exchange where the original's reply is lost and the
+/// retransmission's reply (from the server's cache) arrives: returns the
+/// request bytes of both copies, the echo and the acknowledgement.
+fn lost_reply(
+    info: &'static AlgorithmInfo,
+    server_config: ServerConfig,
+) -> (Vec<u8>, Vec<u8>, Option<u8>, Ack) {
+    let mut c = client(info, config(4));
+    let mut s = Server::new(server_config, FixedPayload { size: 60 });
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, original) = only_tx(&mut c);
+    let (_, d) = serve(&mut s, 100 * MS, &original).unwrap(); // reply lost
+    assert!(!d);
+    c.handle_timeout(2 * SEC);
+    let (t, copy) = only_tx(&mut c);
+    assert_eq!(t.ordinal, 1);
+    let (reply, d) = serve(&mut s, 2100 * MS, &copy).unwrap();
+    assert!(d, "answered from the cache");
+    events(&mut c);
+    calls();
+    c.handle_datagram(2300 * MS, SERVER, &reply);
+    let ev = events(&mut c);
+    let [ClientEvent::Response { echo, .. }] = ev[..] else {
+        panic!("{ev:?}")
+    };
+    let a = acks();
+    (original, copy, echo, a[0].0)
+}
+
+#[test]
+fn transmission_counter_round_trip_including_the_cached_duplicate() {
+    let (original, copy, echo, ack) = lost_reply(&TC, ServerConfig::default());
+    // TC = ordinal + 1, appended after Uri-Path (delta 65041 → ext 0xFD04).
+    assert_eq!(&original[10..], &[0xE1, 0xFD, 0x04, 0x01]);
+    assert_eq!(&copy[10..], &[0xE1, 0xFD, 0x04, 0x02]);
+    assert_eq!(&original[..10], &copy[..10], "only the marking differs");
+    // The cache answered with the copy's TC: ordinal 1, RTT from its send time.
+    assert_eq!(echo, Some(1));
+    let e = ack.echo.unwrap();
+    assert_eq!(e.ordinal, 1);
+    assert!((e.rtt - 0.3).abs() < 1e-9, "{}", e.rtt);
+    assert!((ack.elapsed - 2.3).abs() < 1e-9);
+}
+
+#[test]
+fn transmission_counter_of_the_original() {
+    // The original arrives late, after the retransmission was sent: echo 0.
+    let mut c = client(&TC, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, original) = only_tx(&mut c);
+    c.handle_timeout(2 * SEC);
+    let (_, copy) = only_tx(&mut c);
+    let (r1, _) = serve(&mut s, 2500 * MS, &original).unwrap();
+    let (r2, dup) = serve(&mut s, 2600 * MS, &copy).unwrap();
+    assert!(dup);
+    assert_eq!(
+        Message::decode(&r2).unwrap().option(option::TC),
+        Some(&[2][..])
+    );
+    events(&mut c);
+    c.handle_datagram(2700 * MS, SERVER, &r1);
+    assert!(matches!(
+        events(&mut c)[..],
+        [ClientEvent::Response {
+            echo: Some(0),
+            retransmissions: 1,
+            ..
+        }]
+    ));
+    let a = acks();
+    assert!((a[0].0.echo.unwrap().rtt - 2.7).abs() < 1e-9);
+    c.handle_datagram(2800 * MS, SERVER, &r2);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::DuplicateResponse {
+            peer: SERVER,
+            mid: 100
+        }]
+    );
+}
+
+#[test]
+fn rexmit_cnt_round_trip() {
+    let (original, copy, echo, ack) = lost_reply(&REXMIT, ServerConfig::default());
+    // Ordinal 0 is the empty value (delta 65009 → 0xFCE4), ordinal 1 is 1.
+    assert_eq!(&original[10..], &[0xE0, 0xFC, 0xE4]);
+    assert_eq!(&copy[10..], &[0xE1, 0xFC, 0xE4, 0x01]);
+    assert_eq!(echo, Some(1));
+    assert!(ack.piggybacked);
+}
+
+#[test]
+fn rexmit_cnt_probe_reads_back_as_the_original() {
+    let mut c = client(&PROBE, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, original) = only_tx(&mut c);
+    assert_eq!(&original[10..], &[0xE1, 0xFC, 0xE4, 0xFF]);
+    let (reply, _) = serve(&mut s, 0, &original).unwrap();
+    assert_eq!(
+        Message::decode(&reply).unwrap().option(option::REXMIT_CNT),
+        Some(&[255][..])
+    );
+    c.handle_datagram(SEC, SERVER, &reply);
+    assert!(matches!(
+        events(&mut c)[..],
+        [_, ClientEvent::Response { echo: Some(0), .. }]
+    ));
+    assert_eq!(acks()[0].0.echo.unwrap().rtt, 1.0);
+}
+
+#[test]
+fn token_marking_echoes_the_cached_token() {
+    let (original, copy, echo, ack) = lost_reply(&TOKEN, ServerConfig::default());
+    assert_eq!(&original[..5], &[0x41, 0x01, 0x00, 100, 0x00]);
+    assert_eq!(&copy[..5], &[0x41, 0x01, 0x00, 100, 0x01]);
+    assert_eq!(original.len(), 11);
+    // The server's cache answers with the token of the copy it first answered
+    // (spec algorithms.md §6.6): ordinal 0, although copy 1 was answered.
+    assert_eq!(echo, Some(0));
+    assert!((ack.echo.unwrap().rtt - 2.3).abs() < 1e-9);
+}
+
+#[test]
+fn server_without_echo_gives_no_echo() {
+    let config = ServerConfig {
+        echo_options: false,
+        ..ServerConfig::default()
+    };
+    let (_, _, echo, ack) = lost_reply(&TC, config.clone());
+    assert_eq!((echo, ack.echo), (None, None));
+    let (_, _, echo, _) = lost_reply(&REXMIT, config);
+    assert_eq!(echo, None);
+}
+
+#[test]
+fn nstart_queues_requests() {
+    let mut c = client(&PLAIN, config(4));
+    let mut s = server();
+    let a = c.request(0, SERVER, &GET).unwrap();
+    let b = c.request(0, SERVER, &GET).unwrap();
+    let (t, bytes) = only_tx(&mut c);
+    assert_eq!((t.exchange, t.mid), (Some(a), 100));
+    assert_eq!(c.outstanding(SERVER), 1);
+    assert_eq!(c.active(), 2);
+    // A request to another peer is not held back.
+    let other = c.request(0, 9, &GET).unwrap();
+    assert_eq!(only_tx(&mut c).0.exchange, Some(other));
+    let (reply, _) = serve(&mut s, 0, &bytes).unwrap();
+    c.handle_datagram(SEC, SERVER, &reply);
+    let (t, _) = only_tx(&mut c);
+    assert_eq!((t.exchange, t.mid, t.ordinal), (Some(b), 101, 0));
+    assert_eq!(
+        c.poll_timeout(),
+        Some(2 * SEC),
+        "other's timer; b's is at 3 s"
+    );
+    let starts: Vec<Call> = calls()
+        .into_iter()
+        .filter(|c| matches!(c, Call::Start { .. }))
+        .collect();
+    assert_eq!(
+        starts,
+        vec![
+            Call::Start {
+                now: 0.0,
+                outstanding: 0
+            },
+            Call::Start {
+                now: 0.0,
+                outstanding: 0
+            },
+            Call::Start {
+                now: 1.0,
+                outstanding: 0
+            },
+        ]
+    );
+}
+
+#[test]
+fn nstart_two_tells_the_algorithm_what_is_outstanding() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            nstart: 2,
+            ..ClientConfig::default()
+        },
+    );
+    for _ in 0..3 {
+        c.request(0, SERVER, &GET).unwrap();
+    }
+    let t = tx(&mut c);
+    assert_eq!(
+        t.iter().map(|(t, _)| t.mid).collect::<Vec<_>>(),
+        vec![100, 101]
+    );
+    assert_eq!(
+        calls(),
+        vec![
+            Call::Start {
+                now: 0.0,
+                outstanding: 0
+            },
+            Call::Start {
+                now: 0.0,
+                outstanding: 1
+            }
+        ]
+    );
+    // An RST for the first frees a slot for the third.
+    c.handle_datagram(SEC, SERVER, &[0x70, 0x00, 0x00, 100]);
+    assert_eq!(only_tx(&mut c).0.mid, 102);
+    let ev = events(&mut c);
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        ClientEvent::Failed {
+            reason: FailReason::Reset,
+            retransmissions: 0,
+            ..
+        }
+    )));
+    assert!(calls().contains(&Call::Failure { now: 1.0 }));
+}
+
+#[test]
+fn reset_peer_resets_that_algorithm() {
+    let mut c = client(&PLAIN, config(4));
+    c.reset_peer(SERVER);
+    assert!(calls().is_empty(), "no algorithm yet for that peer");
+    c.request(0, SERVER, &GET).unwrap();
+    c.request(0, 9, &GET).unwrap();
+    calls();
+    c.reset_peer(SERVER);
+    assert_eq!(calls(), vec![Call::Reset]);
+}
+
+#[test]
+fn message_ids_are_sequential_and_wrap() {
+    let mut c = Client::new(
+        ClientConfig::default(),
+        (&PLAIN, AlgorithmParams::default()),
+        Mix(1),
+        65535,
+    );
+    for _ in 0..3 {
+        c.request(0, SERVER, &GET).unwrap();
+    }
+    c.request(0, 1, &GET).unwrap();
+    c.request(0, 2, &GET).unwrap();
+    let mids: Vec<u16> = tx(&mut c).iter().map(|(t, _)| t.mid).collect();
+    assert_eq!(mids, vec![65535, 2, 3]);
+}
+
+#[test]
+fn separate_response_with_token() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            token_len: 2,
+            ..ClientConfig::default()
+        },
+    );
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    let req = Message::decode(&req).unwrap();
+    assert_eq!(req.token.len(), 2);
+    // Empty ACK at 1 s: retransmission stops, the algorithm gets its sample.
+    c.handle_datagram(SEC, SERVER, &[0x60, 0x00, 0x00, 100]);
+    assert_eq!(
+        c.outstanding(SERVER),
+        0,
+        "acknowledged: no longer outstanding"
+    );
+    assert_eq!(
+        c.poll_timeout(),
+        Some(SEC + 145 * SEC),
+        "the response timeout"
+    );
+    let a = acks();
+    assert_eq!(
+        (a[0].0.elapsed, a[0].0.piggybacked, a[0].0.echo),
+        (1.0, false, None)
+    );
+    // The separate response: a CON with the token and its own MID.
+    let mut resp = Message::new(MessageType::Con, Code::CONTENT, 7000);
+    resp.token = req.token.clone();
+    resp.payload = b"late".to_vec();
+    let resp = resp.encode().unwrap();
+    c.handle_datagram(5 * SEC, SERVER, &resp);
+    let (t, ack) = only_tx(&mut c);
+    assert_eq!((t.exchange, t.mid), (None, 7000));
+    assert_eq!(ack, [0x60, 0x00, 0x1B, 0x58]);
+    let ev = events(&mut c);
+    assert!(
+        matches!(
+            &ev[..],
+            [_, ClientEvent::Response { exchange, retransmissions: 0, elapsed, echo: None, .. }] if *exchange == id && *elapsed == SEC
+        ),
+        "{ev:?}"
+    );
+    // Its retransmission is acknowledged again, not reported.
+    c.handle_datagram(6 * SEC, SERVER, &resp);
+    assert_eq!(only_tx(&mut c).1, [0x60, 0x00, 0x1B, 0x58]);
+    assert!(events(&mut c).is_empty());
+    // An unknown CON response is rejected with RST.
+    let mut stray = Message::new(MessageType::Con, Code::CONTENT, 7001);
+    stray.token = vec![1, 2, 3];
+    c.handle_datagram(7 * SEC, SERVER, &stray.encode().unwrap());
+    assert_eq!(only_tx(&mut c).1, [0x70, 0x00, 0x1B, 0x59]);
+}
+
+#[test]
+fn separate_response_before_the_empty_ack() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            token_len: 1,
+            ..ClientConfig::default()
+        },
+    );
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    let mut resp = Message::new(MessageType::Non, Code::CONTENT, 9);
+    resp.token = Message::decode(&req).unwrap().token;
+    c.handle_datagram(SEC, SERVER, &resp.encode().unwrap());
+    assert!(matches!(
+        events(&mut c)[..],
+        [_, ClientEvent::Response { .. }]
+    ));
+    assert!(!acks()[0].0.piggybacked);
+    assert!(tx(&mut c).is_empty(), "a NON response is not acknowledged");
+    assert_eq!(c.poll_timeout(), None);
+}
+
+#[test]
+fn zero_length_tokens_match_a_single_waiting_exchange_only() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            nstart: 2,
+            ..ClientConfig::default()
+        },
+    );
+    let mut resp = Message::new(MessageType::Con, Code::CONTENT, 500);
+    resp.payload = b"r".to_vec();
+    let resp = resp.encode().unwrap();
+    // One exchange awaits a separate response: accepted.
+    c.request(0, SERVER, &GET).unwrap();
+    tx(&mut c);
+    c.handle_datagram(SEC, SERVER, &[0x60, 0x00, 0x00, 100]);
+    c.handle_datagram(2 * SEC, SERVER, &resp);
+    assert!(matches!(
+        events(&mut c)[..],
+        [_, ClientEvent::Response { .. }]
+    ));
+    assert_eq!(only_tx(&mut c).0.mid, 500);
+    // Two await one: ambiguous, rejected.
+    c.request(3 * SEC, SERVER, &GET).unwrap();
+    c.request(3 * SEC, SERVER, &GET).unwrap();
+    tx(&mut c);
+    c.handle_datagram(4 * SEC, SERVER, &[0x60, 0x00, 0x00, 101]);
+    c.handle_datagram(4 * SEC, SERVER, &[0x60, 0x00, 0x00, 102]);
+    events(&mut c);
+    let mut resp2 = Message::decode(&resp).unwrap();
+    resp2.mid = 501;
+    c.handle_datagram(5 * SEC, SERVER, &resp2.encode().unwrap());
+    assert!(events(&mut c).is_empty());
+    assert_eq!(only_tx(&mut c).1, [0x70, 0x00, 0x01, 0xF5]);
+    assert_eq!(c.active(), 2);
+    // Both give up after the response timeout.
+    c.handle_timeout(4 * SEC + 145 * SEC);
+    let failed = events(&mut c)
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                ClientEvent::Failed {
+                    reason: FailReason::Timeout,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(failed, 2);
+    assert_eq!(c.active(), 0);
+}
+
+#[test]
+fn non_request_and_response() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            token_len: 4,
+            ..ClientConfig::default()
+        },
+    );
+    let mut s = server();
+    let non = Request {
+        confirmable: false,
+        ..GET
+    };
+    let id = c.request(0, SERVER, &non).unwrap();
+    let (_, bytes) = only_tx(&mut c);
+    assert_eq!(bytes[0], 0x54, "NON, TKL 4");
+    assert!(
+        calls().is_empty(),
+        "NON requests do not involve the algorithm"
+    );
+    let (reply, _) = serve(&mut s, 0, &bytes).unwrap();
+    c.handle_datagram(SEC, SERVER, &reply);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::Response {
+            exchange: id,
+            peer: SERVER,
+            code: Code::CONTENT,
+            retransmissions: 0,
+            elapsed: SEC,
+            echo: None,
+            payload: vec![]
+        }]
+    );
+    // A NON without answer fails after the response timeout; no retransmission.
+    let id = c.request(2 * SEC, SERVER, &non).unwrap();
+    tx(&mut c);
+    c.handle_timeout(100 * SEC);
+    assert!(tx(&mut c).is_empty());
+    c.handle_timeout(147 * SEC);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::Failed {
+            exchange: id,
+            peer: SERVER,
+            retransmissions: 0,
+            reason: FailReason::Timeout
+        }]
+    );
+}
+
+#[test]
+fn request_encoding_and_limits() {
+    let mut c = client(&PLAIN, config(4));
+    let req = Request {
+        method: Code::POST,
+        path: "a/b?x=1&y",
+        payload: b"hi",
+        confirmable: true,
+    };
+    c.request(0, SERVER, &req).unwrap();
+    let m = Message::decode(&only_tx(&mut c).1).unwrap();
+    assert_eq!(
+        m.options,
+        vec![
+            (option::URI_PATH, b"a".to_vec()),
+            (option::URI_PATH, b"b".to_vec()),
+            (option::URI_QUERY, b"x=1".to_vec()),
+            (option::URI_QUERY, b"y".to_vec()),
+        ]
+    );
+    assert_eq!((m.code, m.payload.as_slice()), (Code::POST, &b"hi"[..]));
+    let long = "x".repeat(256);
+    assert_eq!(
+        c.request(0, SERVER, &Request { path: &long, ..GET }),
+        Err(ClientError::OptionTooLong)
+    );
+    let big = vec![0u8; 1200];
+    assert_eq!(
+        c.request(
+            0,
+            SERVER,
+            &Request {
+                payload: &big,
+                ..GET
+            }
+        ),
+        Err(ClientError::TooLarge)
+    );
+    // Refused requests use no Message ID.
+    c.request(0, 3, &GET).unwrap();
+    assert_eq!(only_tx(&mut c).0.mid, 101);
+}
+
+#[test]
+fn small_buffer_keeps_the_transmission_pending() {
+    let mut c = client(&PLAIN, config(4));
+    c.request(0, SERVER, &GET).unwrap();
+    let mut small = [0u8; 8];
+    assert!(c.poll_transmit(&mut small).is_none());
+    assert_eq!(only_tx(&mut c).0.mid, 100);
+}
+
+#[test]
+fn client_rejects_requests_and_malformed_confirmables() {
+    let mut c = client(&PLAIN, config(4));
+    // A CON request (we are no server) and a ping: RST.
+    c.handle_datagram(0, SERVER, &[0x40, 0x01, 0x00, 0x05]);
+    c.handle_datagram(0, SERVER, &[0x40, 0x00, 0x00, 0x06]);
+    // Malformed CON: RST; malformed NON: nothing.
+    c.handle_datagram(0, SERVER, &[0x40, 0x45, 0x00, 0x07, 0xFF]);
+    c.handle_datagram(0, SERVER, &[0x50, 0x45, 0x00, 0x08, 0xFF]);
+    let t: Vec<Vec<u8>> = tx(&mut c).into_iter().map(|(_, b)| b).collect();
+    assert_eq!(
+        t,
+        vec![
+            vec![0x70, 0, 0, 5],
+            vec![0x70, 0, 0, 6],
+            vec![0x70, 0, 0, 7]
+        ]
+    );
+    assert!(events(&mut c).is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A lossy, reordering path between the client and the real server: every
+    /// request ends exactly once, by a response or a failure, and nothing
+    /// panics. Acknowledgement samples are never produced by duplicates.
+    #[test]
+    fn lossy_loop(
+        losses in proptest::collection::vec(any::<bool>(), 256),
+        delays in proptest::collection::vec(10u64..3000, 256),
+        nstart in 1usize..3,
+        marking in 0usize..5,
+        requests in 1usize..8,
+    ) {
+        let info: &'static AlgorithmInfo = [&PLAIN, &TC, &REXMIT, &PROBE, &TOKEN][marking];
+        let mut c = client(info, ClientConfig { max_retransmit: 3, nstart, ..ClientConfig::default() });
+        let mut s = server();
+        // In flight: (arrival, to_server, bytes).
+        let mut flight: Vec<(u64, bool, Vec<u8>)> = Vec::new();
+        let mut k = 0usize;
+        let mut now = 0u64;
+        for _ in 0..requests {
+            c.request(0, SERVER, &GET).unwrap();
+        }
+        let (mut responses, mut failures, mut dups) = (0, 0, 0);
+        for _ in 0..2000 {
+            for (_, bytes) in tx(&mut c) {
+                if !losses[k % 256] {
+                    flight.push((now + delays[k % 256] * MS, true, bytes));
+                }
+                k += 1;
+            }
+            for e in events(&mut c) {
+                match e {
+                    ClientEvent::Response { .. } => responses += 1,
+                    ClientEvent::Failed { .. } => failures += 1,
+                    ClientEvent::DuplicateResponse { .. } => dups += 1,
+                    _ => {}
+                }
+            }
+            // Next event: earliest arrival or timer.
+            let next_arrival = flight.iter().map(|f| f.0).min();
+            let next = match (next_arrival, c.poll_timeout()) {
+                (Some(a), Some(t)) => a.min(t),
+                (a, t) => match a.or(t) { Some(x) => x, None => break },
+            };
+            now = next;
+            if next_arrival == Some(next) {
+                let i = flight.iter().position(|f| f.0 == next).unwrap();
+                let (_, to_server, bytes) = flight.swap_remove(i);
+                if to_server {
+                    if let Some((reply, _)) = serve(&mut s, now, &bytes) {
+                        if !losses[k % 256] {
+                            flight.push((now + delays[k % 256] * MS, false, reply));
+                        }
+                        k += 1;
+                    }
+                } else {
+                    c.handle_datagram(now, SERVER, &bytes);
+                }
+            } else {
+                c.handle_timeout(now);
+            }
+        }
+        prop_assert_eq!(responses + failures, requests);
+        prop_assert_eq!(c.active(), 0);
+        prop_assert_eq!(acks().len(), responses, "one sample per acknowledged exchange");
+        prop_assert!(dups <= s.stats().duplicates as usize);
+    }
+
+    #[test]
+    fn garbage_to_the_client_never_panics(
+        datagrams in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..32), 1..64),
+        token_len in 0u8..3,
+    ) {
+        let mut c = client(&TOKEN, ClientConfig { token_len, nstart: 2, ..ClientConfig::default() });
+        c.request(0, SERVER, &GET).unwrap();
+        c.request(0, SERVER, &GET).unwrap();
+        for (i, d) in datagrams.iter().enumerate() {
+            let mut d = d.clone();
+            if d.len() >= 4 && i % 2 == 0 {
+                d[0] = 0x40 | (d[0] & 0x3F);
+            }
+            c.handle_datagram(i as u64 * MS, SERVER, &d);
+            tx(&mut c);
+        }
+        c.handle_timeout(1000 * SEC);
+        events(&mut c);
+    }
+}

@@ -1,0 +1,590 @@
+//! CoCoA, draft-ietf-core-cocoa-03 (spec `algorithms.md` §3.1), and the pieces the
+//! rest of the CoCoA family (§3.2–§3.6) shares: the overall RTO fed by a strong
+//! and a weak RFC 6298 estimator ([`Estimate`]), the variable backoff factor
+//! ([`vbf`]) and the 32 s truncation ([`truncated_backoff`]).
+//!
+//! Per destination: the overall `RTO` (initially 2 s), the strong estimator
+//! (K = 4) and the weak one (K = 1), and the time of the last RTO change.
+//! - ACK after `n = 0` retransmissions: strong sample `R = E`,
+//!   `RTO = 0.5·E_s + 0.5·RTO`;
+//! - `n = 1, 2`: weak sample `R = E` (from the original transmission),
+//!   `RTO = 0.25·E_w + 0.75·RTO`;
+//! - `n ≥ 3`: nothing.
+//!
+//! Initial timer uniform in `[RTO, 1.5·RTO]`; on each expiry the *current* timer
+//! `T` is multiplied by 3 (`T < 1`), 2 (`1 ≤ T ≤ 3`) or 1.5 (`T > 3`) and
+//! truncated at 32 s. Aging (on by default) is applied lazily before each
+//! initial timer, for all the time elapsed since the last update. Before any
+//! sample, `k` exchanges in parallel (NSTART > 1) each use `k·2 s`.
+//!
+//! Decisions (see `docs/decisions.d/cocoa.md`): the overall RTO is kept within
+//! [[`MIN_RTO`], [`MAX_RTO`]] = [1 ms, 60 s]; unusable elapsed times (negative,
+//! NaN, infinite) are ignored.
+
+use crate::math::{max, min};
+use crate::params::AlgorithmParams;
+use crate::rfc6298::{usable_sample, Rfc6298};
+use crate::{Ack, CongestionControl, ExchangeTimer, ParamError, Random};
+
+/// Initial overall RTO for an unknown destination (ACK_TIMEOUT, s).
+pub const INITIAL_RTO: f64 = 2.0;
+/// The initial timer is uniform in `[RTO, DITHER·RTO]` (ACK_RANDOM_FACTOR).
+pub const DITHER: f64 = 1.5;
+/// Backed-off timers are truncated here (s).
+pub const TRUNCATION: f64 = 32.0;
+/// Upper bound on the overall RTO (s): RFC 6298 allows a maximum of at least 60 s.
+pub const MAX_RTO: f64 = 60.0;
+/// Lower bound on the overall RTO (s), so that a run of zero-length samples can
+/// never produce a zero timer.
+pub const MIN_RTO: f64 = 0.001;
+
+/// Weight of the strong estimate in the overall RTO.
+pub const STRONG_WEIGHT: f64 = 0.5;
+/// Weight of the weak estimate in the overall RTO.
+pub const WEAK_WEIGHT: f64 = 0.25;
+/// Weak samples are taken only up to this many retransmissions.
+pub const MAX_WEAK_RETRANSMISSIONS: u8 = 2;
+
+/// The variable backoff factor for a timer value `t` (s): 3 below 1 s, 2 from
+/// 1 s to 3 s inclusive, 1.5 above 3 s. CoCoA applies it to the current timer;
+/// CoCoA+ to the exchange's initial timer.
+pub fn vbf(t: f64) -> f64 {
+    if t < 1.0 {
+        3.0
+    } else if t <= 3.0 {
+        2.0
+    } else {
+        1.5
+    }
+}
+
+/// One CoCoA backoff step: `t·vbf(t)`, truncated at `limit`; a timer already
+/// above `limit` stays as it is (it is not increased further, nor shortened).
+pub fn truncated_backoff(t: f64, limit: f64) -> f64 {
+    max(t, min(t * vbf(t), limit))
+}
+
+/// Clamps an overall RTO into `[MIN_RTO, max_rto]`.
+pub fn clamp_rto(rto: f64, max_rto: f64) -> f64 {
+    min(max(rto, MIN_RTO), max_rto)
+}
+
+/// A uniform draw from `[base, factor·base]`.
+pub fn dither(base: f64, factor: f64, rng: &mut dyn Random) -> f64 {
+    rng.uniform_in(base, base * factor)
+}
+
+/// What an acknowledgement after `n` retransmissions teaches CoCoA (§3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleKind {
+    /// `n = 0`: unambiguous.
+    Strong,
+    /// `1 ≤ n ≤ 2`: ambiguous, measured from the original transmission.
+    Weak,
+    /// `n ≥ 3`: no sample.
+    None,
+}
+
+impl SampleKind {
+    /// Classifies an acknowledgement by its retransmission count.
+    pub fn of(retransmissions: u8) -> Self {
+        match retransmissions {
+            0 => SampleKind::Strong,
+            n if n <= MAX_WEAK_RETRANSMISSIONS => SampleKind::Weak,
+            _ => SampleKind::None,
+        }
+    }
+}
+
+/// The overall RTO of the CoCoA family with its strong (K = 4) and weak (K = 1)
+/// estimators (§3.1, reused by §3.2–§3.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    /// The overall RTO (s).
+    pub rto: f64,
+    /// Strong estimator (K = 4).
+    pub strong: Rfc6298,
+    /// Weak estimator (K = 1).
+    pub weak: Rfc6298,
+    /// When the overall RTO last changed (sample or aging step); `None` until
+    /// the destination is first used.
+    pub last_update: Option<f64>,
+}
+
+impl Estimate {
+    /// The state for an unknown destination, with the given initial RTO.
+    pub const fn new(initial_rto: f64) -> Self {
+        Estimate {
+            rto: initial_rto,
+            strong: Rfc6298::new(4.0),
+            weak: Rfc6298::new(1.0),
+            last_update: None,
+        }
+    }
+
+    /// Whether any (strong or weak) sample has been taken.
+    pub fn has_sample(&self) -> bool {
+        self.strong.is_seeded() || self.weak.is_seeded()
+    }
+
+    /// The RTO a new exchange starts from: the overall RTO, or before any
+    /// sample with `outstanding` other exchanges in flight the blind
+    /// `k·RTO` for `k = outstanding + 1` parallel exchanges (at most `max_rto`).
+    pub fn base_rto(&self, outstanding: usize, max_rto: f64) -> f64 {
+        if self.has_sample() || outstanding == 0 {
+            self.rto
+        } else {
+            min(self.rto * (outstanding as f64 + 1.0), max_rto)
+        }
+    }
+
+    /// Strong sample `r` at `now`: `RTO = 0.5·E_s + 0.5·RTO`.
+    pub fn strong_sample(&mut self, r: f64, now: f64, max_rto: f64) {
+        let e_s = self.strong.update(r);
+        self.set(
+            STRONG_WEIGHT * e_s + (1.0 - STRONG_WEIGHT) * self.rto,
+            now,
+            max_rto,
+        );
+    }
+
+    /// Weak sample `r` at `now`: `RTO = 0.25·E_w + 0.75·RTO`.
+    pub fn weak_sample(&mut self, r: f64, now: f64, max_rto: f64) {
+        let e_w = self.weak.update(r);
+        self.set(
+            WEAK_WEIGHT * e_w + (1.0 - WEAK_WEIGHT) * self.rto,
+            now,
+            max_rto,
+        );
+    }
+
+    /// Sets the overall RTO (clamped) and refreshes `last_update`.
+    pub fn set(&mut self, rto: f64, now: f64, max_rto: f64) {
+        self.rto = clamp_rto(rto, max_rto);
+        self.last_update = Some(now);
+    }
+
+    /// Starts the aging clock at `now` if the destination was never used.
+    /// Returns the time of the last update.
+    pub fn touch(&mut self, now: f64) -> f64 {
+        *self.last_update.get_or_insert(now)
+    }
+}
+
+/// CoCoA (draft-ietf-core-cocoa-03) for one destination (§3.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cocoa {
+    /// Overall RTO and estimators.
+    pub est: Estimate,
+    /// Aging on (spec default) or off (the published evaluations).
+    pub aging: bool,
+    /// Whether weak samples are used (off only for CoCoA-S, §3.4).
+    pub weak_samples: bool,
+    /// Backoff truncation (s, default 32; parameter `cap`).
+    pub truncation: f64,
+    /// Initial overall RTO (s, default 2; parameter `ack_timeout`).
+    pub initial_rto: f64,
+    /// Dithering factor (default 1.5; parameter `ack_random_factor`).
+    pub dither: f64,
+}
+
+impl Default for Cocoa {
+    fn default() -> Self {
+        Cocoa {
+            est: Estimate::new(INITIAL_RTO),
+            aging: true,
+            weak_samples: true,
+            truncation: TRUNCATION,
+            initial_rto: INITIAL_RTO,
+            dither: DITHER,
+        }
+    }
+}
+
+/// The scenario parameters the CoCoA variants accept.
+pub const COCOA_PARAMS: &[&str] = &["cap", "aging", "ack_timeout", "ack_random_factor"];
+
+impl Cocoa {
+    /// Builds from scenario parameters: `cap` (backoff truncation), `aging`,
+    /// `ack_timeout` (initial RTO), `ack_random_factor` (dithering).
+    pub fn from_params(name: &'static str, p: &AlgorithmParams) -> Result<Self, ParamError> {
+        p.check(name, COCOA_PARAMS)?;
+        let d = Cocoa::default();
+        let initial_rto = clamp_rto(p.ack_timeout.unwrap_or(d.initial_rto), MAX_RTO);
+        Ok(Cocoa {
+            est: Estimate::new(initial_rto),
+            aging: p.aging.unwrap_or(d.aging),
+            weak_samples: true,
+            truncation: p.cap.unwrap_or(d.truncation),
+            initial_rto,
+            dither: p.ack_random_factor.unwrap_or(d.dither),
+        })
+    }
+
+    /// Applies aging for all the time from the last update to `now`, step by
+    /// step: `RTO < 1` unchanged for more than `16·RTO` → `2·RTO`; `RTO > 3`
+    /// unchanged for more than `4·RTO` → `1 + 0.5·RTO`. Each step happens at the
+    /// instant its period ends, which becomes the new `last_update`.
+    pub fn age(&mut self, now: f64) {
+        let mut t = self.est.touch(now);
+        if !self.aging {
+            return;
+        }
+        let mut rto = self.est.rto;
+        // Terminates: doubling reaches 1 from MIN_RTO in 10 steps; 1 + RTO/2
+        // reaches 3 from MAX_RTO in 6.
+        loop {
+            if rto < 1.0 && now - t > 16.0 * rto {
+                t += 16.0 * rto;
+                rto *= 2.0;
+            } else if rto > 3.0 && now - t > 4.0 * rto {
+                t += 4.0 * rto;
+                rto = 1.0 + 0.5 * rto;
+            } else {
+                break;
+            }
+        }
+        self.est.rto = rto;
+        self.est.last_update = Some(t);
+    }
+
+    /// The (aged) RTO a new exchange starts from, before dithering.
+    pub fn base_rto(&mut self, now: f64, outstanding: usize) -> f64 {
+        self.age(now);
+        self.est.base_rto(outstanding, MAX_RTO)
+    }
+
+    /// Feeds the estimators with an acknowledgement after `retransmissions`
+    /// retransmissions; returns whether the overall RTO was updated.
+    pub fn sample(&mut self, retransmissions: u8, ack: &Ack) -> bool {
+        if !usable_sample(ack.elapsed) {
+            return false;
+        }
+        match SampleKind::of(retransmissions) {
+            SampleKind::Strong => self.est.strong_sample(ack.elapsed, ack.now, MAX_RTO),
+            SampleKind::Weak if self.weak_samples => {
+                self.est.weak_sample(ack.elapsed, ack.now, MAX_RTO)
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The backoff step of one expiry (VBF of the current timer, truncated).
+    pub fn backoff(&self, current: f64) -> f64 {
+        truncated_backoff(current, self.truncation)
+    }
+}
+
+impl CongestionControl for Cocoa {
+    fn start(&mut self, now: f64, outstanding: usize, rng: &mut dyn Random) -> ExchangeTimer {
+        let t = dither(self.base_rto(now, outstanding), self.dither, rng);
+        ExchangeTimer {
+            initial: t,
+            current: t,
+            ..ExchangeTimer::default()
+        }
+    }
+
+    fn expire(&mut self, _now: f64, ex: &mut ExchangeTimer, _rng: &mut dyn Random) {
+        ex.retransmissions = ex.retransmissions.saturating_add(1);
+        ex.current = self.backoff(ex.current);
+    }
+
+    fn on_ack(&mut self, ex: &ExchangeTimer, ack: &Ack) {
+        self.sample(ex.retransmissions, ack);
+    }
+
+    fn reset(&mut self) {
+        self.est = Estimate::new(self.initial_rto);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::testutil::{close, Scripted};
+
+    pub fn ack(now: f64, elapsed: f64) -> Ack {
+        Ack {
+            now,
+            elapsed,
+            echo: None,
+            piggybacked: true,
+        }
+    }
+
+    fn ex(n: u8) -> ExchangeTimer {
+        ExchangeTimer {
+            retransmissions: n,
+            ..ExchangeTimer::default()
+        }
+    }
+
+    fn no_aging() -> Cocoa {
+        Cocoa {
+            aging: false,
+            ..Cocoa::default()
+        }
+    }
+
+    #[test]
+    fn draft_appendix_c1_weak_updates() {
+        // RTO 1.5; a weak update with E_w = 3 gives 1.875, a second one 2.156.
+        let mut e = Estimate::new(1.5);
+        e.set(0.25 * 3.0 + 0.75 * e.rto, 0.0, MAX_RTO);
+        assert!(close(e.rto, 1.875));
+        e.set(0.25 * 3.0 + 0.75 * e.rto, 0.0, MAX_RTO);
+        assert!(close(e.rto, 2.15625));
+        // The same through the weak estimator: a first weak sample of 2 s has
+        // E_w = 2 + 1·(2/2) = 3.
+        let mut e = Estimate::new(1.5);
+        e.weak_sample(2.0, 0.0, MAX_RTO);
+        assert!(close(e.weak.estimate(), 3.0));
+        assert!(close(e.rto, 1.875));
+        // A second weak sample of 3.25: RTTVAR = 0.75 + 0.25·1.25 = 1.0625,
+        // SRTT = 1.75 + 0.40625 = 2.15625, E_w = 3.21875.
+        e.weak_sample(3.25, 0.0, MAX_RTO);
+        assert!(close(e.weak.estimate(), 3.21875));
+        assert!(close(e.rto, 0.25 * 3.21875 + 0.75 * 1.875));
+    }
+
+    #[test]
+    fn first_strong_sample() {
+        let mut c = no_aging();
+        c.on_ack(&ex(0), &ack(10.0, 0.4));
+        // SRTT 0.4, RTTVAR 0.2, E_s = 0.4 + 0.8 = 1.2; RTO = 0.6 + 1 = 1.6.
+        assert!(close(c.est.strong.estimate(), 1.2));
+        assert!(close(c.est.rto, 1.6));
+        assert_eq!(c.est.last_update, Some(10.0));
+        assert!(!c.est.weak.is_seeded());
+    }
+
+    #[test]
+    fn later_strong_sample() {
+        let mut c = no_aging();
+        c.on_ack(&ex(0), &ack(1.0, 0.4));
+        c.on_ack(&ex(0), &ack(2.0, 0.8));
+        // RTTVAR = 0.15 + 0.1 = 0.25; SRTT = 0.35 + 0.1 = 0.45; E_s = 1.45.
+        assert!(close(c.est.strong.estimate(), 1.45));
+        assert!(close(c.est.rto, 0.5 * 1.45 + 0.5 * 1.6));
+    }
+
+    #[test]
+    fn weak_samples_for_one_and_two_retransmissions_only() {
+        let mut c = no_aging();
+        c.on_ack(&ex(1), &ack(5.0, 4.0));
+        // E_w = 4 + 2 = 6; RTO = 1.5 + 1.5 = 3.
+        assert!(close(c.est.rto, 3.0));
+        c.on_ack(&ex(2), &ack(9.0, 4.0));
+        // RTTVAR = 1.5, SRTT = 4, E_w = 5.5; RTO = 1.375 + 2.25 = 3.625.
+        assert!(close(c.est.rto, 3.625));
+        assert_eq!(c.est.last_update, Some(9.0));
+        for n in [3u8, 4, 20, 255] {
+            c.on_ack(&ex(n), &ack(20.0, 1.0));
+            assert!(close(c.est.rto, 3.625));
+            assert_eq!(c.est.last_update, Some(9.0));
+        }
+        assert!(!c.est.strong.is_seeded());
+    }
+
+    #[test]
+    fn unusable_elapsed_is_ignored() {
+        let mut c = no_aging();
+        for e in [-1.0, f64::NAN, f64::INFINITY] {
+            c.on_ack(&ex(0), &ack(1.0, e));
+        }
+        assert_eq!(c, no_aging());
+    }
+
+    #[test]
+    fn rto_stays_within_bounds() {
+        let mut c = no_aging();
+        for _ in 0..2000 {
+            c.on_ack(&ex(0), &ack(1.0, 0.0));
+        }
+        assert!(close(c.est.rto, MIN_RTO));
+        for _ in 0..50 {
+            c.on_ack(&ex(1), &ack(1.0, 1000.0));
+        }
+        assert!(close(c.est.rto, MAX_RTO));
+    }
+
+    #[test]
+    fn initial_timer_dithers_between_rto_and_one_and_a_half_rto() {
+        let mut c = no_aging();
+        let t = c.start(0.0, 0, &mut Scripted::new(&[0.0]));
+        assert!(close(t.initial, 2.0) && close(t.current, 2.0));
+        assert_eq!(t.retransmissions, 0);
+        assert!(close(
+            c.start(0.0, 0, &mut Scripted::new(&[1.0])).initial,
+            3.0
+        ));
+        c.est.rto = 0.8;
+        assert!(close(
+            c.start(0.0, 0, &mut Scripted::new(&[0.5])).initial,
+            1.0
+        ));
+    }
+
+    #[test]
+    fn vbf_is_evaluated_on_the_current_timer() {
+        assert_eq!(vbf(0.999), 3.0);
+        assert_eq!(vbf(1.0), 2.0);
+        assert_eq!(vbf(3.0), 2.0);
+        assert_eq!(vbf(3.001), 1.5);
+        let mut c = no_aging();
+        c.est.rto = 0.4;
+        let mut r = Scripted::new(&[0.0]);
+        let mut t = c.start(0.0, 0, &mut r);
+        let mut series = [0.0; 8];
+        for s in series.iter_mut() {
+            c.expire(0.0, &mut t, &mut r);
+            *s = t.current;
+        }
+        // 0.4 ×3 → 1.2 ×2 → 2.4 ×2 → 4.8 ×1.5 → 7.2 → 10.8 → 16.2 → 24.3 → 32 (truncated).
+        let expect = [1.2, 2.4, 4.8, 7.2, 10.8, 16.2, 24.3, 32.0];
+        for (s, e) in series.iter().zip(expect) {
+            assert!(close(*s, e), "{s} vs {e}");
+        }
+        c.expire(0.0, &mut t, &mut r);
+        assert!(close(t.current, 32.0));
+        assert_eq!(t.retransmissions, 9);
+        assert!(close(t.initial, 0.4));
+    }
+
+    #[test]
+    fn a_timer_above_the_truncation_is_kept() {
+        assert!(close(truncated_backoff(45.0, 32.0), 45.0));
+        assert!(close(truncated_backoff(30.0, 32.0), 32.0));
+        assert!(close(truncated_backoff(32.0, 32.0), 32.0));
+        let p = AlgorithmParams {
+            cap: Some(10.0),
+            aging: Some(false),
+            ..Default::default()
+        };
+        let c = Cocoa::from_params("cocoa", &p).unwrap();
+        assert!(close(c.backoff(6.0), 9.0));
+        assert!(close(c.backoff(9.0), 10.0));
+    }
+
+    #[test]
+    fn aging_doubles_a_small_rto_cumulatively() {
+        let mut c = Cocoa::default();
+        c.est.set(0.25, 100.0, MAX_RTO);
+        // 16·0.25 = 4 s: at exactly 104 nothing ("more than").
+        c.age(104.0);
+        assert!(close(c.est.rto, 0.25));
+        // By 113: step at 104 → 0.5; next after 8 more s (112) → 1.0; stop.
+        c.age(113.0);
+        assert!(close(c.est.rto, 1.0));
+        assert_eq!(c.est.last_update, Some(112.0));
+    }
+
+    #[test]
+    fn aging_pulls_a_large_rto_back_cumulatively() {
+        let mut c = Cocoa::default();
+        c.est.set(10.0, 0.0, MAX_RTO);
+        // Steps at 40 (→ 6) and 64 (→ 4); the next would be after 80.
+        c.age(70.0);
+        assert!(close(c.est.rto, 4.0));
+        assert_eq!(c.est.last_update, Some(64.0));
+        c.age(81.0);
+        assert!(close(c.est.rto, 3.0));
+        assert_eq!(c.est.last_update, Some(80.0));
+        // 3 is not above 3: no more aging, however long.
+        c.age(1e6);
+        assert!(close(c.est.rto, 3.0));
+    }
+
+    #[test]
+    fn aging_happens_before_the_initial_timer_and_can_be_switched_off() {
+        let mut on = Cocoa::default();
+        on.est.set(10.0, 0.0, MAX_RTO);
+        let mut off = Cocoa {
+            aging: false,
+            ..on.clone()
+        };
+        let mut r = Scripted::new(&[0.0]);
+        assert!(close(on.start(70.0, 0, &mut r).initial, 4.0));
+        assert!(close(off.start(70.0, 0, &mut r).initial, 10.0));
+        let p = AlgorithmParams {
+            aging: Some(false),
+            ..Default::default()
+        };
+        assert!(!Cocoa::from_params("cocoa", &p).unwrap().aging);
+        assert!(
+            Cocoa::from_params("cocoa", &AlgorithmParams::default())
+                .unwrap()
+                .aging
+        );
+    }
+
+    #[test]
+    fn aging_clock_starts_at_first_use() {
+        let mut c = Cocoa {
+            initial_rto: 8.0,
+            est: Estimate::new(8.0),
+            ..Cocoa::default()
+        };
+        let mut r = Scripted::new(&[0.0]);
+        // First use at t = 1000 starts the clock: no aging yet.
+        assert!(close(c.start(1000.0, 0, &mut r).initial, 8.0));
+        // 32 s later, aging: 1 + 4 = 5.
+        assert!(close(c.start(1032.5, 0, &mut r).initial, 5.0));
+    }
+
+    #[test]
+    fn blind_rto_with_parallel_exchanges() {
+        let mut c = no_aging();
+        let mut r = Scripted::new(&[0.0]);
+        assert!(close(c.start(0.0, 0, &mut r).initial, 2.0));
+        assert!(close(c.start(0.0, 1, &mut r).initial, 4.0));
+        assert!(close(c.start(0.0, 2, &mut r).initial, 6.0));
+        assert!(close(c.start(0.0, 100, &mut r).initial, MAX_RTO));
+        // After the first sample the overall RTO is used whatever k.
+        c.on_ack(&ex(0), &ack(1.0, 1.0));
+        let rto = c.est.rto;
+        assert!(close(c.start(1.0, 3, &mut r).initial, rto));
+    }
+
+    #[test]
+    fn reset_equals_fresh() {
+        let p = AlgorithmParams {
+            aging: Some(false),
+            ack_timeout: Some(3.0),
+            ..Default::default()
+        };
+        let fresh = Cocoa::from_params("cocoa", &p).unwrap();
+        let mut c = fresh.clone();
+        let mut r = Scripted::new(&[0.3]);
+        let mut t = c.start(0.0, 0, &mut r);
+        c.expire(3.0, &mut t, &mut r);
+        c.on_ack(&t, &ack(4.0, 4.0));
+        assert_ne!(c, fresh);
+        c.reset();
+        assert_eq!(c, fresh);
+    }
+
+    #[test]
+    fn parameters() {
+        let p = AlgorithmParams {
+            first_sample: Some(crate::FirstSample::Draft),
+            ..Default::default()
+        };
+        assert_eq!(
+            Cocoa::from_params("cocoa", &p).unwrap_err().field,
+            "first_sample"
+        );
+        let p = AlgorithmParams {
+            ack_timeout: Some(1.0),
+            ack_random_factor: Some(2.0),
+            ..Default::default()
+        };
+        let mut c = Cocoa::from_params("cocoa", &p).unwrap();
+        assert!(close(
+            c.start(0.0, 0, &mut Scripted::new(&[1.0])).initial,
+            2.0
+        ));
+    }
+}

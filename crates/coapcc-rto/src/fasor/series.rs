@@ -1,0 +1,180 @@
+//! FASOR's states, transitions and timer series (spec `algorithms.md` §6.4) and
+//! the development variants Slow and FastSlow (§6.5).
+//!
+//! A series is a function of the state the exchange started in, the dithered
+//! FastRTO `F` and the dithered SlowRTO `S` (both snapshotted at exchange start)
+//! and the transmission ordinal `i`; every value is capped.
+
+use crate::math::{max, min};
+
+/// Which series family (spec §6.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Series {
+    /// FASOR proper (§6.4): FAST → FAST_SLOW_FAST → SLOW_FAST.
+    FastSlowFast,
+    /// Two states: FAST → SLOW.
+    Slow,
+    /// FAST → FAST_SLOW → SLOW, backing off SlowRTO.
+    FastSlow,
+}
+
+/// A destination's state. Which states occur depends on the [`Series`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum State {
+    /// F, 2F, 4F, … (all series).
+    Fast = 0,
+    /// FASOR: F, max(S, 2F), 2F, 4F, …
+    FastSlowFast = 1,
+    /// FASOR: S, F, 2F, 4F, …
+    SlowFast = 2,
+    /// FastSlow: F, S, 2S, 4S, …
+    FastSlow = 3,
+    /// Slow and FastSlow: S, 2S, 4S, …
+    Slow = 4,
+}
+
+impl State {
+    /// Decodes the snapshot kept in `ExchangeTimer::state` (unknown → `Fast`).
+    pub fn from_u8(v: u8) -> State {
+        match v {
+            1 => State::FastSlowFast,
+            2 => State::SlowFast,
+            3 => State::FastSlow,
+            4 => State::Slow,
+            _ => State::Fast,
+        }
+    }
+
+    /// The state after an acknowledgement that counts as ambiguous (a
+    /// retransmitted exchange, or a detected spurious retransmission).
+    pub fn after_ambiguous(self, series: Series) -> State {
+        match (series, self) {
+            (Series::FastSlowFast, State::Fast) => State::FastSlowFast,
+            (Series::FastSlowFast, _) => State::SlowFast,
+            (Series::Slow, _) => State::Slow,
+            (Series::FastSlow, State::Fast) => State::FastSlow,
+            (Series::FastSlow, _) => State::Slow,
+        }
+    }
+
+    /// Whether the series of this state uses SlowRTO (so `S` must be drawn).
+    pub fn uses_slow(self) -> bool {
+        self != State::Fast
+    }
+}
+
+/// `base · 2^k`, capped at `cap` (stops doubling once the cap is reached, so any
+/// `k` is cheap and finite).
+#[inline]
+pub fn doubled(base: f64, k: u8, cap: f64) -> f64 {
+    let mut v = base;
+    for _ in 0..k {
+        if v >= cap {
+            break;
+        }
+        v *= 2.0;
+    }
+    min(v, cap)
+}
+
+/// The timer armed before transmission `i` (0 = original) of an exchange that
+/// started in `state` with dithered FastRTO `f` and dithered SlowRTO `s`.
+pub fn timer(state: State, i: u8, f: f64, s: f64, cap: f64) -> f64 {
+    match (state, i) {
+        (State::Fast, _) => doubled(f, i, cap),
+        (State::FastSlowFast, 0) => min(f, cap),
+        (State::FastSlowFast, 1) => min(max(s, 2.0 * f), cap),
+        (State::FastSlowFast, _) => doubled(f, i - 1, cap),
+        (State::SlowFast, 0) => min(s, cap),
+        (State::SlowFast, _) => doubled(f, i - 1, cap),
+        (State::FastSlow, 0) => min(f, cap),
+        (State::FastSlow, _) => doubled(s, i - 1, cap),
+        (State::Slow, _) => doubled(s, i, cap),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(state: State, f: f64, s: f64) -> [f64; 6] {
+        let mut out = [0.0; 6];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = timer(state, i as u8, f, s, 60.0);
+        }
+        out
+    }
+
+    #[test]
+    fn fasor_table_rows() {
+        // F = 1.5, S = 4.5 (S > 2F).
+        assert_eq!(
+            series(State::Fast, 1.5, 4.5),
+            [1.5, 3.0, 6.0, 12.0, 24.0, 48.0]
+        );
+        assert_eq!(
+            series(State::FastSlowFast, 1.5, 4.5),
+            [1.5, 4.5, 3.0, 6.0, 12.0, 24.0]
+        );
+        assert_eq!(
+            series(State::SlowFast, 1.5, 4.5),
+            [4.5, 1.5, 3.0, 6.0, 12.0, 24.0]
+        );
+        // S < 2F: i = 1 of FAST_SLOW_FAST is 2F.
+        assert_eq!(
+            series(State::FastSlowFast, 1.5, 2.0),
+            [1.5, 3.0, 3.0, 6.0, 12.0, 24.0]
+        );
+    }
+
+    #[test]
+    fn development_variant_rows() {
+        assert_eq!(
+            series(State::Slow, 1.5, 4.5),
+            [4.5, 9.0, 18.0, 36.0, 60.0, 60.0]
+        );
+        assert_eq!(
+            series(State::FastSlow, 1.5, 4.5),
+            [1.5, 4.5, 9.0, 18.0, 36.0, 60.0]
+        );
+    }
+
+    #[test]
+    fn every_value_is_capped() {
+        assert_eq!(series(State::Fast, 70.0, 1.0), [60.0; 6]);
+        assert_eq!(series(State::SlowFast, 1.0, 80.0)[0], 60.0);
+        assert_eq!(series(State::FastSlowFast, 1.0, 80.0)[1], 60.0);
+        assert_eq!(timer(State::Fast, 255, 1.0, 1.0, 60.0), 60.0);
+        assert_eq!(timer(State::Slow, 255, 1e-6, 1e-6, 60.0), 60.0);
+        assert_eq!(timer(State::Fast, 3, 1.0, 1.0, 5.0), 5.0);
+    }
+
+    #[test]
+    fn transitions() {
+        use State::*;
+        let fsf = Series::FastSlowFast;
+        assert_eq!(Fast.after_ambiguous(fsf), FastSlowFast);
+        assert_eq!(FastSlowFast.after_ambiguous(fsf), SlowFast);
+        assert_eq!(SlowFast.after_ambiguous(fsf), SlowFast);
+        assert_eq!(Fast.after_ambiguous(Series::Slow), Slow);
+        assert_eq!(Slow.after_ambiguous(Series::Slow), Slow);
+        assert_eq!(Fast.after_ambiguous(Series::FastSlow), FastSlow);
+        assert_eq!(FastSlow.after_ambiguous(Series::FastSlow), Slow);
+        assert_eq!(Slow.after_ambiguous(Series::FastSlow), Slow);
+    }
+
+    #[test]
+    fn snapshot_round_trip() {
+        for s in [
+            State::Fast,
+            State::FastSlowFast,
+            State::SlowFast,
+            State::FastSlow,
+            State::Slow,
+        ] {
+            assert_eq!(State::from_u8(s as u8), s);
+        }
+        assert_eq!(State::from_u8(200), State::Fast);
+    }
+}

@@ -1,0 +1,519 @@
+//! pCoCoA (Bolettieri et al. 2018; spec `algorithms.md` §4): precise
+//! request/response matching with the Transmission Counter (TC) option and a
+//! single RTT estimator.
+//!
+//! Transmissions are marked with TC ([`Marking::TransmissionCounter`]); the echo
+//! gives the precise RTT of the answered copy. If the echoed copy is not the last
+//! one sent, a retransmission was spurious (counted, and k = 6 instead of 4 for
+//! that sample). The estimator ([`PreciseEstimator`]):
+//!
+//! - first sample R: `SRTT = R`, `RTTVAR = R/2`, `mdev_max = max(R/2, 0.25)`,
+//!   `RTO = SRTT + mdev_max`;
+//! - later samples: `SRTT = 7/8·SRTT + R/8`; RTTVAR with gain γ = 1/32 when
+//!   `R < SRTT − RTTVAR`, β = 1/4 when `|SRTT − R| > RTTVAR`, else α = 1/8; when
+//!   `R > SRTT`, `mdev_max` becomes the mean of the last three RTTVAR after three
+//!   consecutive samples above it, or moves a quarter of the way to RTTVAR after
+//!   eight consecutive samples below it; `SRTO = SRTT + max(k·RTTVAR, mdev_max)`,
+//!   `RTO = SRTO/2 + RTO/2`.
+//!
+//! Initial timer uniform in `[RTO, 1.5·RTO]` (2 s for an unknown destination),
+//! backoff by CoCoA+'s variable backoff factor (chosen once from the initial
+//! timer), cap 60 s. Until the first echo arrives (a server without TC support),
+//! the destination is run entirely by an embedded [`CocoaPlus`].
+
+use crate::cocoa::{clamp_rto, dither, INITIAL_RTO};
+use crate::cocoa_plus::CocoaPlus;
+use crate::fasor::estimator::sanitize;
+use crate::math::{abs, max, min};
+use crate::{Ack, AlgorithmParams, CongestionControl, ExchangeTimer, Marking, ParamError, Random};
+
+/// SRTT gain α (also RTTVAR's gain for small deviations).
+pub const ALPHA: f64 = 1.0 / 8.0;
+/// RTTVAR gain β for deviations above RTTVAR (also mdev_max's decay gain).
+pub const BETA: f64 = 1.0 / 4.0;
+/// RTTVAR gain γ for samples well below SRTT.
+pub const GAMMA: f64 = 1.0 / 32.0;
+/// RTO smoothing weight δ.
+pub const DELTA: f64 = 1.0 / 2.0;
+/// Lower bound of the first `mdev_max` (s).
+pub const MDEV_MAX_MIN: f64 = 0.25;
+/// Variance multiplier.
+pub const K: f64 = 4.0;
+/// Variance multiplier after a spurious retransmission.
+pub const K_SPURIOUS: f64 = 6.0;
+/// Consecutive samples with RTTVAR above mdev_max that raise it.
+pub const RAISE_AFTER: u8 = 3;
+/// Consecutive samples with RTTVAR below mdev_max that lower it.
+pub const LOWER_AFTER: u8 = 8;
+
+/// The precise estimator of pCoCoA (§4), fed with echoed samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PreciseEstimator {
+    /// Smoothed RTT (meaningless until `sampled`).
+    pub srtt: f64,
+    /// RTT variation.
+    pub rttvar: f64,
+    /// The variation floor / ceiling tracker `mdev_max`.
+    pub mdev_max: f64,
+    /// The smoothed RTO (s); [`INITIAL_RTO`] before any sample.
+    pub rto: f64,
+    /// Consecutive samples with `RTTVAR > mdev_max`.
+    pub above: u8,
+    /// Consecutive samples with `RTTVAR < mdev_max`.
+    pub below: u8,
+    /// The last three RTTVAR values, most recent at `recent[0]`.
+    pub recent: [f64; 3],
+    /// Whether any sample has been taken.
+    pub sampled: bool,
+}
+
+impl Default for PreciseEstimator {
+    fn default() -> Self {
+        PreciseEstimator::new()
+    }
+}
+
+impl PreciseEstimator {
+    /// The estimator of an unknown destination (RTO = 2 s).
+    pub const fn new() -> Self {
+        PreciseEstimator {
+            srtt: 0.0,
+            rttvar: 0.0,
+            mdev_max: 0.0,
+            rto: INITIAL_RTO,
+            above: 0,
+            below: 0,
+            recent: [0.0; 3],
+            sampled: false,
+        }
+    }
+
+    /// Feeds the precise sample `r` (already sanitized); `spurious` selects
+    /// k = 6 for this sample's SRTO. Returns the new RTO.
+    pub fn update(&mut self, r: f64, spurious: bool) -> f64 {
+        if !self.sampled {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.mdev_max = max(r / 2.0, MDEV_MAX_MIN);
+            self.rto = self.srtt + self.mdev_max;
+            self.sampled = true;
+            return self.rto;
+        }
+        self.srtt = (1.0 - ALPHA) * self.srtt + ALPHA * r;
+        let err = abs(self.srtt - r);
+        let gain = if r < self.srtt - self.rttvar {
+            GAMMA
+        } else if err > self.rttvar {
+            BETA
+        } else {
+            ALPHA
+        };
+        self.rttvar = (1.0 - gain) * self.rttvar + gain * err;
+        self.recent = [self.rttvar, self.recent[0], self.recent[1]];
+        if self.rttvar > self.mdev_max {
+            self.above = self.above.saturating_add(1);
+            self.below = 0;
+        } else if self.rttvar < self.mdev_max {
+            self.below = self.below.saturating_add(1);
+            self.above = 0;
+        } else {
+            self.above = 0;
+            self.below = 0;
+        }
+        if r > self.srtt {
+            if self.above >= RAISE_AFTER {
+                self.mdev_max = (self.recent[0] + self.recent[1] + self.recent[2]) / 3.0;
+                self.above = 0;
+            } else if self.below >= LOWER_AFTER {
+                self.mdev_max = (1.0 - BETA) * self.mdev_max + BETA * self.rttvar;
+                self.below = 0;
+            }
+        }
+        let k = if spurious { K_SPURIOUS } else { K };
+        let srto = self.srtt + max(k * self.rttvar, self.mdev_max);
+        self.rto = (1.0 - DELTA) * srto + DELTA * self.rto;
+        self.rto
+    }
+}
+
+/// pCoCoA for one destination.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pcocoa {
+    /// CoCoA+ state, in charge until the first TC echo.
+    fallback: CocoaPlus,
+    /// The precise estimator, in charge once an echo has been seen.
+    precise: PreciseEstimator,
+    /// Whether the peer has echoed TC.
+    echoed: bool,
+    /// Spurious retransmissions detected (kept across `reset`).
+    spurious: u64,
+}
+
+impl Default for Pcocoa {
+    fn default() -> Self {
+        Pcocoa::new(CocoaPlus::default())
+    }
+}
+
+impl Pcocoa {
+    /// Builds around a configured CoCoA+ (its cap, dithering, base RTO and aging
+    /// serve the fallback; cap, dithering and base RTO serve pCoCoA too).
+    pub fn new(fallback: CocoaPlus) -> Self {
+        let mut precise = PreciseEstimator::new();
+        precise.rto = fallback.initial_rto;
+        Pcocoa {
+            fallback,
+            precise,
+            echoed: false,
+            spurious: 0,
+        }
+    }
+
+    /// Builds from scenario parameters: those of CoCoA+ (`cap`, `aging`,
+    /// `ack_timeout`, `ack_random_factor`).
+    pub fn from_params(name: &'static str, p: &AlgorithmParams) -> Result<Self, ParamError> {
+        Ok(Pcocoa::new(CocoaPlus::from_params(name, p)?))
+    }
+
+    /// Whether the peer echoed TC (pCoCoA proper) or not yet (CoCoA+ fallback).
+    pub fn precise_mode(&self) -> bool {
+        self.echoed
+    }
+
+    /// The precise estimator.
+    pub fn estimator(&self) -> &PreciseEstimator {
+        &self.precise
+    }
+
+    /// The embedded CoCoA+ fallback.
+    pub fn fallback(&self) -> &CocoaPlus {
+        &self.fallback
+    }
+
+    /// The RTO the next exchange starts from.
+    pub fn rto(&self) -> f64 {
+        if self.echoed {
+            self.precise.rto
+        } else {
+            self.fallback.est.rto
+        }
+    }
+
+    fn precise_sample(&mut self, r: f64, spurious: bool) {
+        let rto = self.precise.update(sanitize(r), spurious);
+        self.precise.rto = clamp_rto(rto, self.fallback.cap);
+    }
+}
+
+impl CongestionControl for Pcocoa {
+    fn start(&mut self, now: f64, outstanding: usize, rng: &mut dyn Random) -> ExchangeTimer {
+        if !self.echoed {
+            return self.fallback.start(now, outstanding, rng);
+        }
+        let cap = self.fallback.cap;
+        let t = min(dither(self.precise.rto, self.fallback.dither, rng), cap);
+        ExchangeTimer {
+            initial: t,
+            current: t,
+            ..ExchangeTimer::default()
+        }
+    }
+
+    fn expire(&mut self, _now: f64, ex: &mut ExchangeTimer, _rng: &mut dyn Random) {
+        self.fallback.expire_exchange(ex);
+    }
+
+    fn on_ack(&mut self, ex: &ExchangeTimer, ack: &Ack) {
+        let n = ex.retransmissions;
+        match ack.echo {
+            Some(echo) => {
+                self.echoed = true;
+                let spurious = echo.ordinal < n;
+                if spurious {
+                    self.spurious += 1;
+                }
+                self.precise_sample(echo.rtt, spurious);
+            }
+            None if !self.echoed => self.fallback.on_ack(ex, ack),
+            None if n == 0 => self.precise_sample(ack.elapsed, false),
+            None => {}
+        }
+    }
+
+    fn reset(&mut self) {
+        let spurious = self.spurious;
+        self.fallback.reset();
+        *self = Pcocoa::new(self.fallback.clone());
+        self.spurious = spurious;
+    }
+
+    fn marking(&self) -> Marking {
+        Marking::TransmissionCounter
+    }
+
+    fn spurious_detected(&self) -> u64 {
+        self.spurious
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{close, Mix, Scripted};
+    use crate::Echo;
+
+    fn ack(now: f64, elapsed: f64, echo: Option<(u8, f64)>) -> Ack {
+        Ack {
+            now,
+            elapsed,
+            echo: echo.map(|(ordinal, rtt)| Echo { ordinal, rtt }),
+            piggybacked: true,
+        }
+    }
+
+    fn ex(n: u8) -> ExchangeTimer {
+        ExchangeTimer {
+            retransmissions: n,
+            ..ExchangeTimer::default()
+        }
+    }
+
+    fn feed(e: &mut PreciseEstimator, samples: &[f64]) {
+        for r in samples {
+            e.update(*r, false);
+        }
+    }
+
+    #[test]
+    fn first_and_second_sample() {
+        let mut e = PreciseEstimator::new();
+        // 0.4: SRTT 0.4, RTTVAR 0.2, mdev_max = max(0.2, 0.25), RTO 0.65.
+        assert!(close(e.update(0.4, false), 0.65));
+        assert!(close(e.mdev_max, 0.25) && close(e.rttvar, 0.2));
+        let mut s = e;
+        // 0.6: SRTT = 0.425, |SRTT − R| = 0.175 ≤ RTTVAR → gain α:
+        // RTTVAR = 7/8·0.2 + 0.175/8 = 0.196875; SRTO = 0.425 + 4·0.196875
+        // = 1.2125; RTO = (1.2125 + 0.65)/2 = 0.93125.
+        assert!(close(e.update(0.6, false), 0.93125));
+        assert!(close(e.srtt, 0.425) && close(e.rttvar, 0.196875));
+        assert_eq!((e.above, e.below), (0, 1));
+        // Spurious: k = 6: SRTO = 0.425 + 1.18125; RTO = 1.128125.
+        assert!(close(s.update(0.6, true), 1.128125));
+    }
+
+    #[test]
+    fn first_mdev_max_for_long_rtts() {
+        let mut e = PreciseEstimator::new();
+        assert!(close(e.update(2.0, false), 3.0));
+        assert!(close(e.mdev_max, 1.0));
+    }
+
+    #[test]
+    fn gamma_gain_for_samples_well_below_srtt() {
+        let mut e = PreciseEstimator::new();
+        feed(&mut e, &[1.0, 0.2]);
+        // SRTT = 0.9; 0.2 < 0.9 − 0.5 → RTTVAR = 31/32·0.5 + 0.7/32 = 0.50625.
+        assert!(close(e.srtt, 0.9) && close(e.rttvar, 0.50625));
+        // R < SRTT: mdev_max untouched; SRTO = 0.9 + 2.025; RTO = (2.925 + 1.5)/2.
+        assert!(close(e.rto, 2.2125));
+    }
+
+    #[test]
+    fn mdev_max_rises_to_the_mean_of_three_rttvars() {
+        let mut e = PreciseEstimator::new();
+        feed(&mut e, &[0.1, 2.0, 2.0]);
+        // RTTVAR: 0.453125, then 0.703515625 (gain β both times), above 0.25.
+        assert_eq!(e.above, 2);
+        assert!(close(e.mdev_max, 0.25));
+        e.update(2.0, false);
+        // Third: RTTVAR = 0.845849609375 → mdev_max = mean of the three.
+        let mean = (0.453125 + 0.703515625 + 0.845849609375) / 3.0;
+        assert!(close(e.mdev_max, mean), "{}", e.mdev_max);
+        assert_eq!(e.above, 0, "counted afresh after a change");
+        assert!(close(e.rto, 3.2076171875));
+    }
+
+    #[test]
+    fn mdev_max_decays_after_eight_samples_below() {
+        let mut e = PreciseEstimator::new();
+        // Constant 1.0: RTTVAR decays by 7/8 each sample from 0.5 (mdev_max 0.5),
+        // but R = SRTT, so no change until a sample above SRTT.
+        feed(&mut e, &[1.0; 11]);
+        assert_eq!(e.below, 10);
+        assert!(close(e.mdev_max, 0.5));
+        let var10 = 0.5 * (0.875f64).powi(10);
+        assert!(close(e.rttvar, var10));
+        e.update(1.2, false);
+        // SRTT 1.025; |1.025 − 1.2| = 0.175 > RTTVAR → β:
+        let var = 0.75 * var10 + 0.25 * 0.175;
+        assert!(close(e.rttvar, var));
+        assert!(close(e.mdev_max, 0.75 * 0.5 + 0.25 * var));
+        assert_eq!(e.below, 0);
+        assert!(close(e.rto, 1.6033330053556711), "{}", e.rto);
+    }
+
+    #[test]
+    fn unknown_destination_and_marking() {
+        let mut a = Pcocoa::default();
+        assert_eq!(a.marking(), Marking::TransmissionCounter);
+        assert!(close(
+            a.start(0.0, 0, &mut Scripted::new(&[0.0])).initial,
+            2.0
+        ));
+        assert!(close(
+            a.start(0.0, 0, &mut Scripted::new(&[1.0])).initial,
+            3.0
+        ));
+    }
+
+    #[test]
+    fn precise_timer_series_uses_cocoa_plus_vbf() {
+        let mut a = Pcocoa::default();
+        a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+        assert!(a.precise_mode());
+        assert!(close(a.rto(), 0.65));
+        let mut r = Scripted::new(&[1.0]);
+        let mut e = a.start(2.0, 0, &mut r);
+        assert!(close(e.initial, 0.975));
+        // Initial below 1 s → ×3 on every expiry, capped at 60.
+        for expect in [2.925, 8.775, 26.325, 60.0, 60.0] {
+            a.expire(3.0, &mut e, &mut r);
+            assert!(close(e.current, expect), "{}", e.current);
+        }
+    }
+
+    #[test]
+    fn spurious_detection_uses_k6_and_is_counted() {
+        let mut a = Pcocoa::default();
+        a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+        // Retransmitted twice, the original answered after 0.6 s.
+        a.on_ack(&ex(2), &ack(5.0, 0.6, Some((0, 0.6))));
+        assert_eq!(a.spurious_detected(), 1);
+        assert!(close(a.rto(), 1.128125));
+        // The last copy answered: not spurious, precise RTT of that copy.
+        let mut b = Pcocoa::default();
+        b.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+        b.on_ack(&ex(2), &ack(5.0, 7.0, Some((2, 0.6))));
+        assert_eq!(b.spurious_detected(), 0);
+        assert!(close(b.rto(), 0.93125));
+    }
+
+    #[test]
+    fn without_echo_it_is_cocoa_plus() {
+        let p = AlgorithmParams {
+            aging: Some(false),
+            ..Default::default()
+        };
+        let mut a = Pcocoa::from_params("pcocoa", &p).unwrap();
+        let mut c = CocoaPlus::from_params("cocoa-plus", &p).unwrap();
+        let mut ev = Mix(7);
+        let (mut ra, mut rc) = (Mix(9), Mix(9));
+        let mut now = 0.0;
+        for _ in 0..50 {
+            let mut ea = a.start(now, 0, &mut ra);
+            let mut ec = c.start(now, 0, &mut rc);
+            let n = (ev.uniform() * 4.0) as u8;
+            for _ in 0..n {
+                a.expire(now, &mut ea, &mut ra);
+                c.expire(now, &mut ec, &mut rc);
+            }
+            assert_eq!(ea, ec);
+            now += 10.0 * ev.uniform();
+            let k = ack(now, 5.0 * ev.uniform(), None);
+            a.on_ack(&ea, &k);
+            c.on_ack(&ec, &k);
+            assert_eq!(a.fallback(), &c);
+        }
+        assert!(!a.precise_mode());
+        assert_eq!(a.spurious_detected(), 0);
+    }
+
+    #[test]
+    fn after_support_is_seen_echo_less_acks_follow_karn() {
+        let mut a = Pcocoa::default();
+        a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+        let before = a.clone();
+        // An Empty ACK after a retransmission: ambiguous, ignored.
+        a.on_ack(
+            &ex(1),
+            &Ack {
+                piggybacked: false,
+                ..ack(2.0, 1.5, None)
+            },
+        );
+        assert_eq!(a, before);
+        // Without retransmission: E is precise.
+        a.on_ack(
+            &ex(0),
+            &Ack {
+                piggybacked: false,
+                ..ack(3.0, 0.6, None)
+            },
+        );
+        assert!(close(a.rto(), 0.93125));
+    }
+
+    #[test]
+    fn rto_is_capped() {
+        let mut a = Pcocoa::default();
+        a.on_ack(&ex(0), &ack(1.0, 100.0, Some((0, 100.0))));
+        assert!(close(a.rto(), 60.0));
+        assert!(close(
+            a.start(0.0, 0, &mut Scripted::new(&[1.0])).initial,
+            60.0
+        ));
+    }
+
+    #[test]
+    fn reset_returns_to_fresh_but_keeps_the_spurious_count() {
+        let p = AlgorithmParams {
+            aging: Some(false),
+            cap: Some(30.0),
+            ..Default::default()
+        };
+        let fresh = Pcocoa::from_params("pcocoa", &p).unwrap();
+        let mut a = fresh.clone();
+        a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+        a.on_ack(&ex(1), &ack(2.0, 0.9, Some((0, 0.9))));
+        assert_ne!(a, fresh);
+        a.reset();
+        assert_eq!(a.spurious_detected(), 1);
+        let mut expect = fresh.clone();
+        expect.spurious = 1;
+        assert_eq!(a, expect);
+        assert!(!a.precise_mode());
+        let bad = AlgorithmParams {
+            slowrto_factor: Some(2.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            Pcocoa::from_params("pcocoa", &bad).unwrap_err().field,
+            "slowrto_factor"
+        );
+    }
+
+    #[test]
+    fn random_events_keep_timers_bounded() {
+        let mut a = Pcocoa::default();
+        let mut ev = Mix(3);
+        let mut r = Mix(4);
+        let mut now = 0.0;
+        for i in 0..500 {
+            let mut e = a.start(now, 0, &mut r);
+            let n = (ev.uniform() * 10.0) as u8;
+            for _ in 0..n {
+                a.expire(now, &mut e, &mut r);
+            }
+            assert!(e.current.is_finite() && e.current > 0.0 && e.current <= 60.0);
+            now += 30.0 * ev.uniform();
+            let echo = (ev.uniform() < 0.8)
+                .then(|| ((ev.uniform() * f64::from(n + 1)) as u8, 10.0 * ev.uniform()));
+            if i % 50 == 49 {
+                a.reset();
+            } else {
+                a.on_ack(&e, &ack(now, 12.0 * ev.uniform(), echo));
+            }
+        }
+        assert!(a.spurious_detected() > 0);
+    }
+}

@@ -1,0 +1,160 @@
+//! Three-way handshake: timing, SYN / SYN-ACK losses and retries, the
+//! handshake's RTT sample, and the RTO and window it leaves for data
+//! (transport-tcp.md §2).
+
+mod common;
+use coapcc_tcp::{AbortReason, Flags, TcpConfig, TcpSocket, TcpState};
+use common::*;
+
+fn syn_times(w: &Wire, dir: Dir) -> Vec<u64> {
+    w.sent(dir)
+        .filter(|s| s.seg.flags.contains(Flags::SYN))
+        .map(|s| s.at)
+        .collect()
+}
+
+#[test]
+fn clean_handshake_samples_rtt_on_both_sides() {
+    let mut w = Wire::new(TcpConfig::linux(), 100 * MS);
+    w.run_until(SEC);
+    assert_eq!(w.client.state(), TcpState::Established);
+    assert_eq!(w.server().state(), TcpState::Established);
+    let log: Vec<_> = w
+        .log
+        .iter()
+        .map(|s| (s.at, s.dir, s.seg.wire_len()))
+        .collect();
+    assert_eq!(
+        log,
+        vec![
+            (0, Dir::ToServer, 44),
+            (100 * MS, Dir::ToClient, 44),
+            (200 * MS, Dir::ToServer, 40),
+        ]
+    );
+    // R = 200 ms: RTO = R + max(2R, 200 ms) = 600 ms on both sides.
+    assert_eq!(w.client.srtt(), Some(200 * MS));
+    assert_eq!(w.client.rto(), 600 * MS);
+    assert_eq!(w.server().rto(), 600 * MS);
+    assert_eq!(w.client.cwnd(), 10 * 256);
+    assert_eq!(w.client.mss(), 256);
+    assert!(w.client.poll_timeout().is_none());
+}
+
+#[test]
+fn syn_losses_retry_at_2_4_8_seconds() {
+    let mut w = Wire::new(TcpConfig::linux(), 100 * MS);
+    w.set_drop(|d, _, i| d == Dir::ToServer && i < 3);
+    w.run_until(30 * SEC);
+    assert_eq!(
+        syn_times(&w, Dir::ToServer),
+        vec![0, 2 * SEC, 6 * SEC, 14 * SEC]
+    );
+    assert_eq!(w.client.stats().syn_retransmissions, 3);
+    assert_eq!(w.client.state(), TcpState::Established);
+    // No RTT sample (Karn): data starts with the 3 s fallback RTO, and more
+    // than one SYN retransmission leaves a 1-MSS initial window.
+    assert_eq!(w.client.srtt(), None);
+    assert_eq!(w.client.rto(), 3 * SEC);
+    assert_eq!(w.client.cwnd(), 256);
+    // The server's SYN-ACK was not retransmitted: it sampled 200 ms.
+    assert_eq!(w.server().srtt(), Some(200 * MS));
+    assert_eq!(w.server().cwnd(), 2560);
+}
+
+#[test]
+fn syn_retries_stop_after_40_with_120s_cap() {
+    let mut c = TcpSocket::connect(0, TcpConfig::linux());
+    let mut times = Vec::new();
+    let mut now = 0;
+    loop {
+        while let Some(s) = c.poll_transmit(now) {
+            assert!(s.flags.contains(Flags::SYN));
+            times.push(now);
+        }
+        match c.poll_timeout() {
+            Some(t) => {
+                now = t;
+                c.handle_timeout(now);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(times.len(), 41);
+    assert_eq!(
+        &times[..7],
+        &[0, 2 * SEC, 6 * SEC, 14 * SEC, 30 * SEC, 62 * SEC, 126 * SEC]
+    );
+    assert_eq!(times[7] - times[6], 120 * SEC);
+    // Given up at the 41st expiry: 2+4+…+64 + 35·120 = 4326 s.
+    assert_eq!(now, 4326 * SEC);
+    assert_eq!(c.state(), TcpState::Closed);
+    assert_eq!(c.abort_reason(), Some(AbortReason::HandshakeTimeout));
+    assert_eq!(c.stats().syn_retransmissions, 40);
+}
+
+#[test]
+fn synack_retries_on_timer_and_at_once_on_duplicate_syn() {
+    let mut c = TcpSocket::connect(0, TcpConfig::linux());
+    let syn = c.poll_transmit(0).unwrap();
+    let mut s = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
+    let sa = s.poll_transmit(0).unwrap();
+    assert_eq!(sa.flags, Flags::SYN | Flags::ACK);
+    assert_eq!(sa.ack, syn.seq.wrapping_add(1));
+    assert!(s.poll_transmit(0).is_none());
+    assert_eq!(s.poll_timeout(), Some(2 * SEC));
+    s.handle_timeout(2 * SEC);
+    assert!(s.poll_transmit(2 * SEC).unwrap().flags.contains(Flags::SYN));
+    assert_eq!(s.poll_timeout(), Some(6 * SEC));
+    // The client's retransmitted SYN arrives: counted, answered at once,
+    // timer unchanged.
+    s.handle_segment(3 * SEC, &syn);
+    assert_eq!(s.stats().dup_syns, 1);
+    assert!(s.poll_transmit(3 * SEC).unwrap().flags.contains(Flags::SYN));
+    assert_eq!(s.poll_timeout(), Some(6 * SEC));
+    assert_eq!(s.stats().synack_retransmissions, 2);
+    s.handle_timeout(6 * SEC);
+    s.poll_transmit(6 * SEC).unwrap();
+    assert_eq!(s.poll_timeout(), Some(14 * SEC));
+}
+
+#[test]
+fn synack_loss_over_the_wire() {
+    let mut w = Wire::new(TcpConfig::linux(), 150 * MS);
+    w.set_drop(|d, _, i| d == Dir::ToClient && i < 2);
+    w.run_until(10 * SEC);
+    // SYN-ACK at 0.15 lost; the client's SYN retry (2.0) arrives at 2.15
+    // together with the server's own timer: one copy each, the second gets
+    // through; the client connects at 2.30.
+    assert_eq!(
+        syn_times(&w, Dir::ToClient),
+        vec![150 * MS, 2150 * MS, 2150 * MS]
+    );
+    assert_eq!(w.server().stats().dup_syns, 1);
+    assert_eq!(w.server().stats().synack_retransmissions, 2);
+    assert_eq!(w.client.state(), TcpState::Established);
+    assert_eq!(w.server().state(), TcpState::Established);
+    // Karn on both sides: no handshake sample.
+    assert_eq!(w.client.srtt(), None);
+    assert_eq!(w.server().srtt(), None);
+    assert_eq!(w.server().rto(), 3 * SEC);
+    // One SYN retransmission: the client keeps the 10-segment window.
+    assert_eq!(w.client.cwnd(), 2560);
+}
+
+#[test]
+fn duplicate_synack_is_counted_and_acked() {
+    let mut c = TcpSocket::connect(0, TcpConfig::linux());
+    let syn = c.poll_transmit(0).unwrap();
+    let mut s = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
+    let sa = s.poll_transmit(0).unwrap();
+    c.handle_segment(MS, &sa);
+    let ack = c.poll_transmit(MS).unwrap();
+    assert!(ack.is_pure_ack());
+    assert!(c.poll_transmit(MS).is_none());
+    c.handle_segment(2 * MS, &sa);
+    assert_eq!(c.stats().dup_synacks, 1);
+    let again = c.poll_transmit(2 * MS).unwrap();
+    assert!(again.is_pure_ack());
+    assert_eq!(again.ack, ack.ack);
+}

@@ -1,0 +1,153 @@
+//! `coapcc report`: the tables and figures of the published evaluations from a
+//! results store — FCT box plots per client count and buffer, unnecessary
+//! retransmissions per client, transmissions per exchange, measured vs
+//! published medians (spec `testbed.md` §3, `calibration.md` §1) — as one
+//! self-contained HTML file, every figure also as SVG and every table as CSV.
+//!
+//! - [`data`]: what is shown; [`svg`]: box plots; [`tables`]: tables;
+//!   [`html`]: the page.
+
+pub mod data;
+pub mod html;
+pub mod svg;
+pub mod tables;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use coapcc_sim::Summary;
+
+use crate::store::Store;
+use data::Report;
+use svg::{BoxItem, PALETTE};
+use tables::Table;
+
+/// One figure: an SVG document and where it goes.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// `fct` or `unnecessary`.
+    pub kind: &'static str,
+    /// The heading it is shown under in the page.
+    pub group: String,
+    /// Its file name.
+    pub file: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// The box of one group: FCT or unnecessary retransmissions.
+fn item(r: &Report, label: &str, alg: &str, dashed: bool, s: &Summary, kind: &str) -> BoxItem {
+    let colour = PALETTE[r.labels.iter().position(|l| l == alg).unwrap_or(0) % PALETTE.len()];
+    let finished = s.clients - s.unfinished_clients;
+    let stats = match kind {
+        "fct" if finished > 0 => Some(s.fct),
+        "unnecessary" if s.clients > 0 => Some(s.unnecessary),
+        _ => None,
+    };
+    BoxItem {
+        label: label.to_string(),
+        stats,
+        colour,
+        dashed,
+    }
+}
+
+/// Every figure of the report, in campaign order.
+pub fn figures(r: &Report) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for (kind, unit, what) in [
+        ("fct", "flow completion time (s)", "FCT"),
+        ("unnecessary", "unnecessary retransmissions per client", "unnecessary"),
+    ] {
+        for p in &r.panels {
+            let mut items = Vec::new();
+            for &i in &p.cells {
+                let c = &r.cells[i];
+                for g in &c.groups {
+                    items.push(item(
+                        r,
+                        &g.label,
+                        g.algorithm.label(),
+                        c.cell.mixed,
+                        &g.summary,
+                        kind,
+                    ));
+                }
+            }
+            let title = p.title();
+            let group = match title.rsplit_once(" · ") {
+                Some((g, _)) => g.to_string(),
+                None => title.clone(),
+            };
+            out.push(Figure {
+                kind,
+                group,
+                file: format!("{kind}-{}.svg", p.stem()),
+                svg: svg::box_plot(&format!("{what}: {title}"), unit, &items),
+            });
+        }
+    }
+    out
+}
+
+/// Every table of the report.
+pub fn all_tables(r: &Report) -> Vec<Table> {
+    vec![
+        tables::published(r),
+        tables::transmissions(r),
+        tables::summary(r),
+    ]
+}
+
+/// What [`write`] produced.
+#[derive(Clone, Debug)]
+pub struct Written {
+    /// The HTML page.
+    pub html: PathBuf,
+    /// The SVG files.
+    pub svgs: Vec<PathBuf>,
+    /// The CSV files.
+    pub csvs: Vec<PathBuf>,
+}
+
+/// Writes the report into `out` (created if needed): `report.html`, one SVG
+/// per figure, one CSV per table.
+pub fn write(r: &Report, out: &Path) -> Result<Written> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
+    let figures = figures(r);
+    let tables = all_tables(r);
+    let put = |name: &str, text: &str| -> Result<PathBuf> {
+        let p = out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))?;
+        Ok(p)
+    };
+    let mut svgs = Vec::new();
+    for f in &figures {
+        svgs.push(put(&f.file, &f.svg)?);
+    }
+    let mut csvs = Vec::new();
+    for t in &tables {
+        csvs.push(put(&format!("{}.csv", t.id), &t.csv())?);
+    }
+    let html = put("report.html", &html::page(r, &figures, &tables))?;
+    Ok(Written { html, svgs, csvs })
+}
+
+/// `coapcc report <store> --out DIR [--campaign NAME|HASH]`.
+pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
+    let db = Store::open_read_only(store)?;
+    let (def, others) = data::choose(&db, campaign)?;
+    let report = data::gather(&db, def, others)?;
+    let w = write(&report, out)?;
+    let (done, planned) = report.progress();
+    println!(
+        "report of campaign `{}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",
+        report.definition.name,
+        &report.definition.hash[..12],
+        w.html.display(),
+        w.svgs.len(),
+        w.csvs.len()
+    );
+    Ok(())
+}

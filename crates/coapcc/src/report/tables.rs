@@ -1,0 +1,269 @@
+//! The report's tables, each rendered both as HTML and as CSV from one value:
+//! measured vs published FCT (`calibration.md` §1), transmissions per exchange
+//! and the per-group summary (`testbed.md` §3).
+
+use std::fmt::Write;
+
+use coapcc_sim::Summary;
+
+use super::data::{diff_percent, CellResult, Report};
+
+/// A table: an id (file stem), a title, a header and rows of text cells.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// File stem of the CSV and HTML anchor.
+    pub id: &'static str,
+    /// Heading.
+    pub title: &'static str,
+    /// Column names.
+    pub header: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Vec<String>>,
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+impl Table {
+    /// RFC 4180 CSV: CRLF line ends, fields with commas, quotes or line breaks
+    /// quoted, quotes doubled.
+    pub fn csv(&self) -> String {
+        let field = |f: &str| {
+            if f.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", f.replace('"', "\"\""))
+            } else {
+                f.to_string()
+            }
+        };
+        let mut s = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let line: Vec<String> = row.iter().map(|f| field(f)).collect();
+            s.push_str(&line.join(","));
+            s.push_str("\r\n");
+        }
+        s
+    }
+
+    /// An HTML `<table>`; cells that parse as numbers are right-aligned.
+    pub fn html(&self) -> String {
+        let mut s = format!("<table id=\"table-{}\"><thead><tr>", self.id);
+        for h in &self.header {
+            let _ = write!(s, "<th>{}</th>", esc(h));
+        }
+        s.push_str("</tr></thead><tbody>\n");
+        for row in &self.rows {
+            s.push_str("<tr>");
+            for f in row {
+                let numeric = f
+                    .trim_start_matches(['+', '-'])
+                    .trim_end_matches('%')
+                    .parse::<f64>()
+                    .is_ok();
+                if numeric {
+                    let _ = write!(s, "<td class=\"n\">{}</td>", esc(f));
+                } else {
+                    let _ = write!(s, "<td>{}</td>", esc(f));
+                }
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</tbody></table>\n");
+        s
+    }
+}
+
+fn f3(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+fn opt3(v: Option<f64>) -> String {
+    v.map_or(String::new(), f3)
+}
+
+fn pct(measured: f64, published: Option<f64>) -> String {
+    published.map_or(String::new(), |p| format!("{:+.1}%", diff_percent(measured, p)))
+}
+
+fn coords(c: &CellResult) -> Vec<String> {
+    let k = &c.cell;
+    vec![
+        k.set.clone(),
+        k.errors.name().to_string(),
+        k.workload.name().to_string(),
+        k.buffer.label(),
+        k.clients.to_string(),
+    ]
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Measured vs published flow completion times.
+pub fn published(r: &Report) -> Table {
+    let mut rows = Vec::new();
+    for c in &r.comparisons {
+        let (m, p) = (&c.measured.fct, &c.row);
+        rows.push(vec![
+            c.set.clone(),
+            p.errors.name().to_string(),
+            p.workload.name().to_string(),
+            p.buffer().label(),
+            p.clients.to_string(),
+            p.algorithm.to_string(),
+            c.replications.to_string(),
+            f3(m.p10),
+            f3(m.p25),
+            f3(m.p50),
+            f3(m.p75),
+            f3(m.p90),
+            opt3(p.p10),
+            opt3(p.p25),
+            f3(p.p50),
+            opt3(p.p75),
+            opt3(p.p90),
+            pct(m.p10, p.p10),
+            pct(m.p50, Some(p.p50)),
+            pct(m.p90, p.p90),
+        ]);
+    }
+    Table {
+        id: "published",
+        title: "Measured vs published flow completion time (s)",
+        header: strs(&[
+            "set", "errors", "workload", "buffer", "clients", "algorithm", "replications",
+            "measured p10", "measured p25", "measured median", "measured p75", "measured p90",
+            "published p10", "published p25", "published median", "published p75",
+            "published p90", "Δ p10", "Δ median", "Δ p90",
+        ]),
+        rows,
+    }
+}
+
+/// Columns of the transmissions table: 1..=5 transmissions, then 6 or more.
+pub const TRANSMISSION_COLUMNS: usize = 6;
+
+/// Shares of exchanges by number of transmissions (1 = no retransmission), in
+/// percent, the last column counting 6 or more.
+pub fn transmission_shares(s: &Summary) -> (u64, [f64; TRANSMISSION_COLUMNS]) {
+    let total: u64 = s.histogram.iter().sum();
+    let mut out = [0.0; TRANSMISSION_COLUMNS];
+    if total == 0 {
+        return (0, out);
+    }
+    for (i, &n) in s.histogram.iter().enumerate() {
+        out[i.min(TRANSMISSION_COLUMNS - 1)] += 100.0 * n as f64 / total as f64;
+    }
+    (total, out)
+}
+
+/// Transmissions per exchange, per group.
+pub fn transmissions(r: &Report) -> Table {
+    let mut rows = Vec::new();
+    for c in &r.cells {
+        for g in &c.groups {
+            let (total, shares) = transmission_shares(&g.summary);
+            let mut row = coords(c);
+            row.push(g.label.clone());
+            row.push(total.to_string());
+            row.extend(shares.iter().map(|v| format!("{v:.2}")));
+            row.push(g.summary.histogram.len().to_string());
+            rows.push(row);
+        }
+    }
+    let mut header = strs(&["set", "errors", "workload", "buffer", "clients", "algorithm", "exchanges"]);
+    for i in 1..TRANSMISSION_COLUMNS {
+        header.push(format!("{i} tx %"));
+    }
+    header.push(format!("≥{TRANSMISSION_COLUMNS} tx %"));
+    header.push("most tx".into());
+    Table {
+        id: "transmissions",
+        title: "Transmissions per exchange (share of exchanges, %)",
+        header,
+        rows,
+    }
+}
+
+/// Every metric per group.
+pub fn summary(r: &Report) -> Table {
+    let mut rows = Vec::new();
+    for c in &r.cells {
+        for g in &c.groups {
+            let s = &g.summary;
+            let mut row = coords(c);
+            row.extend([
+                g.label.clone(),
+                format!("{}/{}", c.done, c.cell.keys.len()),
+                s.clients.to_string(),
+                f3(s.fct.min),
+                f3(s.fct.p10),
+                f3(s.fct.p25),
+                f3(s.fct.p50),
+                f3(s.fct.p75),
+                f3(s.fct.p90),
+                f3(s.fct.max),
+                f3(s.unnecessary.p10),
+                f3(s.unnecessary.p50),
+                f3(s.unnecessary.p90),
+                s.failed_exchanges.to_string(),
+                s.unfinished_clients.to_string(),
+                f3(s.mean_rtt),
+                f3(s.max_expired_timer.p50),
+                s.drops.buffer_up.to_string(),
+                s.drops.buffer_down.to_string(),
+                s.drops.error_up.to_string(),
+                s.drops.error_down.to_string(),
+                f3(s.utilisation_up),
+                f3(s.utilisation_down),
+                f3(s.unnecessary_share_down),
+            ]);
+            rows.push(row);
+        }
+    }
+    Table {
+        id: "summary",
+        title: "Summary per algorithm",
+        header: strs(&[
+            "set", "errors", "workload", "buffer", "clients", "algorithm", "replications",
+            "clients summarised", "FCT min", "FCT p10", "FCT p25", "FCT median", "FCT p75",
+            "FCT p90", "FCT max", "unnecessary p10", "unnecessary median", "unnecessary p90",
+            "failed exchanges", "unfinished clients", "mean RTT", "largest timer median",
+            "buffer drops up", "buffer drops down", "error drops up", "error drops down",
+            "utilisation up", "utilisation down", "unnecessary share down",
+        ]),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_what_it_must() {
+        let t = Table {
+            id: "x",
+            title: "x",
+            header: strs(&["a", "b"]),
+            rows: vec![strs(&["1,5", "say \"hi\""]), strs(&["plain", "≥6"])],
+        };
+        assert_eq!(t.csv(), "a,b\r\n\"1,5\",\"say \"\"hi\"\"\"\r\nplain,≥6\r\n");
+        let h = t.html();
+        assert!(h.contains("<td>say \"hi\"</td>"));
+        assert!(h.contains("<th>a</th>"));
+    }
+
+    #[test]
+    fn shares_fold_the_tail_into_the_last_column() {
+        let s = Summary {
+            histogram: vec![50, 20, 10, 10, 5, 3, 1, 1],
+            ..Default::default()
+        };
+        let (total, shares) = transmission_shares(&s);
+        assert_eq!(total, 100);
+        assert_eq!(shares, [50.0, 20.0, 10.0, 10.0, 5.0, 5.0]);
+        assert_eq!(transmission_shares(&Summary::default()).0, 0);
+    }
+}

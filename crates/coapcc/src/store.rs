@@ -1,0 +1,580 @@
+//! The results store of campaigns: one SQLite file (WAL journal) holding every
+//! finished run under its key ([`crate::campaign::key`]), its per-client records
+//! (spec `testbed.md` §3) and per-group summary, and the campaign definitions
+//! with their cells.
+//!
+//! Each finished run is written in one transaction, so killing the process at
+//! any moment leaves whole runs only; a run is never written twice (its key is
+//! the primary key). Tables:
+//!
+//! - `definitions`: one row per campaign definition (hash, name, file text,
+//!   model version, skipped algorithms, when it was last run);
+//! - `cells`: the cells of each definition with their run keys (JSON);
+//! - `runs`: one row per finished run: key, spec, replication, link and
+//!   conservation figures, transmissions histograms, per-group summaries (JSON);
+//! - `clients`: one row per client of each run.
+
+use std::collections::HashSet;
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
+use coapcc_sim::{RunResult, RunSpec, Summary};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+use crate::campaign::key::MODEL_VERSION;
+use crate::campaign::plan::{Cell, Plan, Skipped};
+
+/// The layout version of the tables; a store of another layout is refused.
+pub const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS definitions (
+    hash TEXT PRIMARY KEY, name TEXT NOT NULL, title TEXT NOT NULL,
+    description TEXT NOT NULL, source TEXT NOT NULL, text TEXT NOT NULL,
+    model_version TEXT NOT NULL, skipped TEXT NOT NULL, runs INTEGER NOT NULL,
+    first_seen INTEGER NOT NULL, last_run INTEGER NOT NULL, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS cells (
+    definition TEXT NOT NULL, idx INTEGER NOT NULL, set_name TEXT NOT NULL,
+    clients INTEGER NOT NULL, buffer TEXT NOT NULL, workload TEXT NOT NULL,
+    errors TEXT NOT NULL, population TEXT NOT NULL, cell TEXT NOT NULL,
+    PRIMARY KEY (definition, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT PRIMARY KEY, model_version TEXT NOT NULL, spec TEXT NOT NULL,
+    replication INTEGER NOT NULL, duration REAL NOT NULL, events INTEGER NOT NULL,
+    up_packets INTEGER NOT NULL, up_bytes INTEGER NOT NULL, up_busy REAL NOT NULL,
+    up_unnecessary_bytes INTEGER NOT NULL, up_dropped_buffer INTEGER NOT NULL,
+    up_dropped_error INTEGER NOT NULL,
+    down_packets INTEGER NOT NULL, down_bytes INTEGER NOT NULL, down_busy REAL NOT NULL,
+    down_unnecessary_bytes INTEGER NOT NULL, down_dropped_buffer INTEGER NOT NULL,
+    down_dropped_error INTEGER NOT NULL,
+    sent INTEGER NOT NULL, delivered INTEGER NOT NULL, dropped INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL, histograms TEXT NOT NULL, summaries TEXT NOT NULL)
+    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS clients (
+    run_key TEXT NOT NULL, idx INTEGER NOT NULL, grp INTEGER NOT NULL, fct REAL,
+    completed INTEGER NOT NULL, failed INTEGER NOT NULL, unnecessary INTEGER NOT NULL,
+    retransmissions INTEGER NOT NULL, expirations INTEGER NOT NULL,
+    max_expired_timer REAL NOT NULL, rtt_sum REAL NOT NULL,
+    spurious_detected INTEGER NOT NULL,
+    PRIMARY KEY (run_key, idx)) WITHOUT ROWID;
+";
+
+/// A campaign definition as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Definition {
+    /// Its hash ([`Plan::definition`]).
+    pub hash: String,
+    /// The campaign's name.
+    pub name: String,
+    /// The published work it reproduces.
+    pub title: String,
+    /// Its description.
+    pub description: String,
+    /// The file it was last run from.
+    pub source: String,
+    /// That file's text.
+    pub text: String,
+    /// The model version of its runs.
+    pub model_version: String,
+    /// Algorithms skipped as unavailable.
+    pub skipped: Vec<Skipped>,
+    /// Runs it comprises (cells × replications).
+    pub runs: u64,
+    /// When it was first and last run (Unix seconds).
+    pub first_seen: i64,
+    /// When it was last run.
+    pub last_run: i64,
+}
+
+/// What [`Store::register`] found.
+#[derive(Clone, Debug)]
+pub struct Registered {
+    /// Whether the definition was new to the store.
+    pub new_definition: bool,
+    /// Other definitions of a campaign of the same name already in the store.
+    pub other_versions: Vec<Definition>,
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path)
+            .with_context(|| format!("{}: cannot open the results store", path.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // In WAL mode, NORMAL loses no committed transaction when the process
+        // dies; only a power failure can lose the last commits (never corrupt).
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)
+            .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
+        let schema: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+            .optional()?;
+        match schema {
+            None => {
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
+                    [SCHEMA_VERSION],
+                )?;
+            }
+            Some(v) if v == SCHEMA_VERSION => {}
+            Some(v) => bail!(
+                "{}: a store of layout {v}; this coapcc reads layout {SCHEMA_VERSION}",
+                path.display()
+            ),
+        }
+        Ok(Store { conn })
+    }
+
+    /// Opens an existing store without writing to it.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            bail!("{}: no such results store", path.display());
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .with_context(|| format!("{}: cannot open the results store", path.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        let schema: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+            .optional()
+            .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
+        if schema.as_deref() != Some(SCHEMA_VERSION) {
+            bail!(
+                "{}: not a coapcc results store of layout {SCHEMA_VERSION}",
+                path.display()
+            );
+        }
+        Ok(Store { conn })
+    }
+
+    /// Records `plan`'s definition and cells (once), and marks it as the most
+    /// recently run definition.
+    pub fn register(&mut self, plan: &Plan) -> Result<Registered> {
+        let others: Vec<Definition> = self
+            .definitions()?
+            .into_iter()
+            .filter(|d| d.name == plan.file.name && d.hash != plan.definition)
+            .collect();
+        let tx = self.conn.transaction()?;
+        let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM definitions", [], |r| {
+            r.get(0)
+        })?;
+        let t = now();
+        let exists: bool = tx
+            .query_row(
+                "SELECT 1 FROM definitions WHERE hash = ?1",
+                [&plan.definition],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
+        if exists {
+            tx.execute(
+                "UPDATE definitions SET last_run = ?2, seq = ?3, source = ?4, text = ?5 WHERE hash = ?1",
+                params![plan.definition, t, seq, plan.source, plan.text],
+            )?;
+        } else {
+            tx.execute(
+                "INSERT INTO definitions (hash, name, title, description, source, text, \
+                 model_version, skipped, runs, first_seen, last_run, seq) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+                params![
+                    plan.definition,
+                    plan.file.name,
+                    plan.file.title,
+                    plan.file.description,
+                    plan.source,
+                    plan.text,
+                    MODEL_VERSION,
+                    serde_json::to_string(&plan.skipped)?,
+                    plan.runs() as i64,
+                    t,
+                    seq
+                ],
+            )?;
+            let mut stmt = tx.prepare(
+                "INSERT INTO cells (definition, idx, set_name, clients, buffer, workload, \
+                 errors, population, cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for (i, c) in plan.cells.iter().enumerate() {
+                stmt.execute(params![
+                    plan.definition,
+                    i as i64,
+                    c.set,
+                    c.clients,
+                    c.buffer.label(),
+                    c.workload.name(),
+                    c.errors.name(),
+                    c.population,
+                    serde_json::to_string(c)?
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(Registered {
+            new_definition: !exists,
+            other_versions: others,
+        })
+    }
+
+    /// Keys of every finished run.
+    pub fn done_keys(&self) -> Result<HashSet<String>> {
+        let mut stmt = self.conn.prepare("SELECT key FROM runs")?;
+        let keys = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(keys)
+    }
+
+    /// Finished runs.
+    pub fn run_count(&self) -> Result<u64> {
+        Ok(self
+            .conn
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64)
+    }
+
+    /// Writes one finished run, its clients and its per-group summaries in one
+    /// transaction. A key already present is left as it is.
+    pub fn insert_run(
+        &mut self,
+        key: &str,
+        spec: &RunSpec,
+        replication: u32,
+        result: &RunResult,
+    ) -> Result<()> {
+        let summaries: Vec<Summary> = spec
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(g, grp)| Summary::of(grp.algorithm.label(), g as u32, std::slice::from_ref(result)))
+            .collect();
+        let tx = self.conn.transaction()?;
+        let (u, d, c) = (&result.uplink, &result.downlink, &result.conservation);
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+            params![
+                key,
+                MODEL_VERSION,
+                crate::campaign::key::canonical(spec),
+                replication,
+                result.duration,
+                result.events as i64,
+                u.packets as i64,
+                u.bytes as i64,
+                u.busy,
+                u.unnecessary_bytes as i64,
+                u.dropped_buffer as i64,
+                u.dropped_error as i64,
+                d.packets as i64,
+                d.bytes as i64,
+                d.busy,
+                d.unnecessary_bytes as i64,
+                d.dropped_buffer as i64,
+                d.dropped_error as i64,
+                c.sent as i64,
+                c.delivered as i64,
+                c.dropped as i64,
+                c.in_flight as i64,
+                serde_json::to_string(&result.histograms)?,
+                serde_json::to_string(&summaries)?,
+            ],
+        )?;
+        if inserted == 1 {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?;
+            for (i, cl) in result.clients.iter().enumerate() {
+                stmt.execute(params![
+                    key,
+                    i as i64,
+                    cl.group,
+                    cl.fct,
+                    cl.completed,
+                    cl.failed,
+                    cl.unnecessary,
+                    cl.retransmissions,
+                    cl.expirations,
+                    cl.max_expired_timer,
+                    cl.rtt_sum,
+                    cl.spurious_detected
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The stored result of a run, if finished.
+    pub fn load_run(&self, key: &str) -> Result<Option<RunResult>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT duration, events, up_packets, up_bytes, up_busy, up_unnecessary_bytes, \
+             up_dropped_buffer, up_dropped_error, down_packets, down_bytes, down_busy, \
+             down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
+             dropped, in_flight, histograms FROM runs WHERE key = ?1",
+        )?;
+        let row = stmt
+            .query_row([key], |r| {
+                let link = |o: usize| -> rusqlite::Result<LinkRecord> {
+                    Ok(LinkRecord {
+                        packets: r.get::<_, i64>(o)? as u64,
+                        bytes: r.get::<_, i64>(o + 1)? as u64,
+                        busy: r.get(o + 2)?,
+                        unnecessary_bytes: r.get::<_, i64>(o + 3)? as u64,
+                        dropped_buffer: r.get::<_, i64>(o + 4)? as u64,
+                        dropped_error: r.get::<_, i64>(o + 5)? as u64,
+                    })
+                };
+                Ok((
+                    RunResult {
+                        clients: Vec::new(),
+                        histograms: Vec::new(),
+                        uplink: link(2)?,
+                        downlink: link(8)?,
+                        duration: r.get(0)?,
+                        events: r.get::<_, i64>(1)? as u64,
+                        conservation: Conservation {
+                            sent: r.get::<_, i64>(14)? as u64,
+                            delivered: r.get::<_, i64>(15)? as u64,
+                            dropped: r.get::<_, i64>(16)? as u64,
+                            in_flight: r.get::<_, i64>(17)? as u64,
+                        },
+                    },
+                    r.get::<_, String>(18)?,
+                ))
+            })
+            .optional()?;
+        let Some((mut run, histograms)) = row else {
+            return Ok(None);
+        };
+        run.histograms = serde_json::from_str(&histograms)
+            .with_context(|| format!("run {key}: unreadable histograms"))?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
+             max_expired_timer, rtt_sum, spurious_detected FROM clients WHERE run_key = ?1 \
+             ORDER BY idx",
+        )?;
+        run.clients = stmt
+            .query_map([key], |r| {
+                Ok(ClientRecord {
+                    group: r.get(0)?,
+                    fct: r.get(1)?,
+                    completed: r.get(2)?,
+                    failed: r.get(3)?,
+                    unnecessary: r.get(4)?,
+                    retransmissions: r.get(5)?,
+                    expirations: r.get(6)?,
+                    max_expired_timer: r.get(7)?,
+                    rtt_sum: r.get(8)?,
+                    spurious_detected: r.get(9)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(Some(run))
+    }
+
+    /// Every definition, most recently run first.
+    pub fn definitions(&self) -> Result<Vec<Definition>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT hash, name, title, description, source, text, model_version, skipped, runs, \
+             first_seen, last_run FROM definitions ORDER BY seq DESC",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    Definition {
+                        hash: r.get(0)?,
+                        name: r.get(1)?,
+                        title: r.get(2)?,
+                        description: r.get(3)?,
+                        source: r.get(4)?,
+                        text: r.get(5)?,
+                        model_version: r.get(6)?,
+                        skipped: Vec::new(),
+                        runs: r.get::<_, i64>(8)? as u64,
+                        first_seen: r.get(9)?,
+                        last_run: r.get(10)?,
+                    },
+                    r.get::<_, String>(7)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(mut d, skipped)| {
+                d.skipped = serde_json::from_str(&skipped)?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// The cells of a definition, in campaign order.
+    pub fn cells(&self, definition: &str) -> Result<Vec<Cell>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT cell FROM cells WHERE definition = ?1 ORDER BY idx")?;
+        let texts = stmt
+            .query_map([definition], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        texts
+            .iter()
+            .map(|t| serde_json::from_str(t).context("unreadable cell"))
+            .collect()
+    }
+
+    /// A canonical text of every result and cell in the store (not the times at
+    /// which definitions were run), for comparing two stores exactly: every
+    /// value is printed in full (floats by their shortest exact form).
+    pub fn dump(&self) -> Result<String> {
+        let mut out = String::new();
+        for (table, order) in [
+            ("cells", "definition, idx"),
+            ("runs", "key"),
+            ("clients", "run_key, idx"),
+        ] {
+            let _ = writeln!(out, "[{table}]");
+            let mut stmt = self
+                .conn
+                .prepare(&format!("SELECT * FROM {table} ORDER BY {order}"))?;
+            let n = stmt.column_count();
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                for i in 0..n {
+                    let v: rusqlite::types::Value = r.get(i)?;
+                    let _ = write!(out, "{v:?}\t");
+                }
+                out.push('\n');
+            }
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT hash, name, model_version, skipped, runs FROM definitions ORDER BY hash",
+        )?;
+        let _ = writeln!(out, "[definitions]");
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            for i in 0..5 {
+                let v: rusqlite::types::Value = r.get(i)?;
+                let _ = write!(out, "{v:?}\t");
+            }
+            out.push('\n');
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coapcc_sim::{AlgorithmSpec, Group, Network, Workload};
+
+    fn spec() -> RunSpec {
+        RunSpec {
+            network: Network::default(),
+            coap: Default::default(),
+            groups: vec![
+                Group {
+                    algorithm: AlgorithmSpec::named("a"),
+                    workload: Workload::default(),
+                    clients: 1,
+                },
+                Group {
+                    algorithm: AlgorithmSpec::named("b"),
+                    workload: Workload::default(),
+                    clients: 1,
+                },
+            ],
+            seed: 3,
+        }
+    }
+
+    fn result() -> RunResult {
+        RunResult {
+            clients: vec![
+                ClientRecord {
+                    group: 0,
+                    fct: Some(33.003_000_000_000_1),
+                    completed: 50,
+                    unnecessary: 3,
+                    rtt_sum: 0.1 + 0.2,
+                    max_expired_timer: 2.718281828,
+                    ..Default::default()
+                },
+                ClientRecord {
+                    group: 1,
+                    fct: None,
+                    failed: 2,
+                    spurious_detected: 1,
+                    ..Default::default()
+                },
+            ],
+            histograms: vec![vec![49, 1], vec![40, 5, 3]],
+            uplink: LinkRecord {
+                packets: 10,
+                bytes: 380,
+                busy: 1.0 / 3.0,
+                unnecessary_bytes: 38,
+                dropped_buffer: 1,
+                dropped_error: 2,
+            },
+            downlink: LinkRecord {
+                packets: 9,
+                busy: 7.0 / 9.0,
+                ..Default::default()
+            },
+            duration: 123.456_789,
+            events: 1234,
+            conservation: Conservation {
+                sent: 19,
+                delivered: 16,
+                dropped: 3,
+                in_flight: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn a_run_round_trips_exactly_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        assert!(store.load_run("k").unwrap().is_none());
+        store.insert_run("k", &spec(), 0, &result()).unwrap();
+        store.insert_run("k", &spec(), 0, &result()).unwrap();
+        assert_eq!(store.run_count().unwrap(), 1);
+        assert_eq!(store.load_run("k").unwrap().unwrap(), result());
+        assert_eq!(store.done_keys().unwrap(), HashSet::from(["k".to_string()]));
+        drop(store);
+        let ro = Store::open_read_only(&path).unwrap();
+        assert_eq!(ro.load_run("k").unwrap().unwrap(), result());
+        let summaries: String = ro
+            .conn
+            .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
+            .unwrap();
+        let s: Vec<Summary> = serde_json::from_str(&summaries).unwrap();
+        assert_eq!((s[0].label.as_str(), s[0].clients), ("a", 1));
+        assert_eq!((s[1].label.as_str(), s[1].unfinished_clients), ("b", 1));
+        assert!(ro.dump().unwrap().contains("33.0030000000001"));
+    }
+
+    #[test]
+    fn foreign_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.sqlite");
+        assert!(Store::open_read_only(&path).is_err());
+        std::fs::write(&path, "not a database at all, just some text ......").unwrap();
+        assert!(Store::open(&path).is_err());
+    }
+}
