@@ -28,6 +28,8 @@ enum Format {
     Table,
     /// One JSON document on stdout.
     Json,
+    /// One Markdown table (for papers and docs).
+    Markdown,
 }
 
 #[derive(Subcommand)]
@@ -113,6 +115,14 @@ enum Command {
     },
     /// Print the embedded default scenario (a starting point for your own).
     DefaultScenario,
+    /// Send CoAP requests to a real server, timed by any algorithm.
+    Client(coapcc_net::cli::ClientArgs),
+    /// Serve CoAP resources on a real socket (deduplication, TC / Rexmit-Cnt echo).
+    Server(coapcc_net::cli::ServerArgs),
+    /// Run N concurrent real clients against a CoAP server; print the testbed's metrics.
+    Load(coapcc_net::cli::LoadArgs),
+    /// Relay UDP between clients and a server through the constrained-link model, in real time.
+    Emulate(coapcc_net::cli::EmulateArgs),
     /// Run a campaign (a whole published evaluation) into a results store.
     ///
     /// Runs every run of the campaign file's matrix missing from the store, on
@@ -207,6 +217,7 @@ fn real_main() -> Result<()> {
             }
             match format {
                 Format::Json => println!("{}", output::json(&scenario, &result.summaries)),
+                Format::Markdown => print!("{}", output::markdown(&scenario, &result.summaries)),
                 Format::Table => {
                     print!("{}", output::table(&scenario, &result.summaries));
                     let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
@@ -248,6 +259,19 @@ fn real_main() -> Result<()> {
             print!("{}", scenario_file::DEFAULT_SCENARIO);
             Ok(())
         }
+        Command::Client(args) => coapcc_net::cli::client(args),
+        Command::Server(args) => coapcc_net::cli::server(args).map(|_| ()),
+        Command::Load(args) => {
+            let json = args.format == coapcc_net::cli::LoadFormat::Json;
+            let o = coapcc_net::cli::load(args)?;
+            if json {
+                println!("{}", coapcc_net::cli::load_json(&o));
+            } else {
+                print!("{}", load_table(&o));
+            }
+            Ok(())
+        }
+        Command::Emulate(args) => coapcc_net::cli::emulate(args).map(|_| ()),
         Command::Campaign {
             file,
             store,
@@ -282,4 +306,23 @@ fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Resul
         eprintln!("wrote {n} packets to {}", file.display());
     }
     Ok(())
+}
+
+/// `coapcc load`'s table: `coapcc run`'s table of the summary under a header
+/// saying what was measured.
+fn load_table(o: &coapcc_net::cli::LoadOutcome) -> String {
+    let scenario = coapcc_sim::Scenario {
+        name: String::new(),
+        description: String::new(),
+        network: coapcc_sim::Network::default(),
+        coap: coapcc_sim::Coap::default(),
+        workload: o.spec.workload.clone(),
+        clients: o.spec.clients,
+        algorithms: vec![o.spec.algorithm.clone()],
+        replications: 1,
+        seed: o.spec.seed,
+    };
+    let table = output::table(&scenario, std::slice::from_ref(&o.summary));
+    let body = table.split_once('\n').map_or("", |(_, rest)| rest);
+    format!("{}\n{body}", coapcc_net::cli::load_header(o))
 }

@@ -90,3 +90,51 @@ pub fn table(scenario: &Scenario, summaries: &[Summary]) -> String {
     }
     out
 }
+
+/// A Markdown table, one row per algorithm: FCT percentiles, unnecessary
+/// retransmissions per client, and the share of exchanges that needed
+/// retransmissions.
+pub fn markdown(scenario: &Scenario, summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}\n",
+        scenario.clients,
+        scenario.workload.kind.name(),
+        scenario.network.buffer.label(),
+        scenario.network.errors.name(),
+        scenario.replications,
+        scenario.seed
+    );
+    let _ = writeln!(
+        out,
+        "| algorithm | FCT p10 | p25 | median | p75 | p90 | max | unnecessary/client median | p90 | max | exchanges retransmitted | failed |"
+    );
+    let _ = writeln!(
+        out,
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    for s in summaries {
+        let total: u64 = s.histogram.iter().sum();
+        let retransmitted = total - s.histogram.first().copied().unwrap_or(0);
+        let f = &s.fct;
+        let u = &s.unnecessary;
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0} | {:.1}% | {} |",
+            s.label,
+            f.p10,
+            f.p25,
+            f.p50,
+            f.p75,
+            f.p90,
+            f.max,
+            u.p50,
+            u.p90,
+            u.max,
+            100.0 * retransmitted as f64 / total.max(1) as f64,
+            s.failed_exchanges
+        );
+    }
+    out
+}
