@@ -28,6 +28,10 @@ pub mod resources;
 pub mod server;
 pub mod target;
 
+/// The tokio this crate is built on, for callers that drive its async API
+/// without depending on tokio themselves.
+pub use tokio;
+
 /// Largest UDP payload this crate receives (a CoAP message is at most 1152
 /// bytes; anything larger is read truncated and rejected by the decoder).
 pub const RECV_BUFFER: usize = 1500;

@@ -19,7 +19,10 @@ const SEC: u64 = 1_000_000_000;
 struct Lcg(u64);
 impl Random for Lcg {
     fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
 }
@@ -47,21 +50,42 @@ impl Loop {
         };
         self.client.request(self.now, 0, &req).unwrap();
         let t = self.client.poll_transmit(&mut self.buf).unwrap();
-        let first = self.server.handle_datagram(self.now, 1, &self.buf[..t.len], &mut self.out);
-        let ServerOutput::Reply { len: first_len, .. } = first else { panic!() };
-        if i % 3 == 0 {
+        // The server sees one new exchange per second (its own clock), so the
+        // number of live cache entries is constant in steady state.
+        let server_now = i * SEC;
+        let first = self
+            .server
+            .handle_datagram(server_now, 1, &self.buf[..t.len], &mut self.out);
+        let ServerOutput::Reply { len: first_len, .. } = first else {
+            panic!()
+        };
+        if i.is_multiple_of(3) {
             self.now = self.client.poll_timeout().unwrap();
             self.client.handle_timeout(self.now);
             let t = self.client.poll_transmit(&mut self.buf).unwrap();
             assert_eq!(t.ordinal, 1);
-            let again = self.server.handle_datagram(self.now, 1, &self.buf[..t.len], &mut self.out);
-            assert!(matches!(again, ServerOutput::Reply { duplicate: true, .. }));
+            let again = self.server.handle_datagram(
+                server_now + SEC / 2,
+                1,
+                &self.buf[..t.len],
+                &mut self.out,
+            );
+            assert!(matches!(
+                again,
+                ServerOutput::Reply {
+                    duplicate: true,
+                    ..
+                }
+            ));
             self.now += SEC / 10;
-            self.client.handle_datagram(self.now, 0, &self.out[..first_len]);
-            self.client.handle_datagram(self.now, 0, &self.out[..first_len]);
+            self.client
+                .handle_datagram(self.now, 0, &self.out[..first_len]);
+            self.client
+                .handle_datagram(self.now, 0, &self.out[..first_len]);
         } else {
             self.now += SEC / 10;
-            self.client.handle_datagram(self.now, 0, &self.out[..first_len]);
+            self.client
+                .handle_datagram(self.now, 0, &self.out[..first_len]);
         }
         while let Some(ev) = self.client.poll_event() {
             match ev {
@@ -88,7 +112,7 @@ fn steady_state_allocates_nothing() {
             0,
         ),
         // A short lifetime so that entries expire (and are recycled) while
-        // counting; the cache holds at most ~30 entries at a time.
+        // counting; the cache holds 40 entries at a time.
         server: Server::new(
             ServerConfig {
                 exchange_lifetime: 40 * SEC,

@@ -4,10 +4,10 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod campaign;
 pub mod output;
 pub mod pcap;
 pub mod published;
-pub mod scenario_file;
-pub mod campaign;
 pub mod report;
+pub mod scenario_file;
 pub mod store;

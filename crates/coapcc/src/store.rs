@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS cells (
     errors TEXT NOT NULL, population TEXT NOT NULL, cell TEXT NOT NULL,
     PRIMARY KEY (definition, idx)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS runs (
-    key TEXT PRIMARY KEY, model_version TEXT NOT NULL, spec TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model_version TEXT NOT NULL, spec TEXT NOT NULL,
     replication INTEGER NOT NULL, duration REAL NOT NULL, events INTEGER NOT NULL,
     up_packets INTEGER NOT NULL, up_bytes INTEGER NOT NULL, up_busy REAL NOT NULL,
     up_unnecessary_bytes INTEGER NOT NULL, up_dropped_buffer INTEGER NOT NULL,
@@ -51,15 +51,14 @@ CREATE TABLE IF NOT EXISTS runs (
     down_unnecessary_bytes INTEGER NOT NULL, down_dropped_buffer INTEGER NOT NULL,
     down_dropped_error INTEGER NOT NULL,
     sent INTEGER NOT NULL, delivered INTEGER NOT NULL, dropped INTEGER NOT NULL,
-    in_flight INTEGER NOT NULL, histograms TEXT NOT NULL, summaries TEXT NOT NULL)
-    WITHOUT ROWID;
+    in_flight INTEGER NOT NULL, histograms TEXT NOT NULL, summaries TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS clients (
-    run_key TEXT NOT NULL, idx INTEGER NOT NULL, grp INTEGER NOT NULL, fct REAL,
+    run INTEGER NOT NULL REFERENCES runs (id), idx INTEGER NOT NULL, grp INTEGER NOT NULL, fct REAL,
     completed INTEGER NOT NULL, failed INTEGER NOT NULL, unnecessary INTEGER NOT NULL,
     retransmissions INTEGER NOT NULL, expirations INTEGER NOT NULL,
     max_expired_timer REAL NOT NULL, rtt_sum REAL NOT NULL,
     spurious_detected INTEGER NOT NULL,
-    PRIMARY KEY (run_key, idx)) WITHOUT ROWID;
+    PRIMARY KEY (run, idx)) WITHOUT ROWID;
 ";
 
 /// A campaign definition as stored.
@@ -119,10 +118,13 @@ impl Store {
         // In WAL mode, NORMAL loses no committed transaction when the process
         // dies; only a power failure can lose the last commits (never corrupt).
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "cache_size", -65_536)?;
         conn.execute_batch(SCHEMA)
             .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
         let schema: Option<String> = conn
-            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+                r.get(0)
+            })
             .optional()?;
         match schema {
             None => {
@@ -149,7 +151,9 @@ impl Store {
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         let schema: Option<String> = conn
-            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+                r.get(0)
+            })
             .optional()
             .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
         if schema.as_deref() != Some(SCHEMA_VERSION) {
@@ -170,9 +174,11 @@ impl Store {
             .filter(|d| d.name == plan.file.name && d.hash != plan.definition)
             .collect();
         let tx = self.conn.transaction()?;
-        let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM definitions", [], |r| {
-            r.get(0)
-        })?;
+        let seq: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), 0) + 1 FROM definitions",
+            [],
+            |r| r.get(0),
+        )?;
         let t = now();
         let exists: bool = tx
             .query_row(
@@ -260,12 +266,22 @@ impl Store {
             .groups
             .iter()
             .enumerate()
-            .map(|(g, grp)| Summary::of(grp.algorithm.label(), g as u32, std::slice::from_ref(result)))
+            .map(|(g, grp)| {
+                Summary::of(
+                    grp.algorithm.label(),
+                    g as u32,
+                    std::slice::from_ref(result),
+                )
+            })
             .collect();
         let tx = self.conn.transaction()?;
         let (u, d, c) = (&result.uplink, &result.downlink, &result.conservation);
         let inserted = tx.execute(
-            "INSERT OR IGNORE INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+            "INSERT OR IGNORE INTO runs (key, model_version, spec, replication, duration, events, \
+             up_packets, up_bytes, up_busy, up_unnecessary_bytes, up_dropped_buffer, \
+             up_dropped_error, down_packets, down_bytes, down_busy, down_unnecessary_bytes, \
+             down_dropped_buffer, down_dropped_error, sent, delivered, dropped, in_flight, \
+             histograms, summaries) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
              ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 key,
@@ -295,12 +311,13 @@ impl Store {
             ],
         )?;
         if inserted == 1 {
+            let id = tx.last_insert_rowid();
             let mut stmt = tx.prepare_cached(
                 "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?;
             for (i, cl) in result.clients.iter().enumerate() {
                 stmt.execute(params![
-                    key,
+                    id,
                     i as i64,
                     cl.group,
                     cl.fct,
@@ -319,13 +336,45 @@ impl Store {
         Ok(())
     }
 
+    /// Checks that the store is whole: SQLite's integrity check passes and
+    /// every stored run has one client row per client of its spec.
+    pub fn verify(&self) -> Result<()> {
+        let ok: String = self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        if ok != "ok" {
+            bail!("integrity check: {ok}");
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT r.key, r.spec, (SELECT COUNT(*) FROM clients c WHERE c.run = r.id) FROM runs r",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (key, spec, n) in rows {
+            let spec: RunSpec = serde_json::from_str(&spec)
+                .with_context(|| format!("run {key}: unreadable spec"))?;
+            let want: i64 = spec.groups.iter().map(|g| i64::from(g.clients)).sum();
+            if n != want {
+                bail!("run {key}: {n} client rows, expected {want}");
+            }
+        }
+        Ok(())
+    }
+
     /// The stored result of a run, if finished.
     pub fn load_run(&self, key: &str) -> Result<Option<RunResult>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT duration, events, up_packets, up_bytes, up_busy, up_unnecessary_bytes, \
              up_dropped_buffer, up_dropped_error, down_packets, down_bytes, down_busy, \
              down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
-             dropped, in_flight, histograms FROM runs WHERE key = ?1",
+             dropped, in_flight, histograms, id FROM runs WHERE key = ?1",
         )?;
         let row = stmt
             .query_row([key], |r| {
@@ -355,21 +404,22 @@ impl Store {
                         },
                     },
                     r.get::<_, String>(18)?,
+                    r.get::<_, i64>(19)?,
                 ))
             })
             .optional()?;
-        let Some((mut run, histograms)) = row else {
+        let Some((mut run, histograms, id)) = row else {
             return Ok(None);
         };
         run.histograms = serde_json::from_str(&histograms)
             .with_context(|| format!("run {key}: unreadable histograms"))?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
-             max_expired_timer, rtt_sum, spurious_detected FROM clients WHERE run_key = ?1 \
+             max_expired_timer, rtt_sum, spurious_detected FROM clients WHERE run = ?1 \
              ORDER BY idx",
         )?;
         run.clients = stmt
-            .query_map([key], |r| {
+            .query_map([id], |r| {
                 Ok(ClientRecord {
                     group: r.get(0)?,
                     fct: r.get(1)?,
@@ -440,19 +490,26 @@ impl Store {
     /// value is printed in full (floats by their shortest exact form).
     pub fn dump(&self) -> Result<String> {
         let mut out = String::new();
-        for (table, order) in [
-            ("cells", "definition, idx"),
-            ("runs", "key"),
-            ("clients", "run_key, idx"),
+        // Row ids depend on the order runs finished in: print keys instead.
+        for (table, query) in [
+            ("cells", "SELECT * FROM cells ORDER BY definition, idx"),
+            ("runs", "SELECT * FROM runs ORDER BY key"),
+            (
+                "clients",
+                "SELECT r.key, c.* FROM clients c JOIN runs r ON r.id = c.run ORDER BY r.key, c.idx",
+            ),
         ] {
             let _ = writeln!(out, "[{table}]");
-            let mut stmt = self
-                .conn
-                .prepare(&format!("SELECT * FROM {table} ORDER BY {order}"))?;
+            let mut stmt = self.conn.prepare(query)?;
             let n = stmt.column_count();
+            let skip: Vec<bool> = stmt
+                .column_names()
+                .iter()
+                .map(|c| *c == "id" || *c == "run")
+                .collect();
             let mut rows = stmt.query([])?;
             while let Some(r) = rows.next()? {
-                for i in 0..n {
+                for i in (0..n).filter(|&i| !skip[i]) {
                     let v: rusqlite::types::Value = r.get(i)?;
                     let _ = write!(out, "{v:?}\t");
                 }
@@ -567,6 +624,7 @@ mod tests {
         assert_eq!((s[0].label.as_str(), s[0].clients), ("a", 1));
         assert_eq!((s[1].label.as_str(), s[1].unfinished_clients), ("b", 1));
         assert!(ro.dump().unwrap().contains("33.0030000000001"));
+        ro.verify().unwrap();
     }
 
     #[test]

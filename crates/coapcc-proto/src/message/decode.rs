@@ -133,11 +133,7 @@ type RawOption<'a> = (u16, &'a [u8], usize);
 /// Reads the option at `at` of `bytes` (after option number `last`). Returns
 /// `None` at the end of the block or at a payload marker, else the option's
 /// number, value and the position after it.
-fn next_option(
-    bytes: &[u8],
-    at: usize,
-    last: u16,
-) -> Result<Option<RawOption<'_>>, DecodeError> {
+fn next_option(bytes: &[u8], at: usize, last: u16) -> Result<Option<RawOption<'_>>, DecodeError> {
     let Some(&first) = bytes.get(at) else {
         return Ok(None);
     };

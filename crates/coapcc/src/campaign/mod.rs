@@ -73,7 +73,10 @@ pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u
     let plan = load(file)?;
     let mut db = Store::open(store)?;
     for s in &plan.skipped {
-        eprintln!("skipping `{}`: not available in this build ({})", s.name, s.reason);
+        eprintln!(
+            "skipping `{}`: not available in this build ({})",
+            s.name, s.reason
+        );
     }
     let others: Vec<_> = db
         .definitions()?

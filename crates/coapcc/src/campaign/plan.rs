@@ -196,7 +196,10 @@ fn expand(file: CampaignFile, text: &str, origin: &str) -> Result<Plan> {
             bail!("{}", ctx("replications: expected at least 1"));
         }
         if set.clients.is_empty() || set.clients.contains(&0) {
-            bail!("{}", ctx("clients: expected a list of counts, each at least 1"));
+            bail!(
+                "{}",
+                ctx("clients: expected a list of counts, each at least 1")
+            );
         }
         let algorithms: &[AlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
         let mixes: &[MixedEntry] = set.mixed.as_deref().unwrap_or(&file.mixed);
@@ -235,7 +238,10 @@ fn expand(file: CampaignFile, text: &str, origin: &str) -> Result<Plan> {
             }
         }
         if populations.is_empty() && skipped.is_empty() {
-            bail!("{}", ctx("expected at least one algorithm or mixed population"));
+            bail!(
+                "{}",
+                ctx("expected at least one algorithm or mixed population")
+            );
         }
         for (i, p) in populations.iter().enumerate() {
             if populations[..i].iter().any(|q| q.label == p.label) {
@@ -424,8 +430,20 @@ mod tests {
         assert_eq!(p.distinct_keys().len(), p.runs());
         let c = &p.cells[0];
         assert_eq!(
-            (c.set.as_str(), c.clients, c.buffer, c.workload, c.population.as_str()),
-            ("a", 2, Buffer::Bytes(2500), WorkloadKind::Continuous, "default")
+            (
+                c.set.as_str(),
+                c.clients,
+                c.buffer,
+                c.workload,
+                c.population.as_str()
+            ),
+            (
+                "a",
+                2,
+                Buffer::Bytes(2500),
+                WorkloadKind::Continuous,
+                "default"
+            )
         );
         assert_eq!(c.spec.seed, 7);
         assert_eq!(c.spec.groups[0].workload.exchanges, 5);
@@ -433,13 +451,19 @@ mod tests {
         let mix = &p.cells[2];
         assert!(mix.mixed);
         assert_eq!(
-            mix.groups.iter().map(|g| (g.label.as_str(), g.clients)).collect::<Vec<_>>(),
+            mix.groups
+                .iter()
+                .map(|g| (g.label.as_str(), g.clients))
+                .collect::<Vec<_>>(),
             [("mix: default", 1), ("mix: d30", 1)]
         );
         let mix5 = &p.cells[5];
         assert_eq!((mix5.clients, mix5.groups[1].clients), (5, 3));
         let b = &p.cells[24];
-        assert_eq!((b.set.as_str(), b.errors, b.buffer), ("b", ErrorProfile::Low, Buffer::Infinite));
+        assert_eq!(
+            (b.set.as_str(), b.errors, b.buffer),
+            ("b", ErrorProfile::Low, Buffer::Infinite)
+        );
         assert_eq!(b.keys.len(), 4);
         assert_eq!(p.cells[25].population, "default-cap30");
         assert_eq!(p.cells.last().unwrap().errors, ErrorProfile::High);
@@ -463,12 +487,12 @@ mod tests {
 
     #[test]
     fn unavailable_algorithms_fail_unless_skipped() {
-        let text = BASE.replace(
-            "algorithms = [",
-            "algorithms = [\"no-such-algorithm\", ",
-        );
+        let text = BASE.replace("algorithms = [", "algorithms = [\"no-such-algorithm\", ");
         let e = format!("{:#}", parse(&text, "t.toml").unwrap_err());
-        assert!(e.contains("t.toml") && e.contains("`no-such-algorithm` is not available"), "{e}");
+        assert!(
+            e.contains("t.toml") && e.contains("`no-such-algorithm` is not available"),
+            "{e}"
+        );
         assert!(e.contains("skip_unavailable"), "{e}");
         let listed = format!("skip_unavailable = [\"no-such-algorithm\"]\n{text}");
         let p = parse(&listed, "t").unwrap();
@@ -486,7 +510,10 @@ mod tests {
     fn bad_parameters_of_an_available_algorithm_always_fail() {
         let text = format!(
             "skip_unavailable = true\n{}",
-            BASE.replace("cap = 30 }]\n        [workload]", "cap = 30, first_sample = \"sometimes\" }]\n        [workload]")
+            BASE.replace(
+                "cap = 30 }]\n        [workload]",
+                "cap = 30, first_sample = \"sometimes\" }]\n        [workload]"
+            )
         );
         let e = format!("{:#}", parse(&text, "t").unwrap_err());
         assert!(e.contains("first_sample"), "{e}");

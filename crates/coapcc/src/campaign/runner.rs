@@ -86,14 +86,18 @@ pub fn execute(
         scope.spawn(move || {
             pool.install(|| {
                 // A send fails only once the writer has given up: stop then.
-                let _ = jobs.par_iter().enumerate().try_for_each_with(tx, |tx, (i, job)| {
-                    tx.send((i, testbed::run(job.spec, job.replication)))
-                });
+                let _ = jobs
+                    .par_iter()
+                    .enumerate()
+                    .try_for_each_with(tx, |tx, (i, job)| {
+                        tx.send((i, testbed::run(job.spec, job.replication)))
+                    });
             })
         });
         for (i, result) in rx {
             let job = &jobs[i];
-            let result = result.map_err(|e| anyhow!("run {} (replication {}): {e}", job.key, job.replication))?;
+            let result = result
+                .map_err(|e| anyhow!("run {} (replication {}): {e}", job.key, job.replication))?;
             store.insert_run(job.key, job.spec, job.replication, &result)?;
             stored += 1;
             on_stored(job);

@@ -83,7 +83,13 @@ impl Panel {
             self.clients
         );
         raw.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
             .collect()
     }
 }
@@ -238,6 +244,17 @@ pub fn gather(store: &Store, definition: Definition, others: Vec<Definition>) ->
             }
         }
     }
+    // By set and client count, then workload and buffer; algorithms keep the
+    // published order.
+    comparisons.sort_by_key(|c| {
+        (
+            cells.iter().position(|k| k.cell.set == c.set),
+            c.row.clients,
+            c.row.errors.name(),
+            c.row.workload.name(),
+            c.row.buffer.unwrap_or(u64::MAX),
+        )
+    });
     Ok(Report {
         definition,
         others,

@@ -80,7 +80,11 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
         esc(&d.source),
         utc(d.first_seen),
         utc(d.last_run),
-        if done < planned { " class=\"warn\"" } else { "" },
+        if done < planned {
+            " class=\"warn\""
+        } else {
+            ""
+        },
         if done < planned {
             " — incomplete: figures use the replications finished so far"
         } else {
@@ -103,7 +107,14 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
         let others: Vec<String> = r
             .others
             .iter()
-            .map(|o| format!("<code>{}</code> {} (last run {})", esc(&o.name), &o.hash[..12], utc(o.last_run)))
+            .map(|o| {
+                format!(
+                    "<code>{}</code> {} (last run {})",
+                    esc(&o.name),
+                    &o.hash[..12],
+                    utc(o.last_run)
+                )
+            })
             .collect();
         let _ = write!(
             s,

@@ -57,7 +57,11 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     let mut out = Vec::new();
     for (kind, unit, what) in [
         ("fct", "flow completion time (s)", "FCT"),
-        ("unnecessary", "unnecessary retransmissions per client", "unnecessary"),
+        (
+            "unnecessary",
+            "unnecessary retransmissions per client",
+            "unnecessary",
+        ),
     ] {
         for p in &r.panels {
             let mut items = Vec::new();

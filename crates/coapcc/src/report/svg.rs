@@ -20,7 +20,7 @@ pub struct BoxItem {
 }
 
 /// Plot geometry.
-pub const WIDTH: f64 = 460.0;
+pub const WIDTH: f64 = 420.0;
 /// Plot height.
 pub const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 62.0;

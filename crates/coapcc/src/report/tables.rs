@@ -22,7 +22,9 @@ pub struct Table {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 impl Table {
@@ -81,8 +83,17 @@ fn opt3(v: Option<f64>) -> String {
     v.map_or(String::new(), f3)
 }
 
+/// A signed percentage with one decimal; differences that round to zero are
+/// shown as `0.0%` whatever their sign.
 fn pct(measured: f64, published: Option<f64>) -> String {
-    published.map_or(String::new(), |p| format!("{:+.1}%", diff_percent(measured, p)))
+    published.map_or(String::new(), |p| {
+        let d = diff_percent(measured, p);
+        if (d * 10.0).round() == 0.0 {
+            "0.0%".to_string()
+        } else {
+            format!("{d:+.1}%")
+        }
+    })
 }
 
 fn coords(c: &CellResult) -> Vec<String> {
@@ -132,10 +143,26 @@ pub fn published(r: &Report) -> Table {
         id: "published",
         title: "Measured vs published flow completion time (s)",
         header: strs(&[
-            "set", "errors", "workload", "buffer", "clients", "algorithm", "replications",
-            "measured p10", "measured p25", "measured median", "measured p75", "measured p90",
-            "published p10", "published p25", "published median", "published p75",
-            "published p90", "Δ p10", "Δ median", "Δ p90",
+            "set",
+            "errors",
+            "workload",
+            "buffer",
+            "clients",
+            "algorithm",
+            "replications",
+            "measured p10",
+            "measured p25",
+            "measured median",
+            "measured p75",
+            "measured p90",
+            "published p10",
+            "published p25",
+            "published median",
+            "published p75",
+            "published p90",
+            "Δ p10",
+            "Δ median",
+            "Δ p90",
         ]),
         rows,
     }
@@ -172,7 +199,15 @@ pub fn transmissions(r: &Report) -> Table {
             rows.push(row);
         }
     }
-    let mut header = strs(&["set", "errors", "workload", "buffer", "clients", "algorithm", "exchanges"]);
+    let mut header = strs(&[
+        "set",
+        "errors",
+        "workload",
+        "buffer",
+        "clients",
+        "algorithm",
+        "exchanges",
+    ]);
     for i in 1..TRANSMISSION_COLUMNS {
         header.push(format!("{i} tx %"));
     }
@@ -226,12 +261,35 @@ pub fn summary(r: &Report) -> Table {
         id: "summary",
         title: "Summary per algorithm",
         header: strs(&[
-            "set", "errors", "workload", "buffer", "clients", "algorithm", "replications",
-            "clients summarised", "FCT min", "FCT p10", "FCT p25", "FCT median", "FCT p75",
-            "FCT p90", "FCT max", "unnecessary p10", "unnecessary median", "unnecessary p90",
-            "failed exchanges", "unfinished clients", "mean RTT", "largest timer median",
-            "buffer drops up", "buffer drops down", "error drops up", "error drops down",
-            "utilisation up", "utilisation down", "unnecessary share down",
+            "set",
+            "errors",
+            "workload",
+            "buffer",
+            "clients",
+            "algorithm",
+            "replications",
+            "clients summarised",
+            "FCT min",
+            "FCT p10",
+            "FCT p25",
+            "FCT median",
+            "FCT p75",
+            "FCT p90",
+            "FCT max",
+            "unnecessary p10",
+            "unnecessary median",
+            "unnecessary p90",
+            "failed exchanges",
+            "unfinished clients",
+            "mean RTT",
+            "largest timer median",
+            "buffer drops up",
+            "buffer drops down",
+            "error drops up",
+            "error drops down",
+            "utilisation up",
+            "utilisation down",
+            "unnecessary share down",
         ]),
         rows,
     }
