@@ -53,7 +53,7 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     entry!("cocoa-plus", crate::cocoa_plus::CocoaPlus, "§3.3", "CoCoA+: CoCoA estimators, VBF fixed per exchange by its initial timer, 30 s / 16·RTO aging, cap 60"),
     entry!("cocoa-s", crate::cocoa_s::CocoaS, "§3.4", "CoCoA-S: CoCoA with the strong estimator only"),
     entry!("cocoa-e", crate::cocoa_e::CocoaE, "§3.5", "CoCoA-E: strong/weak estimators with a per-sample gain R/RTO; CoCoA+ backoff and dithering"),
-    entry!("4-state-strong", crate::four_state::FourStateStrong, "§3.6", "4-state-strong: per-state RFC 6298 estimators and weights (constants guessed: approximate)", true),
+    entry!("4-state-strong", crate::four_state::FourStateStrong, "§3.6", "4-state-strong: per-state RFC 6298 estimators and weights (the source gives no constants; ours are documented guesses)", true),
     // -- further algorithms are added below, one line each --
     entry!("pcocoa", crate::pcocoa::Pcocoa, "§4", "pCoCoA: Transmission Counter echoes, single precise estimator with mdev_max, k = 6 after spurious; CoCoA+ without echoes"),
     entry!("linux-rto", crate::linux_rto::LinuxRto, "§5", "Linux-RTO (Betzler's model of Linux TCP's estimator): strong samples, binary backoff, Default dithering"),
