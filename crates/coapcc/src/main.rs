@@ -313,18 +313,9 @@ fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Resul
 /// `coapcc load`'s table: `coapcc run`'s table of the summary under a header
 /// saying what was measured.
 fn load_table(o: &coapcc_net::cli::LoadOutcome) -> String {
-    let scenario = coapcc_sim::Scenario {
-        name: String::new(),
-        description: String::new(),
-        network: coapcc_sim::Network::default(),
-        coap: coapcc_sim::Coap::default(),
-        workload: o.spec.workload.clone(),
-        clients: o.spec.clients,
-        algorithms: vec![o.spec.algorithm.clone()],
-        replications: 1,
-        seed: o.spec.seed,
-    };
-    let table = output::table(&scenario, std::slice::from_ref(&o.summary));
-    let body = table.split_once('\n').map_or("", |(_, rest)| rest);
-    format!("{}\n{body}", coapcc_net::cli::load_header(o))
+    format!(
+        "{}\n{}",
+        coapcc_net::cli::load_header(o),
+        output::summary_tables(std::slice::from_ref(&o.summary))
+    )
 }

@@ -31,17 +31,13 @@ fn row(out: &mut String, name: &str, p: &Percentiles, decimals: usize) {
     out.push('\n');
 }
 
-/// A human-readable table per algorithm.
+/// A human-readable table per algorithm, under a line describing the scenario.
 pub fn table(scenario: &Scenario, summaries: &[Summary]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} — {} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}",
-        if scenario.name.is_empty() {
-            "scenario"
-        } else {
-            &scenario.name
-        },
+        if scenario.name.is_empty() { "scenario" } else { &scenario.name },
         scenario.clients,
         scenario.workload.kind.name(),
         scenario.network.buffer.label(),
@@ -49,6 +45,13 @@ pub fn table(scenario: &Scenario, summaries: &[Summary]) -> String {
         scenario.replications,
         scenario.seed
     );
+    out.push_str(&summary_tables(summaries));
+    out
+}
+
+/// The per-algorithm tables alone.
+pub fn summary_tables(summaries: &[Summary]) -> String {
+    let mut out = String::new();
     for s in summaries {
         let _ = writeln!(out, "\n{}  ({} clients summarised)", s.label, s.clients);
         let _ = writeln!(
