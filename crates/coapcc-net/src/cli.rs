@@ -58,7 +58,12 @@ pub struct ClientArgs {
     #[arg(short = 'p', long, value_name = "TEXT|-")]
     pub payload: Option<String>,
     /// Retransmission-timeout algorithm (see `coapcc algorithms`).
-    #[arg(long = "cc", alias = "algorithm", default_value = "default", value_name = "ALGORITHM")]
+    #[arg(
+        long = "cc",
+        alias = "algorithm",
+        default_value = "default",
+        value_name = "ALGORITHM"
+    )]
     pub cc: String,
     /// Run this many exchanges back to back and print each one's RTT sample
     /// and the timers the algorithm chose.
@@ -133,7 +138,12 @@ pub struct LoadArgs {
     #[arg(long, default_value = "1-10", value_name = "LO-HI")]
     pub batch: String,
     /// Algorithm (see `coapcc algorithms`).
-    #[arg(long = "cc", alias = "algorithm", default_value = "default", value_name = "ALGORITHM")]
+    #[arg(
+        long = "cc",
+        alias = "algorithm",
+        default_value = "default",
+        value_name = "ALGORITHM"
+    )]
     pub cc: String,
     /// MAX_RETRANSMIT (the evaluations used 20).
     #[arg(long, default_value_t = 20, value_name = "N")]
@@ -302,12 +312,14 @@ pub fn client(args: ClientArgs) -> Result<()> {
             if args.count == 1 {
                 match &r.outcome {
                     Outcome::Response { code, payload, .. } => {
+                        let timers: Vec<String> =
+                            r.timers.iter().map(|t| format!("{t:.3}")).collect();
                         eprintln!(
-                            "{code} from {} in {:.3} ms, {} retransmission(s), timers {:?} s",
+                            "{code} from {} in {:.3} ms, {} retransmission(s), timers [{}] s",
                             t.addr,
                             r.elapsed as f64 / 1e6,
                             r.retransmissions,
-                            r.timers
+                            timers.join(", ")
                         );
                         stdout.write_all(payload)?;
                         if !payload.is_empty() && payload.last() != Some(&b'\n') {
@@ -315,7 +327,10 @@ pub fn client(args: ClientArgs) -> Result<()> {
                         }
                     }
                     Outcome::Failed(reason) => {
-                        bail!("exchange failed ({reason:?}) after {} retransmission(s)", r.retransmissions)
+                        bail!(
+                            "exchange failed ({reason:?}) after {} retransmission(s)",
+                            r.retransmissions
+                        )
                     }
                 }
                 return Ok(());
@@ -401,7 +416,10 @@ fn parse_batch(s: &str) -> Result<[u32; 2]> {
 /// Runs `coapcc load`.
 pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
     let kind = WorkloadKind::parse(&args.workload).ok_or_else(|| {
-        anyhow!("--workload: expected continuous or random, found `{}`", args.workload)
+        anyhow!(
+            "--workload: expected continuous or random, found `{}`",
+            args.workload
+        )
     })?;
     let rt = runtime()?;
     let t = rt.block_on(target::resolve(&args.uri))?;
@@ -440,10 +458,17 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<Network> {
     if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
         bail!("--path-delay-ms: expected 0 <= LO <= HI");
     }
-    let buffer = Buffer::parse(&args.buffer)
-        .ok_or_else(|| anyhow!("--buffer: expected a byte count or `inf`, found `{}`", args.buffer))?;
+    let buffer = Buffer::parse(&args.buffer).ok_or_else(|| {
+        anyhow!(
+            "--buffer: expected a byte count or `inf`, found `{}`",
+            args.buffer
+        )
+    })?;
     let errors = ErrorProfile::parse(&args.errors).ok_or_else(|| {
-        anyhow!("--errors: expected none, low, medium or high, found `{}`", args.errors)
+        anyhow!(
+            "--errors: expected none, low, medium or high, found `{}`",
+            args.errors
+        )
     })?;
     if args.uplink_bps == 0 || args.downlink_bps == 0 {
         bail!("link rates must be greater than 0");

@@ -190,7 +190,12 @@ impl NetClient {
     pub async fn flush(&mut self, on: &mut impl FnMut(Happening<'_>)) {
         while let Some(t) = self.coap.poll_transmit(&mut self.tx) {
             let at = self.clock.now();
-            if self.socket.send_to(&self.tx[..t.len], t.peer).await.is_err() {
+            if self
+                .socket
+                .send_to(&self.tx[..t.len], t.peer)
+                .await
+                .is_err()
+            {
                 self.send_errors += 1;
             }
             on(Happening::Sent { at, transmit: &t });
@@ -315,5 +320,113 @@ impl Tracker {
                 _ => {}
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A peer that ignores the first copy of each request and answers the
+    /// second with a piggybacked 2.05: the client retransmits once, and its
+    /// Default CoAP timers are a [2, 3] s draw then twice that — here with
+    /// ACK_TIMEOUT 0.05 s, so [0.05, 0.075] then doubled.
+    #[tokio::test]
+    async fn retransmits_on_timeout_and_reports_timers() {
+        let peer = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let peer_addr = peer.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            let mut seen = Vec::new();
+            for _ in 0..2 {
+                let (n, from) = peer.recv_from(&mut buf).await.unwrap();
+                seen.push(buf[..n].to_vec());
+                if seen.len() == 2 {
+                    // ACK, 2.05, same MID and token, payload "ok"
+                    let req = &seen[1];
+                    let tkl = (req[0] & 0x0f) as usize;
+                    let mut resp = vec![0x60 | tkl as u8, 0x45, req[2], req[3]];
+                    resp.extend_from_slice(&req[4..4 + tkl]);
+                    resp.extend_from_slice(&[0xff, b'o', b'k']);
+                    peer.send_to(&resp, from).await.unwrap();
+                }
+            }
+            seen
+        });
+        let opts = ClientOptions {
+            algorithm: AlgorithmSpec {
+                ack_timeout: Some(0.05),
+                ..AlgorithmSpec::named("default")
+            },
+            ..ClientOptions::default()
+        };
+        let mut c = NetClient::bind("127.0.0.1:0".parse().unwrap(), &opts, Clock::start())
+            .await
+            .unwrap();
+        let req = Request {
+            method: Code::GET,
+            path: "a/b",
+            payload: &[],
+            confirmable: true,
+        };
+        let r = c
+            .exchange(peer_addr, &req, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let seen = server.await.unwrap();
+        assert_eq!(
+            seen[0], seen[1],
+            "a retransmission is the identical message"
+        );
+        assert_eq!(
+            r.outcome,
+            Outcome::Response {
+                code: Code::CONTENT,
+                payload: b"ok".to_vec(),
+                echo: None
+            }
+        );
+        assert_eq!(r.retransmissions, 1);
+        assert_eq!(r.timers.len(), 2);
+        assert!((0.05..=0.075).contains(&r.timers[0]), "{:?}", r.timers);
+        assert!((r.timers[1] - 2.0 * r.timers[0]).abs() < 1e-9);
+        // E is measured from the original: at least the first timer.
+        assert!(r.elapsed as f64 / 1e9 >= r.timers[0]);
+    }
+
+    #[tokio::test]
+    async fn gives_up_after_max_retransmit_and_after_the_wall_limit() {
+        let silent = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let to = silent.local_addr().unwrap();
+        let opts = ClientOptions {
+            algorithm: AlgorithmSpec {
+                ack_timeout: Some(0.01),
+                ..AlgorithmSpec::named("default")
+            },
+            max_retransmit: 2,
+            ..ClientOptions::default()
+        };
+        let mut c = NetClient::bind("127.0.0.1:0".parse().unwrap(), &opts, Clock::start())
+            .await
+            .unwrap();
+        let req = Request {
+            method: Code::GET,
+            path: "x",
+            payload: &[],
+            confirmable: true,
+        };
+        let r = c.exchange(to, &req, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(r.outcome, Outcome::Failed(FailReason::Timeout));
+        assert_eq!(r.retransmissions, 2);
+        assert_eq!(r.timers.len(), 3);
+        let slow = ClientOptions {
+            max_retransmit: 20,
+            ..ClientOptions::default()
+        };
+        let mut c = NetClient::bind("127.0.0.1:0".parse().unwrap(), &slow, Clock::start())
+            .await
+            .unwrap();
+        let e = c.exchange(to, &req, Duration::from_millis(100)).await;
+        assert!(e.is_err());
     }
 }

@@ -101,10 +101,7 @@ impl Bottleneck {
         }
         let start = if self.free_at <= now {
             now
-        } else if self
-            .limit
-            .is_some_and(|l| self.waiting_bytes + ip_len > l)
-        {
+        } else if self.limit.is_some_and(|l| self.waiting_bytes + ip_len > l) {
             self.record.dropped_buffer += 1;
             return Fate::DroppedBuffer;
         } else {
@@ -264,6 +261,9 @@ mod tests {
             }
         }
         let rate = lost as f64 / total as f64;
-        assert!((rate - ErrorProfile::High.average_loss()).abs() < 0.02, "{rate}");
+        assert!(
+            (rate - ErrorProfile::High.average_loss()).abs() < 0.02,
+            "{rate}"
+        );
     }
 }

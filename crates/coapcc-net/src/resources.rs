@@ -69,9 +69,9 @@ impl Resources {
     /// Parses `PATH=SIZE` (a fixed payload), `PATH=text:STRING` or
     /// `PATH=store` and adds it.
     pub fn add_spec(&mut self, spec: &str) -> Result<(), String> {
-        let (path, what) = spec
-            .split_once('=')
-            .ok_or_else(|| format!("resource `{spec}`: expected PATH=SIZE, PATH=text:STRING or PATH=store"))?;
+        let (path, what) = spec.split_once('=').ok_or_else(|| {
+            format!("resource `{spec}`: expected PATH=SIZE, PATH=text:STRING or PATH=store")
+        })?;
         let resource = if what == "store" {
             Resource::Store(Vec::new())
         } else if let Some(t) = what.strip_prefix("text:") {
@@ -120,7 +120,9 @@ impl Handler for Resources {
         if Self::is_well_known_core(request) {
             if request.code == Code::GET {
                 response.code = Code::CONTENT;
-                response.options.push((option::CONTENT_FORMAT, vec![LINK_FORMAT]));
+                response
+                    .options
+                    .push((option::CONTENT_FORMAT, vec![LINK_FORMAT]));
                 response.payload.extend_from_slice(self.core.as_bytes());
             } else {
                 response.code = Code::METHOD_NOT_ALLOWED;
@@ -191,10 +193,16 @@ mod tests {
         let mut r = Resources::standard();
         r.add_spec("a/b=7").unwrap();
         let x = call(&mut r, Code::GET, "/a/b", b"");
-        assert_eq!((x.code, x.payload.as_slice()), (Code::CONTENT, &b"xxxxxxx"[..]));
+        assert_eq!(
+            (x.code, x.payload.as_slice()),
+            (Code::CONTENT, &b"xxxxxxx"[..])
+        );
         assert_eq!(call(&mut r, Code::GET, "a", b"").code, Code::NOT_FOUND);
         assert_eq!(call(&mut r, Code::GET, "a/b/c", b"").code, Code::NOT_FOUND);
-        assert_eq!(call(&mut r, Code::PUT, "sense", b"").code, Code::METHOD_NOT_ALLOWED);
+        assert_eq!(
+            call(&mut r, Code::PUT, "sense", b"").code,
+            Code::METHOD_NOT_ALLOWED
+        );
         assert_eq!(call(&mut r, Code::GET, "sense", b"").payload.len(), 60);
         assert_eq!(call(&mut r, Code::PUT, "store", b"hi").code, Code::CHANGED);
         assert_eq!(call(&mut r, Code::GET, "store", b"").payload, b"hi");

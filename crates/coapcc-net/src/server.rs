@@ -105,7 +105,9 @@ pub async fn serve(
         };
         snap.datagrams += 1;
         let now = clock.now();
-        if let ServerOutput::Reply { len, .. } = server.handle_datagram(now, from, &rx[..n], &mut tx) {
+        if let ServerOutput::Reply { len, .. } =
+            server.handle_datagram(now, from, &rx[..n], &mut tx)
+        {
             if socket.send_to(&tx[..len], from).await.is_ok() {
                 snap.replies += 1;
             }

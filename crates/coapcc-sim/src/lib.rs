@@ -8,6 +8,8 @@
 //!
 //! - [`testbed`]: the constrained-link network and its event loop;
 //! - [`link_errors`]: the two-state bursty error model;
+//! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithm
+//!   `tcp`); [`tcp_metrics`]: their counters by kind;
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -19,6 +21,8 @@ pub mod link_errors;
 pub mod metrics;
 pub mod rng;
 pub mod scenario;
+pub mod tcp_endpoint;
+pub mod tcp_metrics;
 pub mod testbed;
 pub mod time;
 

@@ -29,6 +29,10 @@ pub struct ClientRecord {
     pub rtt_sum: f64,
     /// Spurious retransmissions the algorithm detected (pCoCoA, FASOR+Option).
     pub spurious_detected: u32,
+    /// CoAP-over-TCP clients only: counters by kind (`unnecessary` is then their
+    /// total of duplicate segments, SYNs, SYN-ACKs and CSMs received).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<crate::tcp_metrics::TcpRecord>,
 }
 
 /// What crossed one direction of the bottleneck.
@@ -188,6 +192,10 @@ pub struct Summary {
     pub unnecessary_share_up: f64,
     /// Downlink share.
     pub unnecessary_share_down: f64,
+    /// CoAP-over-TCP counters summed over the group's clients (`None` for UDP
+    /// groups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<crate::tcp_metrics::TcpRecord>,
 }
 
 impl Summary {
@@ -217,6 +225,9 @@ impl Summary {
                 s.spurious_detected += u64::from(c.spurious_detected);
                 rtt_sum += c.rtt_sum;
                 rtt_n += u64::from(c.completed);
+                if let Some(t) = &c.tcp {
+                    s.tcp.get_or_insert_with(Default::default).add(t);
+                }
             }
             if let Some(h) = run.histograms.get(group as usize) {
                 if s.histogram.len() < h.len() {

@@ -14,6 +14,11 @@
 //! Clients and the server are the real sans-IO CoAP endpoints of `coapcc-proto`:
 //! every packet carries the bytes they encoded, and its size on the wire is the
 //! IPv4 + UDP header plus those bytes.
+//!
+//! Clients of the algorithm `tcp` run CoAP over TCP instead (transport-tcp.md
+//! §1–2, [`crate::tcp_endpoint`]): their packets are TCP segments of real size
+//! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
+//! error model and delays. A run may mix UDP and TCP groups.
 
 use std::collections::VecDeque;
 
@@ -22,10 +27,12 @@ use coapcc_proto::message::Code;
 use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
 
 use crate::agenda::Agenda;
+use crate::client_factory::is_tcp;
 use crate::config::{Group, RunSpec, WorkloadKind};
 use crate::link_errors::LinkErrors;
 use crate::metrics::{ClientRecord, Conservation, LinkRecord, RunResult};
 use crate::rng::{derive, SimRng, Stream};
+use crate::tcp_endpoint::{TcpTrace, TcpWorld};
 use crate::time::{from_secs, serialisation, to_secs, Nanos};
 
 /// IPv4 header bytes.
@@ -63,7 +70,12 @@ struct Packet {
     data: [u8; MAX_DATAGRAM],
 }
 
+/// Identifies a packet: an index into the UDP [`PacketPool`], or, with
+/// [`TCP_PACKET`] set, into the TCP segment pool of [`TcpWorld`].
 type PacketId = u32;
+
+/// Marks a [`PacketId`] as a TCP segment.
+const TCP_PACKET: PacketId = 1 << 31;
 
 /// Packets in the network, allocated once and recycled.
 #[derive(Default)]
@@ -162,6 +174,8 @@ enum Event {
     AtServer(PacketId),
     /// A packet reached its client.
     AtClient(PacketId),
+    /// A TCP endpoint's timer (`connection * 2 + side`; stale if moved).
+    TcpTimer(u32),
 }
 
 /// A simulated client: a CoAP endpoint plus its workload.
@@ -187,6 +201,19 @@ pub trait Tap {
     /// `src` and `dst` are client indices or [`SERVER`]; `bytes` is the CoAP
     /// message (the UDP payload).
     fn packet(&mut self, at: Nanos, src: u32, dst: u32, bytes: &[u8]);
+
+    /// Sees what CoAP-over-TCP client `client` (and the server's side of its
+    /// connections) does: segments sent and arrived, application steps.
+    fn tcp(&mut self, at: Nanos, client: u32, what: TcpTrace<'_>) {
+        let _ = (at, client, what);
+    }
+}
+
+/// Where a client lives: among the UDP clients or the TCP clients.
+#[derive(Clone, Copy)]
+enum Slot {
+    Udp(u32),
+    Tcp(u32),
 }
 
 /// Runs one replication of `spec`.
@@ -203,6 +230,7 @@ pub fn run_with_tap(
     tap: &mut dyn Tap,
 ) -> Result<RunResult, SpecError> {
     let mut tb = Testbed::new(spec, replication)?;
+    tb.tcp.trace = true;
     tb.tap = Some(tap);
     tb.run();
     Ok(tb.finish())
@@ -245,12 +273,31 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     if !(n.uplink_delay_ms >= 0.0 && n.downlink_delay_ms >= 0.0) {
         return Err(SpecError("network: delays must be >= 0".into()));
     }
+    let any_tcp = spec.groups.iter().any(|g| is_tcp(&g.algorithm));
+    let any_udp = spec.groups.iter().any(|g| !is_tcp(&g.algorithm));
     let largest = IPV4_HEADER + UDP_HEADER + 4 + 8 + 1 + spec.coap.response_payload + 8;
-    if largest > n.mtu {
+    if any_udp && largest > n.mtu {
         return Err(SpecError(format!(
             "coap.response_payload: {} bytes do not fit the {}-byte MTU with headers",
             spec.coap.response_payload, n.mtu
         )));
+    }
+    if any_tcp {
+        // The MSS is the MTU less 40 bytes of IPv4 and TCP headers; the response
+        // must fit the client's Max-Message-Size (RFC 8323 base value 1152).
+        if n.mtu < 48 {
+            return Err(SpecError(format!(
+                "network.mtu: CoAP over TCP needs at least 48 bytes, found {}",
+                n.mtu
+            )));
+        }
+        let frame = coapcc_proto::tcp::frame_len(0, &[], &vec![0; spec.coap.response_payload]);
+        if frame > 1152 {
+            return Err(SpecError(format!(
+                "coap.response_payload: a {frame}-byte response exceeds the 1152-byte \
+                 Max-Message-Size of CoAP over TCP"
+            )));
+        }
     }
     if spec.coap.path.len() > 200 {
         return Err(SpecError(
@@ -284,7 +331,13 @@ struct Testbed<'a> {
     links: [Link; 2],
     to_server: Path,
     to_router: Path,
+    /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
+    /// The global index of each UDP client.
+    udp_global: Vec<u32>,
+    /// Every client in global order.
+    order: Vec<Slot>,
+    tcp: TcpWorld,
     server: Server<u32, FixedPayload>,
     histograms: Vec<Vec<u64>>,
     unfinished: usize,
@@ -320,15 +373,34 @@ impl<'a> Testbed<'a> {
             rng: SimRng::new(derive(seed, Stream::PathJitter, dir as u64)),
         };
         let mut clients = Vec::new();
+        let mut udp_global = Vec::new();
+        let mut order = Vec::new();
+        let mut tcp = TcpWorld::new(
+            n.mtu,
+            &spec.coap.path,
+            spec.coap.response_payload,
+            spec.groups.len(),
+        );
         for (gi, g) in spec.groups.iter().enumerate() {
             for _ in 0..g.clients {
-                let index = clients.len() as u64;
-                clients.push(new_client(
-                    spec,
-                    g,
-                    gi as u32,
-                    derive(seed, Stream::Client, index),
-                )?);
+                let index = order.len() as u32;
+                let seed = derive(seed, Stream::Client, u64::from(index));
+                if is_tcp(&g.algorithm) {
+                    let w = &g.workload;
+                    let c = tcp.add_client(
+                        index,
+                        gi as u32,
+                        w.kind,
+                        w.batch,
+                        w.exchanges,
+                        SimRng::new(seed),
+                    );
+                    order.push(Slot::Tcp(c));
+                } else {
+                    order.push(Slot::Udp(clients.len() as u32));
+                    udp_global.push(index);
+                    clients.push(new_client(spec, g, gi as u32, seed)?);
+                }
             }
         }
         let server = Server::new(
@@ -337,11 +409,11 @@ impl<'a> Testbed<'a> {
                 size: spec.coap.response_payload,
             },
         );
-        let unfinished = clients.len();
+        let unfinished = order.len();
         Ok(Testbed {
             spec,
             now: 0,
-            events: Agenda::new(LANES, 4 * clients.len() + 64),
+            events: Agenda::new(LANES, 4 * order.len() + 64),
             processed: 0,
             packets: PacketPool::default(),
             links: [
@@ -351,6 +423,9 @@ impl<'a> Testbed<'a> {
             to_server: path(Dir::Up),
             to_router: path(Dir::Down),
             clients,
+            udp_global,
+            order,
+            tcp,
             server,
             histograms: vec![Vec::new(); spec.groups.len()],
             unfinished,
@@ -364,7 +439,7 @@ impl<'a> Testbed<'a> {
     /// goes into its own FIFO lane.
     fn schedule(&mut self, at: Nanos, ev: Event) {
         match ev {
-            Event::ClientTimer(_) => self.events.push(at, ev),
+            Event::ClientTimer(_) | Event::TcpTimer(_) => self.events.push(at, ev),
             Event::TxDone(d) => self.events.push_lane(LANE_TX + d as usize, at, ev),
             Event::RouterFromServer(_) => self.events.push_lane(LANE_ROUTER, at, ev),
             Event::AtServer(_) => self.events.push_lane(LANE_SERVER, at, ev),
@@ -374,9 +449,19 @@ impl<'a> Testbed<'a> {
 
     fn run(&mut self) {
         // Decision (testbed.md §1.3): all clients start at time 0, in index order.
-        for c in 0..self.clients.len() {
-            self.start_next(c, 0);
-            self.service(c);
+        // Continuous TCP clients set up their connection first (transport-tcp.md
+        // §2); then time 0 of the workload is when the last of them is ready.
+        if self.tcp.warming == 0 {
+            self.start_all();
+        } else {
+            for i in 0..self.order.len() {
+                if let Slot::Tcp(c) = self.order[i] {
+                    if self.tcp.is_continuous(c) {
+                        self.tcp.start(0, c);
+                        self.drain_tcp();
+                    }
+                }
+            }
         }
         while self.unfinished > 0 {
             let Some((at, ev)) = self.events.pop() else {
@@ -397,28 +482,163 @@ impl<'a> Testbed<'a> {
                 Event::RouterFromServer(p) => self.enqueue(Dir::Down, p),
                 Event::AtServer(p) => self.at_server(p),
                 Event::AtClient(p) => self.at_client(p),
+                Event::TcpTimer(ep) => self.tcp_timer(ep),
             }
         }
     }
 
+    /// Starts every client's workload now, in index order.
+    fn start_all(&mut self) {
+        let now = self.now;
+        for i in 0..self.order.len() {
+            match self.order[i] {
+                Slot::Udp(c) => {
+                    self.start_next(c as usize, now);
+                    self.service(c as usize);
+                }
+                Slot::Tcp(c) => {
+                    if self.tcp.is_continuous(c) {
+                        self.tcp.go(now, c);
+                    } else {
+                        self.tcp.start(now, c);
+                    }
+                    self.drain_tcp();
+                }
+            }
+        }
+    }
+
+    /// IP bytes of packet `p` on the wire.
+    #[inline]
+    fn ip_len(&self, p: PacketId) -> u64 {
+        if p & TCP_PACKET == 0 {
+            u64::from(self.packets.get(p).ip_len)
+        } else {
+            self.tcp_ip_len(p)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn tcp_ip_len(&self, p: PacketId) -> u64 {
+        self.tcp.ip_len(p & !TCP_PACKET)
+    }
+
+    /// Returns a packet dropped in the network to its pool.
+    #[inline]
+    fn release(&mut self, p: PacketId) {
+        if p & TCP_PACKET == 0 {
+            self.packets.release(p);
+        } else {
+            self.tcp.release(p & !TCP_PACKET);
+        }
+    }
+
+    /// Puts what the TCP endpoints emitted on the network and schedules their
+    /// timers; counts clients that finished.
+    #[cold]
+    #[inline(never)]
+    fn drain_tcp(&mut self) {
+        if let Some(tap) = self.tap.as_mut() {
+            for &(at, client, note) in &self.tcp.notes {
+                tap.tcp(at, client, TcpTrace::Note(note));
+            }
+            self.tcp.notes.clear();
+        }
+        let mut up = std::mem::take(&mut self.tcp.out_up);
+        for &id in &up {
+            if let Some(tap) = self.tap.as_mut() {
+                let seg = self.tcp.seg(id);
+                let what = TcpTrace::Sent {
+                    from_client: true,
+                    seg,
+                };
+                tap.tcp(self.now, self.tcp.seg_client(id), what);
+            }
+            self.conservation.sent += 1;
+            self.enqueue(Dir::Up, id | TCP_PACKET);
+        }
+        up.clear();
+        self.tcp.out_up = up;
+        let mut down = std::mem::take(&mut self.tcp.out_down);
+        for &id in &down {
+            if let Some(tap) = self.tap.as_mut() {
+                let seg = self.tcp.seg(id);
+                let what = TcpTrace::Sent {
+                    from_client: false,
+                    seg,
+                };
+                tap.tcp(self.now, self.tcp.seg_client(id), what);
+            }
+            self.conservation.sent += 1;
+            let at = self.to_router.arrival(self.now);
+            self.schedule(at, Event::RouterFromServer(id | TCP_PACKET));
+        }
+        down.clear();
+        self.tcp.out_down = down;
+        let mut timers = std::mem::take(&mut self.tcp.out_timers);
+        for &(at, ep) in &timers {
+            self.schedule(at, Event::TcpTimer(ep));
+        }
+        timers.clear();
+        self.tcp.out_timers = timers;
+        self.unfinished -= self.tcp.finished;
+        self.tcp.finished = 0;
+        if self.tcp.barrier {
+            self.tcp.barrier = false;
+            self.start_all();
+        }
+    }
+
+    /// A TCP endpoint's timer event.
+    #[cold]
+    #[inline(never)]
+    fn tcp_timer(&mut self, ep: u32) {
+        self.tcp.timer(self.now, ep);
+        self.drain_tcp();
+    }
+
+    /// A TCP segment reached its endpoint (the server or its client).
+    #[cold]
+    #[inline(never)]
+    fn tcp_arrival(&mut self, p: PacketId) {
+        self.conservation.delivered += 1;
+        let id = p & !TCP_PACKET;
+        let to_server = self.tcp.to_server(id);
+        if let Some(tap) = self.tap.as_mut() {
+            let seg = self.tcp.seg(id);
+            tap.tcp(
+                self.now,
+                self.tcp.seg_client(id),
+                TcpTrace::Arrived { to_server, seg },
+            );
+        }
+        let dup_bytes = self.tcp.deliver(self.now, id);
+        let dir = if to_server { Dir::Up } else { Dir::Down };
+        self.links[dir as usize].record.unnecessary_bytes += dup_bytes;
+        self.drain_tcp();
+    }
+
     /// A packet enters a bottleneck direction.
     fn enqueue(&mut self, dir: Dir, p: PacketId) {
-        let size = u64::from(self.packets.get(p).ip_len);
+        let size = self.ip_len(p);
         let link = &mut self.links[dir as usize];
         if link.sending.is_none() {
-            self.start_tx(dir, p);
+            self.start_tx(dir, p, size);
         } else if link.limit.is_some_and(|l| link.queued_bytes + size > l) {
             link.record.dropped_buffer += 1;
             self.conservation.dropped += 1;
-            self.packets.release(p);
+            self.release(p);
         } else {
             link.queued_bytes += size;
             link.queue.push_back(p);
         }
     }
 
-    fn start_tx(&mut self, dir: Dir, p: PacketId) {
-        let size = self.packets.get(p).ip_len as usize;
+    /// Starts serialising packet `p` of `size` IP bytes.
+    #[inline]
+    fn start_tx(&mut self, dir: Dir, p: PacketId, size: u64) {
+        let size = size as usize;
         let link = &mut self.links[dir as usize];
         let t = serialisation(size, link.rate_bps);
         link.sending = Some(p);
@@ -428,18 +648,27 @@ impl<'a> Testbed<'a> {
     }
 
     fn tx_done(&mut self, dir: Dir) {
+        let p = self.links[dir as usize]
+            .sending
+            .take()
+            .expect("a packet was being serialised");
+        // TCP segments are never marked at sending: their receiver counts copies.
+        let (ip_len, unnecessary) = if p & TCP_PACKET == 0 {
+            let packet = self.packets.get(p);
+            (u64::from(packet.ip_len), packet.unnecessary)
+        } else {
+            (self.tcp_ip_len(p), false)
+        };
         let link = &mut self.links[dir as usize];
-        let p = link.sending.take().expect("a packet was being serialised");
-        let packet = self.packets.get(p);
         link.record.packets += 1;
-        link.record.bytes += u64::from(packet.ip_len);
-        if packet.unnecessary {
-            link.record.unnecessary_bytes += u64::from(packet.ip_len);
+        link.record.bytes += ip_len;
+        if unnecessary {
+            link.record.unnecessary_bytes += ip_len;
         }
         if link.errors.loses(self.now) {
             link.record.dropped_error += 1;
             self.conservation.dropped += 1;
-            self.packets.release(p);
+            self.release(p);
         } else {
             let at = self.now + link.delay;
             match dir {
@@ -455,12 +684,16 @@ impl<'a> Testbed<'a> {
         }
         let link = &mut self.links[dir as usize];
         if let Some(next) = link.queue.pop_front() {
-            link.queued_bytes -= u64::from(self.packets.get(next).ip_len);
-            self.start_tx(dir, next);
+            let size = self.ip_len(next);
+            self.links[dir as usize].queued_bytes -= size;
+            self.start_tx(dir, next, size);
         }
     }
 
     fn at_server(&mut self, p: PacketId) {
+        if p & TCP_PACKET != 0 {
+            return self.tcp_arrival(p);
+        }
         self.conservation.delivered += 1;
         let packet = &self.packets.slots[p as usize];
         let (src, ip_len) = (packet.src, packet.ip_len);
@@ -476,7 +709,8 @@ impl<'a> Testbed<'a> {
                 self.links[Dir::Up as usize].record.unnecessary_bytes += u64::from(ip_len);
             }
             if let Some(tap) = self.tap.as_mut() {
-                tap.packet(self.now, SERVER, src, &self.buf[..len]);
+                let dst = self.udp_global[src as usize];
+                tap.packet(self.now, SERVER, dst, &self.buf[..len]);
             }
             let reply = self.packets.alloc(SERVER, src, &self.buf[..len]);
             self.packets.slots[reply as usize].unnecessary = duplicate;
@@ -487,6 +721,9 @@ impl<'a> Testbed<'a> {
     }
 
     fn at_client(&mut self, p: PacketId) {
+        if p & TCP_PACKET != 0 {
+            return self.tcp_arrival(p);
+        }
         self.conservation.delivered += 1;
         let packet = &self.packets.slots[p as usize];
         let c = packet.dst as usize;
@@ -524,10 +761,7 @@ impl<'a> Testbed<'a> {
 
     /// Drains a client's transmissions and events, and re-arms its timer.
     fn service(&mut self, c: usize) {
-        loop {
-            let Some(tx) = self.clients[c].coap.poll_transmit(&mut self.buf) else {
-                break;
-            };
+        while let Some(tx) = self.clients[c].coap.poll_transmit(&mut self.buf) {
             let cl = &mut self.clients[c];
             if cl.started.is_none() {
                 cl.started = Some(self.now);
@@ -536,7 +770,8 @@ impl<'a> Testbed<'a> {
                 cl.record.retransmissions += 1;
             }
             if let Some(tap) = self.tap.as_mut() {
-                tap.packet(self.now, c as u32, SERVER, &self.buf[..tx.len]);
+                let src = self.udp_global[c];
+                tap.packet(self.now, src, SERVER, &self.buf[..tx.len]);
             }
             let p = self.packets.alloc(c as u32, SERVER, &self.buf[..tx.len]);
             self.conservation.sent += 1;
@@ -588,9 +823,9 @@ impl<'a> Testbed<'a> {
         }
         let deadline = self.clients[c].coap.poll_timeout();
         let cl = &mut self.clients[c];
-        if deadline.is_some() && deadline != cl.timer_queued {
+        if let Some(t) = deadline.filter(|_| deadline != cl.timer_queued) {
             cl.timer_queued = deadline;
-            let at = deadline.unwrap().max(self.now);
+            let at = t.max(self.now);
             self.schedule(at, Event::ClientTimer(c as u32));
         }
     }
@@ -615,13 +850,28 @@ impl<'a> Testbed<'a> {
             "packet conservation violated: {:?}",
             self.conservation
         );
-        let mut clients = Vec::with_capacity(self.clients.len());
-        for cl in &mut self.clients {
-            cl.record.spurious_detected = cl
-                .coap
-                .algorithm(SERVER)
-                .map_or(0, |a| a.spurious_detected() as u32);
-            clients.push(std::mem::take(&mut cl.record));
+        let mut tcp_records = self.tcp.finish().into_iter();
+        let mut clients = Vec::with_capacity(self.order.len());
+        for slot in &self.order {
+            match *slot {
+                Slot::Udp(c) => {
+                    let cl = &mut self.clients[c as usize];
+                    cl.record.spurious_detected = cl
+                        .coap
+                        .algorithm(SERVER)
+                        .map_or(0, |a| a.spurious_detected() as u32);
+                    clients.push(std::mem::take(&mut cl.record));
+                }
+                Slot::Tcp(_) => clients.push(tcp_records.next().expect("one per TCP client")),
+            }
+        }
+        for (h, t) in self.histograms.iter_mut().zip(&self.tcp.histograms) {
+            if h.len() < t.len() {
+                h.resize(t.len(), 0);
+            }
+            for (a, b) in h.iter_mut().zip(t) {
+                *a += b;
+            }
         }
         let [mut up, mut down] = [LinkRecord::default(), LinkRecord::default()];
         for (link, out) in self.links.iter().zip([&mut up, &mut down]) {

@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS clients (
     completed INTEGER NOT NULL, failed INTEGER NOT NULL, unnecessary INTEGER NOT NULL,
     retransmissions INTEGER NOT NULL, expirations INTEGER NOT NULL,
     max_expired_timer REAL NOT NULL, rtt_sum REAL NOT NULL,
-    spurious_detected INTEGER NOT NULL,
+    spurious_detected INTEGER NOT NULL, tcp TEXT,
     PRIMARY KEY (run, idx)) WITHOUT ROWID;
 ";
 
@@ -313,7 +313,7 @@ impl Store {
         if inserted == 1 {
             let id = tx.last_insert_rowid();
             let mut stmt = tx.prepare_cached(
-                "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             )?;
             for (i, cl) in result.clients.iter().enumerate() {
                 stmt.execute(params![
@@ -328,7 +328,8 @@ impl Store {
                     cl.expirations,
                     cl.max_expired_timer,
                     cl.rtt_sum,
-                    cl.spurious_detected
+                    cl.spurious_detected,
+                    cl.tcp.as_ref().map(serde_json::to_string).transpose()?
                 ])?;
             }
         }
@@ -415,25 +416,38 @@ impl Store {
             .with_context(|| format!("run {key}: unreadable histograms"))?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
-             max_expired_timer, rtt_sum, spurious_detected FROM clients WHERE run = ?1 \
+             max_expired_timer, rtt_sum, spurious_detected, tcp FROM clients WHERE run = ?1 \
              ORDER BY idx",
         )?;
         run.clients = stmt
             .query_map([id], |r| {
-                Ok(ClientRecord {
-                    group: r.get(0)?,
-                    fct: r.get(1)?,
-                    completed: r.get(2)?,
-                    failed: r.get(3)?,
-                    unnecessary: r.get(4)?,
-                    retransmissions: r.get(5)?,
-                    expirations: r.get(6)?,
-                    max_expired_timer: r.get(7)?,
-                    rtt_sum: r.get(8)?,
-                    spurious_detected: r.get(9)?,
-                })
+                Ok((
+                    ClientRecord {
+                        group: r.get(0)?,
+                        fct: r.get(1)?,
+                        completed: r.get(2)?,
+                        failed: r.get(3)?,
+                        unnecessary: r.get(4)?,
+                        retransmissions: r.get(5)?,
+                        expirations: r.get(6)?,
+                        max_expired_timer: r.get(7)?,
+                        rtt_sum: r.get(8)?,
+                        spurious_detected: r.get(9)?,
+                        tcp: None,
+                    },
+                    r.get::<_, Option<String>>(10)?,
+                ))
             })?
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .map(|(mut c, tcp)| {
+                if let Some(t) = tcp {
+                    c.tcp = Some(serde_json::from_str(&t)?);
+                }
+                Ok(c)
+            })
+            .collect::<Result<_, serde_json::Error>>()
+            .with_context(|| format!("run {key}: unreadable TCP counters"))?;
         Ok(Some(run))
     }
 
@@ -566,7 +580,7 @@ mod tests {
                     completed: 50,
                     unnecessary: 3,
                     rtt_sum: 0.1 + 0.2,
-                    max_expired_timer: 2.718281828,
+                    max_expired_timer: 2.5 + 1e-12,
                     ..Default::default()
                 },
                 ClientRecord {
@@ -574,6 +588,11 @@ mod tests {
                     fct: None,
                     failed: 2,
                     spurious_detected: 1,
+                    tcp: Some(coapcc_sim::tcp_metrics::TcpRecord {
+                        connections: 7,
+                        unnecessary_syn: 2,
+                        ..Default::default()
+                    }),
                     ..Default::default()
                 },
             ],

@@ -91,6 +91,7 @@ pub fn execute(
                     .enumerate()
                     .try_for_each_with(tx, |tx, (i, job)| {
                         tx.send((i, testbed::run(job.spec, job.replication)))
+                            .map_err(|_| ())
                     });
             })
         });

@@ -72,6 +72,16 @@ impl Panel {
         )
     }
 
+    /// The heading of the row of figures it belongs to: the title without the
+    /// client count and error profile, which vary along the row.
+    pub fn row_title(&self) -> String {
+        let buffer = match self.buffer {
+            Buffer::Infinite => "buffer ∞".to_string(),
+            Buffer::Bytes(b) => format!("buffer {b} B"),
+        };
+        format!("{} · {} · {buffer}", self.set, self.workload.name())
+    }
+
     /// A file-name stem: `error-free-continuous-2500-none-100`.
     pub fn stem(&self) -> String {
         let raw = format!(

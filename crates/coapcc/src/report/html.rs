@@ -45,7 +45,7 @@ h3{font-size:15px;margin:18px 0 6px}
 .figs{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0;border:1px solid #eee}
 figcaption{font-size:11px;text-align:center;color:#666;padding-bottom:3px}
 table{border-collapse:collapse;font-size:12px;margin:6px 0}
-th,td{border:1px solid #ddd;padding:2px 6px}th{background:#eee;position:sticky;top:0}
+th,td{border:1px solid #ddd;padding:2px 6px}td{white-space:nowrap}th{background:#eee;position:sticky;top:0}
 td.n{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(even){background:#fafafa}
 pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}
 .scroll{max-height:640px;overflow:auto}
@@ -55,12 +55,12 @@ pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}
 pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
     let d = &r.definition;
     let mut s = String::new();
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>coapcc report: {}</title><style>{STYLE}</style></head><body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>coapcc report: {}</title><style>{STYLE}</style></head><body>",
         esc(&d.name)
     );
-    let _ = write!(s, "<h1>Campaign <code>{}</code></h1>\n", esc(&d.name));
+    let _ = writeln!(s, "<h1>Campaign <code>{}</code></h1>", esc(&d.name));
     if !d.title.is_empty() {
         let _ = writeln!(s, "<p><b>Reproduces:</b> {}</p>", esc(&d.title));
     }
@@ -143,7 +143,7 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
 
     let table = |id: &str| tables.iter().find(|t| t.id == id).expect("table exists");
     let t = table("published");
-    let _ = write!(s, "<h2 id=\"published\">{}</h2>\n", t.title);
+    let _ = writeln!(s, "<h2 id=\"published\">{}</h2>", t.title);
     if t.rows.is_empty() {
         s.push_str("<p>No published figure matches a cell of this campaign.</p>\n");
     } else {
@@ -158,42 +158,41 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
         ("fct", "Flow completion time"),
         ("unnecessary", "Unnecessary retransmissions per client"),
     ] {
-        let _ = write!(s, "<h2 id=\"{kind}\">{heading}</h2>\n");
-        let mut group = String::new();
-        let mut open = false;
-        for f in figures.iter().filter(|f| f.kind == kind) {
-            if f.group != group {
-                if open {
-                    s.push_str("</div>\n");
-                }
-                let _ = write!(s, "<h3>{}</h3><div class=\"figs\">\n", esc(&f.group));
-                group = f.group.clone();
-                open = true;
+        let _ = writeln!(s, "<h2 id=\"{kind}\">{heading}</h2>");
+        // One row per heading, in order of first appearance.
+        let of_kind: Vec<&Figure> = figures.iter().filter(|f| f.kind == kind).collect();
+        let mut groups: Vec<&str> = Vec::new();
+        for f in &of_kind {
+            if !groups.contains(&f.group.as_str()) {
+                groups.push(&f.group);
             }
-            let _ = write!(
-                s,
-                "<figure>{}<figcaption><a href=\"{}\">{}</a></figcaption></figure>\n",
-                f.svg,
-                esc(&f.file),
-                esc(&f.file)
-            );
         }
-        if open {
+        for g in groups {
+            let _ = writeln!(s, "<h3>{}</h3><div class=\"figs\">", esc(g));
+            for f in of_kind.iter().filter(|f| f.group == g) {
+                let _ = writeln!(
+                    s,
+                    "<figure>{}<figcaption><a href=\"{}\">{}</a></figcaption></figure>",
+                    f.svg,
+                    esc(&f.file),
+                    esc(&f.file)
+                );
+            }
             s.push_str("</div>\n");
         }
     }
     for id in ["transmissions", "summary"] {
         let t = table(id);
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<h2 id=\"{id}\">{}</h2>\n<p><a href=\"{id}.csv\">{id}.csv</a></p><div class=\"scroll\">{}</div>\n",
+            "<h2 id=\"{id}\">{}</h2>\n<p><a href=\"{id}.csv\">{id}.csv</a></p><div class=\"scroll\">{}</div>",
             t.title,
             t.html()
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<h2 id=\"file\">Campaign file</h2>\n<pre>{}</pre>\n</body></html>\n",
+        "<h2 id=\"file\">Campaign file</h2>\n<pre>{}</pre>\n</body></html>",
         esc(&d.text)
     );
     s

@@ -79,13 +79,9 @@ pub fn figures(r: &Report) -> Vec<Figure> {
                 }
             }
             let title = p.title();
-            let group = match title.rsplit_once(" · ") {
-                Some((g, _)) => g.to_string(),
-                None => title.clone(),
-            };
             out.push(Figure {
                 kind,
-                group,
+                group: p.row_title(),
                 file: format!("{kind}-{}.svg", p.stem()),
                 svg: svg::box_plot(&format!("{what}: {title}"), unit, &items),
             });

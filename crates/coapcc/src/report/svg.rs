@@ -19,14 +19,19 @@ pub struct BoxItem {
     pub dashed: bool,
 }
 
-/// Plot geometry.
+/// Smallest figure width (px); wider with many boxes or long labels.
 pub const WIDTH: f64 = 420.0;
-/// Plot height.
-pub const HEIGHT: f64 = 300.0;
+/// Height of the plot area (px).
+pub const PLOT_H: f64 = 182.0;
 const LEFT: f64 = 62.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 84.0;
+/// Estimated width of one label character at 11 px (px).
+const CHAR_W: f64 = 6.0;
+/// cos and sin of the labels' 35° rotation.
+const ROT_COS: f64 = 0.819;
+const ROT_SIN: f64 = 0.574;
 
 /// A colour-blind-safe palette (Okabe–Ito, then Tol's muted), by index.
 pub const PALETTE: [&str; 12] = [
@@ -97,18 +102,32 @@ pub fn box_plot(title: &str, unit: &str, items: &[BoxItem]) -> String {
     } else {
         axis(lo, hi)
     };
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let plot_w = WIDTH - LEFT - RIGHT;
+    // Rotated labels need room below and, for the first boxes, to the left; the
+    // plot area keeps its size and the figure grows around it.
+    let longest = items
+        .iter()
+        .map(|i| i.label.chars().count())
+        .max()
+        .unwrap_or(0) as f64;
+    let text_w = longest * CHAR_W;
+    let slot_min = 44.0;
+    let plot_w = (WIDTH - LEFT - RIGHT).max(slot_min * items.len() as f64);
+    let slot0 = plot_w / items.len().max(1) as f64;
+    let left = LEFT.max(text_w * ROT_COS - slot0 / 2.0 + 14.0);
+    let bottom = BOTTOM.max(text_w * ROT_SIN + 30.0);
+    let plot_h = PLOT_H;
+    let width = left + plot_w + RIGHT;
+    let height = TOP + plot_h + bottom;
     let y = |v: f64| TOP + plot_h * (amax - v) / (amax - amin);
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="Helvetica, Arial, sans-serif" font-size="11">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">"#
     );
     let _ = write!(
         s,
-        r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/><text x="{}" y="18" text-anchor="middle" font-size="12" font-weight="bold">{}</text>"#,
-        WIDTH / 2.0,
+        r#"<rect width="{width}" height="{height}" fill="white"/><text x="{}" y="18" text-anchor="middle" font-size="12" font-weight="bold">{}</text>"#,
+        width / 2.0,
         esc(title)
     );
     // Grid and ticks.
@@ -118,9 +137,9 @@ pub fn box_plot(title: &str, unit: &str, items: &[BoxItem]) -> String {
         let yy = y(t);
         let _ = write!(
             s,
-            r##"<line x1="{LEFT}" x2="{:.1}" y1="{yy:.2}" y2="{yy:.2}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.2}" text-anchor="end">{}</text>"##,
-            WIDTH - RIGHT,
-            LEFT - 5.0,
+            r##"<line x1="{left}" x2="{:.1}" y1="{yy:.2}" y2="{yy:.2}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.2}" text-anchor="end">{}</text>"##,
+            width - RIGHT,
+            left - 5.0,
             yy + 4.0,
             fmt_tick(t, step)
         );
@@ -129,11 +148,12 @@ pub fn box_plot(title: &str, unit: &str, items: &[BoxItem]) -> String {
     }
     let _ = write!(
         s,
-        r##"<text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text><line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{:.1}" stroke="#444"/><line x1="{LEFT}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#444"/>"##,
+        r##"<text transform="translate({:.1} {:.1}) rotate(-90)" text-anchor="middle">{}</text><line x1="{left}" x2="{left}" y1="{TOP}" y2="{:.1}" stroke="#444"/><line x1="{left}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#444"/>"##,
+        left - 46.0,
         TOP + plot_h / 2.0,
         esc(unit),
         TOP + plot_h,
-        WIDTH - RIGHT,
+        width - RIGHT,
         TOP + plot_h,
         TOP + plot_h
     );
@@ -141,7 +161,7 @@ pub fn box_plot(title: &str, unit: &str, items: &[BoxItem]) -> String {
     let slot = plot_w / n;
     let bw = (slot * 0.55).min(46.0);
     for (i, item) in items.iter().enumerate() {
-        let cx = LEFT + slot * (i as f64 + 0.5);
+        let cx = left + slot * (i as f64 + 0.5);
         let _ = write!(
             s,
             r#"<text transform="translate({cx:.1} {:.1}) rotate(-35)" text-anchor="end">{}</text>"#,

@@ -253,6 +253,15 @@ pub fn summary(r: &Report) -> Table {
                 f3(s.utilisation_up),
                 f3(s.utilisation_down),
                 f3(s.unnecessary_share_down),
+                s.tcp
+                    .as_ref()
+                    .map_or(String::new(), |t| t.connections.to_string()),
+                s.tcp
+                    .as_ref()
+                    .map_or(String::new(), |t| t.aborted.to_string()),
+                s.tcp.as_ref().map_or(String::new(), |t| {
+                    (t.unnecessary_syn + t.unnecessary_synack + t.unnecessary_csm).to_string()
+                }),
             ]);
             rows.push(row);
         }
@@ -290,6 +299,9 @@ pub fn summary(r: &Report) -> Table {
             "utilisation up",
             "utilisation down",
             "unnecessary share down",
+            "TCP connections",
+            "TCP connections aborted",
+            "TCP unnecessary SYN, SYN-ACK and CSM copies",
         ]),
         rows,
     }

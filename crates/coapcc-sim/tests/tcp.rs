@@ -1,0 +1,488 @@
+//! CoAP over TCP in the testbed (transport-tcp.md §1–2, testbed.md §1–3)
+//! against hand-derived physics: segment sizes, serialisation, delays, the
+//! delayed ACK and Nagle's hold on the first request of a connection.
+//!
+//! `cargo test -p coapcc-sim --test tcp -- --ignored --nocapture print_trace`
+//! prints the one-client trace of `docs/tcp-trace.md`.
+
+use coapcc_sim::tcp_endpoint::{TcpNote, TcpTrace};
+use coapcc_sim::testbed::{self, validate, Tap};
+use coapcc_sim::time::{serialisation, Nanos};
+use coapcc_sim::{
+    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, Workload, WorkloadKind,
+};
+use coapcc_tcp::{Flags, Segment};
+
+const MS: Nanos = 1_000_000;
+
+fn group(algorithm: &str, clients: u32, kind: WorkloadKind) -> Group {
+    Group {
+        algorithm: AlgorithmSpec::named(algorithm),
+        workload: Workload {
+            kind,
+            ..Workload::default()
+        },
+        clients,
+    }
+}
+
+fn spec(clients: u32, kind: WorkloadKind, buffer: Buffer, errors: ErrorProfile) -> RunSpec {
+    RunSpec {
+        network: Network {
+            buffer,
+            errors,
+            ..Network::default()
+        },
+        coap: Default::default(),
+        groups: vec![group("tcp", clients, kind)],
+        seed: 7,
+    }
+}
+
+/// The testbed with the router ↔ server path fixed at 15 ms each way (the
+/// middle of its 10–20 ms range), so that times are exact.
+fn fixed_path(mut s: RunSpec) -> RunSpec {
+    s.network.path_delay_ms = [15.0, 15.0];
+    s
+}
+
+fn up(bytes: usize) -> Nanos {
+    serialisation(bytes, 60_000)
+}
+fn down(bytes: usize) -> Nanos {
+    serialisation(bytes, 30_000)
+}
+
+/// One exchange on an open connection: the 8-byte request frame in a 48-byte
+/// segment, 200 ms + 15 ms up, 15 ms + the 64-byte response frame in a
+/// 104-byte segment, 400 ms down. The request carries the ACK of the previous
+/// response and the response the ACK of the request: nothing else is sent.
+fn exchange_rtt() -> Nanos {
+    up(48) + 200 * MS + 15 * MS + 15 * MS + down(104) + 400 * MS
+}
+
+#[test]
+fn tcp_validates_and_lwip_is_not_implemented_yet() {
+    let s = spec(
+        1,
+        WorkloadKind::Continuous,
+        Buffer::Infinite,
+        ErrorProfile::None,
+    );
+    assert_eq!(validate(&s), Ok(()));
+    let mut lwip = s.clone();
+    lwip.groups[0].algorithm = AlgorithmSpec::named("tcp-lwip-backoff");
+    let e = validate(&lwip).unwrap_err().0;
+    assert!(e.contains("not implemented"), "{e}");
+    let mut capped = s.clone();
+    capped.groups[0].algorithm.cap = Some(60.0);
+    let e = validate(&capped).unwrap_err().0;
+    assert!(e.contains("`cap` does not apply"), "{e}");
+    let mut tiny = s;
+    tiny.network.mtu = 40;
+    assert!(validate(&tiny).is_err());
+}
+
+#[test]
+fn one_continuous_client_takes_fifty_tcp_round_trips() {
+    // Exact with a fixed path: 50 × (6.4 + 215 + 15 + 27.733 + 400) ms, plus
+    // 0.267 ms that the first request waits in the uplink behind the client's
+    // delayed ACK of the server's CSM (see `first_response_of_a_connection`).
+    let r = testbed::run(
+        &fixed_path(spec(
+            1,
+            WorkloadKind::Continuous,
+            Buffer::Bytes(2500),
+            ErrorProfile::None,
+        )),
+        0,
+    )
+    .unwrap();
+    let c = &r.clients[0];
+    let behind_ack = first_response_of_a_connection() - exchange_rtt() - 1_499_200_000;
+    assert_eq!(behind_ack, 266_666);
+    let expected = 50 * exchange_rtt() + behind_ack;
+    assert_eq!(expected, 33_206_933_316);
+    assert!(
+        (c.fct.unwrap() - expected as f64 / 1e9).abs() < 1e-9,
+        "{:?}",
+        c.fct
+    );
+    assert_eq!((c.completed, c.failed, c.retransmissions), (50, 0, 0));
+    assert_eq!(r.histograms[0], vec![50]);
+    assert!((c.rtt_sum - expected as f64 / 1e9).abs() < 1e-6);
+
+    // With the jittered path (2 × U(10, 20) ms per exchange) the FCT stays
+    // within 4 standard deviations (4 × 10 × 2.9 ms) of the same mean, which
+    // is also the published 33.208 s (calibration.md §1).
+    for rep in 0..5 {
+        let r = testbed::run(
+            &spec(
+                1,
+                WorkloadKind::Continuous,
+                Buffer::Bytes(2500),
+                ErrorProfile::None,
+            ),
+            rep,
+        )
+        .unwrap();
+        let fct = r.clients[0].fct.unwrap();
+        assert!((fct - 33.2067).abs() < 0.116, "{fct}");
+        assert!((fct - 33.208).abs() < 0.12, "{fct}");
+    }
+}
+
+/// Records every segment sent, with its direction and time.
+#[derive(Default)]
+struct Segments {
+    sent: Vec<(Nanos, bool, Segment)>,
+    arrived: Vec<(Nanos, bool, Segment)>,
+    notes: Vec<(Nanos, TcpNote)>,
+}
+
+impl Tap for Segments {
+    fn packet(&mut self, _: Nanos, _: u32, _: u32, _: &[u8]) {
+        panic!("no UDP packets in a TCP-only run");
+    }
+    fn tcp(&mut self, at: Nanos, _client: u32, what: TcpTrace<'_>) {
+        match what {
+            TcpTrace::Sent { from_client, seg } => self.sent.push((at, from_client, seg.clone())),
+            TcpTrace::Arrived { to_server, seg } => self.arrived.push((at, to_server, seg.clone())),
+            TcpTrace::Note(n) => self.notes.push((at, n)),
+        }
+    }
+}
+
+#[test]
+fn wire_sizes_are_those_of_the_real_segments() {
+    let mut tap = Segments::default();
+    let r = testbed::run_with_tap(
+        &spec(
+            1,
+            WorkloadKind::Continuous,
+            Buffer::Bytes(2500),
+            ErrorProfile::None,
+        ),
+        0,
+        &mut tap,
+    )
+    .unwrap();
+    let kinds = |from_client: bool| -> Vec<(bool, usize, usize)> {
+        tap.sent
+            .iter()
+            .filter(|s| s.1 == from_client)
+            .map(|(_, _, s)| (s.flags.contains(Flags::SYN), s.payload.len(), s.wire_len()))
+            .collect()
+    };
+    let client = kinds(true);
+    let server = kinds(false);
+    // SYN with the MSS option: 20 + 20 + 4.
+    assert_eq!(client[0], (true, 0, 44));
+    assert_eq!(server[0], (true, 0, 44));
+    // The client's CSM (`00 E1` is 2 bytes, RFC 8323 default CSM): 42 bytes.
+    assert!(client.contains(&(false, 2, 42)));
+    assert!(server.contains(&(false, 2, 42)));
+    // 50 GETs of 8 bytes (2-byte header, 6-byte Uri-Path) and 50 2.05
+    // responses of 64 bytes (3-byte header: Len 13 + 1 extended byte, code,
+    // marker, 60 bytes of payload).
+    assert_eq!(client.iter().filter(|k| **k == (false, 8, 48)).count(), 50);
+    assert_eq!(
+        server.iter().filter(|k| **k == (false, 64, 104)).count(),
+        50
+    );
+    // Everything else is a pure ACK of 40 bytes.
+    for k in client.iter().chain(&server) {
+        assert!(
+            matches!(
+                k,
+                (true, 0, 44) | (false, 2, 42) | (false, 8, 48) | (false, 64, 104) | (false, 0, 40)
+            ),
+            "{k:?}"
+        );
+    }
+    // The links carried exactly these sizes (nothing lost, nothing left).
+    let bytes = |from_client: bool| -> u64 {
+        tap.sent
+            .iter()
+            .filter(|s| s.1 == from_client)
+            .map(|s| s.2.wire_len() as u64)
+            .sum()
+    };
+    assert_eq!(r.uplink.bytes, bytes(true));
+    assert_eq!(r.downlink.bytes, bytes(false));
+    assert_eq!(r.uplink.packets as usize, client.len());
+    assert_eq!(r.conservation.in_flight, 0);
+}
+
+#[test]
+fn continuous_timing_starts_after_the_csm_exchange() {
+    let mut tap = Segments::default();
+    let r = testbed::run_with_tap(
+        &fixed_path(spec(
+            1,
+            WorkloadKind::Continuous,
+            Buffer::Bytes(2500),
+            ErrorProfile::None,
+        )),
+        0,
+        &mut tap,
+    )
+    .unwrap();
+    let exchanged = tap
+        .notes
+        .iter()
+        .find(|n| n.1 == TcpNote::CsmExchanged)
+        .unwrap()
+        .0;
+    let first_request = tap
+        .sent
+        .iter()
+        .find(|s| s.1 && s.2.payload.len() == 8)
+        .unwrap()
+        .0;
+    // The request leaves the moment the CSM exchange completes…
+    assert_eq!(first_request, exchanged);
+    // …which is when the server's delayed ACK of the client's CSM arrives:
+    // 1.4992 s after the SYN (derivation in `random_batches_pay_…` below).
+    assert_eq!(exchanged, 1_499_200_000);
+    let end = r.duration;
+    let behind_ack = 266_666;
+    assert!((end - (first_request + behind_ack + 50 * exchange_rtt()) as f64 / 1e9).abs() < 1e-9);
+}
+
+/// Time from a connection's SYN entering an idle uplink to its first response,
+/// with the path fixed at 15 ms:
+/// - SYN (44 B) up; SYN-ACK (44 B) down: at the client after 647.6 ms;
+/// - the client sends its ACK (40 B), then its CSM (42 B), and writes the request
+///   at once: Nagle holds it behind the unacknowledged CSM;
+/// - the server writes its CSM when the ACK completes its handshake (it reaches
+///   the client at 1294.133 ms); the client's CSM arrives 5.6 ms after the ACK
+///   and is acknowledged only by the server's 200 ms delayed ACK, at the client
+///   at 1499.2 ms;
+/// - the client's own delayed ACK of the server's CSM left at 1494.133 ms and
+///   occupies the uplink until 1499.467 ms, so the request is serialised from
+///   then: its response arrives 6.4 + 215 + 15 + 27.733 + 400 ms later.
+fn first_response_of_a_connection() -> Nanos {
+    let syn_ack_at_client = up(44) + 215 * MS + 15 * MS + down(44) + 400 * MS;
+    let csm_sent = syn_ack_at_client + up(40) + up(42);
+    let server_ack_at_client = csm_sent + 215 * MS + 200 * MS + 15 * MS + down(40) + 400 * MS;
+    let server_csm_at_client =
+        syn_ack_at_client + up(40) + 215 * MS + 15 * MS + down(42) + 400 * MS;
+    let client_ack_done = server_csm_at_client + 200 * MS + up(40);
+    assert!(client_ack_done > server_ack_at_client);
+    client_ack_done + exchange_rtt()
+}
+
+#[test]
+fn random_batches_pay_handshake_csm_and_nagle_every_time() {
+    let s = fixed_path(spec(
+        1,
+        WorkloadKind::Random,
+        Buffer::Bytes(2500),
+        ErrorProfile::None,
+    ));
+    for rep in 0..4 {
+        let mut tap = Segments::default();
+        let r = testbed::run_with_tap(&s, rep, &mut tap).unwrap();
+        let c = &r.clients[0];
+        let tcp = c.tcp.as_ref().unwrap();
+        let batches = u64::from(tcp.connections);
+        assert!((5..=50).contains(&batches));
+        // Between batches the client's FIN (40 B) is serialised before the new
+        // SYN, and the server's FIN (40 B) reaches the downlink 4.8 ms before
+        // the new SYN-ACK: 5.333 + 4.8 ms more per later batch.
+        let between = up(40) + (down(40) - up(44));
+        assert_eq!(between, 10_133_333);
+        let expected = batches * first_response_of_a_connection()
+            + (batches - 1) * between
+            + (50 - batches) * exchange_rtt();
+        let fct = c.fct.unwrap();
+        assert!(
+            (fct - expected as f64 / 1e9).abs() < 1e-6,
+            "{batches} batches: {fct} vs {expected}"
+        );
+        // Timing starts at the first SYN.
+        assert_eq!(tap.sent[0].0, 0);
+        assert!(tap.sent[0].2.flags.contains(Flags::SYN));
+        // Nagle: each first request was written when the handshake completed
+        // and left one delayed-ACK round later.
+        let written: Vec<Nanos> = tap
+            .notes
+            .windows(2)
+            .filter(|w| w[0].1 == TcpNote::CsmWritten && w[1].1 == TcpNote::RequestWritten)
+            .map(|w| w[1].0)
+            .collect();
+        assert_eq!(written.len() as u64, batches);
+        for w in written {
+            let left = tap
+                .sent
+                .iter()
+                .find(|s| s.0 >= w && s.1 && s.2.payload.len() == 8)
+                .unwrap()
+                .0;
+            let held = left - w;
+            assert!(held > 850 * MS && held < 860 * MS, "held {held}");
+        }
+        assert_eq!(c.completed, 50);
+        assert_eq!(r.histograms[0], vec![50]);
+        assert_eq!(tcp.unnecessary(), 0);
+    }
+}
+
+#[test]
+fn random_tcp_clients_are_much_slower_than_udp_ones() {
+    let mut s = spec(
+        1,
+        WorkloadKind::Random,
+        Buffer::Bytes(2500),
+        ErrorProfile::None,
+    );
+    let tcp: Vec<_> = (0..5).map(|r| testbed::run(&s, r).unwrap()).collect();
+    s.groups[0].algorithm = AlgorithmSpec::named("default");
+    let udp: Vec<_> = (0..5).map(|r| testbed::run(&s, r).unwrap()).collect();
+    let (t, u) = (Summary::of("tcp", 0, &tcp), Summary::of("udp", 0, &udp));
+    // Several batches of about 1.5 s of set-up each (calibration.md §1:
+    // 47.093 s against 33.003 s).
+    assert!(t.fct.min > u.fct.max + 8.0, "{:?} {:?}", t.fct, u.fct);
+    assert!(t.tcp.as_ref().unwrap().connections >= 25);
+    assert!(u.tcp.is_none());
+}
+
+#[test]
+fn lossy_runs_complete_and_count_unnecessary_copies_by_kind() {
+    for kind in [WorkloadKind::Continuous, WorkloadKind::Random] {
+        let s = spec(10, kind, Buffer::Bytes(2500), ErrorProfile::High);
+        let r = testbed::run(&s, 0).unwrap();
+        // Conservation is asserted inside the run; it must also balance here.
+        assert!(r.conservation.holds());
+        assert!(r.uplink.dropped_error + r.downlink.dropped_error > 0);
+        let mut all = coapcc_sim::tcp_metrics::TcpRecord::default();
+        for c in &r.clients {
+            assert!(c.fct.is_some(), "{kind:?}: a client did not finish");
+            assert_eq!(c.completed + c.failed, 50);
+            let t = c.tcp.as_ref().unwrap();
+            assert_eq!(c.unnecessary, t.unnecessary());
+            all.add(t);
+        }
+        assert!(all.client_retransmitted_segments + all.server_retransmitted_segments > 0);
+        // Losses make some exchanges need more than one transmission.
+        assert!(r.histograms[0].len() > 1, "{:?}", r.histograms[0]);
+        assert_eq!(r.histograms[0].iter().sum::<u64>(), 500);
+        let s = Summary::of("tcp", 0, std::slice::from_ref(&r));
+        assert_eq!(s.tcp.as_ref(), Some(&all));
+        if kind == WorkloadKind::Random {
+            assert!(all.connections > 10);
+        }
+    }
+}
+
+#[test]
+fn a_high_error_run_sees_every_kind_of_copy() {
+    // Summed over a few replications, each kind of unnecessary copy appears.
+    let s = spec(
+        10,
+        WorkloadKind::Random,
+        Buffer::Bytes(2500),
+        ErrorProfile::High,
+    );
+    let runs: Vec<_> = (0..4).map(|r| testbed::run(&s, r).unwrap()).collect();
+    let t = Summary::of("tcp", 0, &runs).tcp.unwrap();
+    assert!(t.unnecessary_requests > 0, "{t:?}");
+    assert!(t.unnecessary_responses > 0, "{t:?}");
+    assert!(
+        t.unnecessary_syn + t.unnecessary_synack + t.unnecessary_csm > 0,
+        "{t:?}"
+    );
+    assert!(t.syn_retransmissions > 0, "{t:?}");
+    let down_unn: u64 = runs.iter().map(|r| r.downlink.unnecessary_bytes).sum();
+    assert!(down_unn > 0);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let s = spec(
+        20,
+        WorkloadKind::Random,
+        Buffer::Bytes(2500),
+        ErrorProfile::Medium,
+    );
+    let a = testbed::run(&s, 3).unwrap();
+    let b = testbed::run(&s, 3).unwrap();
+    assert_eq!(a, b);
+    let c = testbed::run(&s, 4).unwrap();
+    assert_ne!(a.clients, c.clients);
+}
+
+#[test]
+fn udp_and_tcp_clients_share_one_run() {
+    let s = RunSpec {
+        network: Network {
+            buffer: Buffer::Bytes(2500),
+            ..Network::default()
+        },
+        coap: Default::default(),
+        groups: vec![
+            group("default", 3, WorkloadKind::Continuous),
+            group("tcp", 2, WorkloadKind::Continuous),
+            group("tcp", 2, WorkloadKind::Random),
+        ],
+        seed: 11,
+    };
+    let r = testbed::run(&s, 0).unwrap();
+    let groups: Vec<u32> = r.clients.iter().map(|c| c.group).collect();
+    assert_eq!(groups, vec![0, 0, 0, 1, 1, 2, 2]);
+    for c in &r.clients {
+        assert!(c.fct.is_some());
+        assert_eq!(c.completed, 50);
+        assert_eq!(c.tcp.is_some(), c.group > 0);
+    }
+    assert_eq!(r.histograms[0].iter().sum::<u64>(), 150);
+    assert_eq!(r.histograms[1].iter().sum::<u64>(), 100);
+    assert_eq!(r.histograms[2].iter().sum::<u64>(), 100);
+    // UDP clients: 38-byte requests; TCP: 48-byte segments; all on one uplink.
+    assert!(r.uplink.bytes > 150 * 38 + 200 * 48);
+}
+
+/// Prints a one-client random-workload trace (docs/tcp-trace.md).
+#[test]
+#[ignore]
+fn print_trace() {
+    struct Print;
+    impl Tap for Print {
+        fn packet(&mut self, _: Nanos, _: u32, _: u32, _: &[u8]) {}
+        fn tcp(&mut self, at: Nanos, _client: u32, what: TcpTrace<'_>) {
+            let t = at as f64 / 1e9;
+            let kind = |s: &Segment, from_client: bool| match s.payload.len() {
+                0 => "",
+                2 => " (CSM)",
+                8 if from_client => " (GET /sense)",
+                64 => " (2.05 Content)",
+                _ => " (data)",
+            };
+            match what {
+                TcpTrace::Sent { from_client, seg } => println!(
+                    "| {t:9.6} | {} sends | {seg:?}{} | {} B |",
+                    if from_client { "client" } else { "server" },
+                    kind(seg, from_client),
+                    seg.wire_len()
+                ),
+                TcpTrace::Arrived { to_server, seg } => println!(
+                    "| {t:9.6} | {} receives | {seg:?}{} | |",
+                    if to_server { "server" } else { "client" },
+                    kind(seg, to_server),
+                ),
+                TcpTrace::Note(n) => println!("| {t:9.6} | app | {n:?} | |"),
+            }
+        }
+    }
+    let mut s = fixed_path(spec(
+        1,
+        WorkloadKind::Random,
+        Buffer::Bytes(2500),
+        ErrorProfile::None,
+    ));
+    s.groups[0].workload.exchanges = 3;
+    s.groups[0].workload.batch = [2, 2];
+    let r = testbed::run_with_tap(&s, 0, &mut Print).unwrap();
+    println!("FCT {:?}", r.clients[0].fct);
+}

@@ -1,0 +1,187 @@
+//! The real-network subcommands end to end: `coapcc client`, `server`,
+//! `load` and `emulate`, on loopback.
+
+mod net_support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use coapcc_net::client::{ClientOptions, Outcome};
+use coapcc_net::resources::Resources;
+use coapcc_net::server::{self, ServerOptions};
+use coapcc_proto::message::Code;
+use net_support::*;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_coapcc"))
+}
+
+#[test]
+fn client_methods_payload_from_stdin_and_count() {
+    let h = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let uri = |p: &str| format!("coap://127.0.0.1:{}/{p}", h.addr().port());
+    let (ok, out, err) = run_bounded(bin().args(["client", &uri("hello")]));
+    assert!(ok, "{err}");
+    assert_eq!(out, "Hello from coapcc\n");
+    assert!(err.starts_with("2.05 from 127.0.0.1:"), "{err}");
+
+    let mut put = bin()
+        .args(["client", "-m", "put", "-p", "-", &uri("store")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        put.stdin.take().unwrap().write_all(b"from stdin").unwrap();
+    }
+    let o = put.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("2.04"));
+    let (_, out, _) = run_bounded(bin().args(["client", &uri("store")]));
+    assert_eq!(out, "from stdin\n");
+    let (ok, _, err) = run_bounded(bin().args(["client", "-m", "delete", &uri("store")]));
+    assert!(ok && err.starts_with("2.02"), "{err}");
+
+    let (ok, out, err) =
+        run_bounded(bin().args(["client", "--cc", "cocoa", "--count", "4", &uri("sense")]));
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    for (i, l) in lines[1..5].iter().enumerate() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(f[0], i.to_string());
+        assert_eq!(f[1], "2.05");
+        let rtt: f64 = f[2].parse().unwrap();
+        assert!(rtt > 0.0 && rtt < 1000.0, "{l}");
+        assert_eq!(f[3], "0");
+        // CoCoA's first timer is in [2, 3] s; later ones follow its estimate
+        let timer: f64 = f[5].parse().unwrap();
+        if i == 0 {
+            assert!((2.0..=3.0).contains(&timer), "{l}");
+        }
+    }
+    assert!(lines[5].starts_with("4 exchanges, 0 failed"), "{out}");
+    assert_eq!(h.stop().stats.requests, 8);
+}
+
+#[test]
+fn client_rejects_unknown_algorithms_and_bad_uris() {
+    let (ok, _, err) = run_bounded(bin().args(["client", "--cc", "nope", "coap://127.0.0.1:9/x"]));
+    assert!(!ok);
+    assert!(err.contains("unknown") && err.contains("default"), "{err}");
+    let (ok, _, err) = run_bounded(bin().args(["client", "http://127.0.0.1/x"]));
+    assert!(!ok);
+    assert!(err.contains("coap://"), "{err}");
+}
+
+#[test]
+fn load_prints_the_testbed_metrics_as_json_and_table() {
+    let h = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let uri = format!("coap://127.0.0.1:{}/sense", h.addr().port());
+    let (ok, out, err) = run_bounded(bin().args([
+        "load",
+        &uri,
+        "--clients",
+        "4",
+        "--exchanges",
+        "6",
+        "--workload",
+        "random",
+        "--batch",
+        "2-3",
+        "--cc",
+        "cocoa",
+        "--format",
+        "json",
+    ]));
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let a = &v["algorithms"][0];
+    assert_eq!(a["label"], "cocoa");
+    assert_eq!(a["clients"], 4);
+    assert_eq!(a["histogram"], serde_json::json!([24]));
+    assert_eq!(a["unfinished_clients"], 0);
+    let p50 = a["fct"]["p50"].as_f64().unwrap();
+    assert!(p50 > 0.0 && p50 < 2.0, "{p50}");
+    assert_eq!(v["workload"]["kind"], "random");
+
+    let (ok, out, err) =
+        run_bounded(bin().args(["load", &uri, "--clients", "2", "--exchanges", "3"]));
+    assert!(ok, "{err}");
+    assert!(out.starts_with("load against coap://127.0.0.1:"), "{out}");
+    assert!(
+        out.contains("FCT (s)") && out.contains("transmissions/exchange  0:6 (100.0%)"),
+        "{out}"
+    );
+    assert_eq!(h.stop().stats.requests, 24 + 6);
+}
+
+#[test]
+fn server_and_emulate_subcommands_serve_and_delay() {
+    let srv_addr = free_addr();
+    let mut server = Peer(
+        bin()
+            .args([
+                "server",
+                "--listen",
+                &srv_addr.to_string(),
+                "--resource",
+                "t=12",
+                "--duration",
+                "15",
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_ready(srv_addr, "t");
+    let emu_addr = free_addr();
+    let _emu = Peer(
+        bin()
+            .args([
+                "emulate",
+                "--listen",
+                &emu_addr.to_string(),
+                "--server",
+                &srv_addr.to_string(),
+                "--scale",
+                "10",
+                "--duration",
+                "15",
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let opts = ClientOptions::default();
+    let direct = exchanges(srv_addr, &opts, Code::GET, "t", b"", 2, |_, _| {});
+    let relayed = exchanges(emu_addr, &opts, Code::GET, "t", b"", 3, |_, _| {});
+    for r in direct.iter().chain(&relayed) {
+        let Outcome::Response { code, payload, .. } = &r.outcome else {
+            panic!("{r:?}")
+        };
+        assert_eq!((*code, payload.len()), (Code::CONTENT, 12));
+    }
+    // Only /t is served when resources are given.
+    let r = exchanges(srv_addr, &opts, Code::GET, "sense", b"", 1, |_, _| {});
+    assert!(matches!(
+        r[0].outcome,
+        Outcome::Response {
+            code: Code::NOT_FOUND,
+            ..
+        }
+    ));
+    // Through the relay: 20 + 40 ms of propagation, 1–2 ms each way to the
+    // server, and serialisation at 600 / 300 kbit/s: at least 62 ms.
+    for r in &relayed {
+        let ms = r.elapsed as f64 / 1e6;
+        assert!((62.0..200.0).contains(&ms), "relayed RTT {ms} ms");
+    }
+    for r in &direct {
+        assert!((r.elapsed as f64 / 1e6) < 50.0);
+    }
+    let _ = server.0.kill();
+}

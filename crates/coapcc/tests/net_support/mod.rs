@@ -1,0 +1,200 @@
+//! Shared helpers of the real-network tests: external peers (started and
+//! killed by the test, skipped with a message when not installed), free
+//! loopback ports, and a blocking front to `coapcc_net`'s async client.
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use coapcc_net::client::{ClientOptions, ExchangeReport, NetClient};
+use coapcc_net::clock::Clock;
+use coapcc_net::tokio;
+use coapcc_proto::client::Request;
+use coapcc_proto::message::Code;
+
+/// A loopback address with a port nobody uses right now.
+pub fn free_addr() -> SocketAddr {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.local_addr().unwrap()
+}
+
+/// Whether `bin` is on the PATH.
+pub fn have(bin: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {bin}"))
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Whether Python can import aiocoap.
+pub fn have_aiocoap() -> bool {
+    Command::new("python3")
+        .args(["-c", "import aiocoap"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Prints why a test is skipped (only when a peer is not installed).
+pub fn skip(test: &str, why: &str) {
+    eprintln!("SKIPPED {test}: {why} (installed in CI by .ci/run)");
+}
+
+/// A child process killed (by its own id) when dropped.
+pub struct Peer(pub Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A current-thread runtime for driving the async client.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Runs `count` exchanges of `method path payload` against `server` with
+/// `opts`, returning each report; `after` sees the client after each one.
+pub fn exchanges(
+    server: SocketAddr,
+    opts: &ClientOptions,
+    method: Code,
+    path: &str,
+    payload: &[u8],
+    count: usize,
+    mut after: impl FnMut(&NetClient, &ExchangeReport),
+) -> Vec<ExchangeReport> {
+    rt().block_on(async {
+        let mut c = NetClient::bind("127.0.0.1:0".parse().unwrap(), opts, Clock::start())
+            .await
+            .unwrap();
+        let req = Request {
+            method,
+            path,
+            payload,
+            confirmable: true,
+        };
+        let mut out = Vec::new();
+        for _ in 0..count {
+            let r = c
+                .exchange(server, &req, Duration::from_secs(10))
+                .await
+                .unwrap();
+            after(&c, &r);
+            out.push(r);
+        }
+        out
+    })
+}
+
+/// Waits (at most 10 s) until a CoAP GET of `path` at `server` is answered.
+pub fn wait_ready(server: SocketAddr, path: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let opts = ClientOptions {
+        max_retransmit: 0,
+        ..ClientOptions::default()
+    };
+    let ok = rt().block_on(async {
+        let mut c = NetClient::bind("127.0.0.1:0".parse().unwrap(), &opts, Clock::start())
+            .await
+            .unwrap();
+        let req = Request {
+            method: Code::GET,
+            path,
+            payload: &[],
+            confirmable: true,
+        };
+        while Instant::now() < deadline {
+            if let Ok(r) = c.exchange(server, &req, Duration::from_millis(300)).await {
+                if matches!(r.outcome, coapcc_net::client::Outcome::Response { .. }) {
+                    return true;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        false
+    });
+    assert!(ok, "peer at {server} never answered GET /{path}");
+}
+
+/// Starts libcoap's server on a free loopback port.
+pub fn libcoap_server() -> Option<(Peer, SocketAddr)> {
+    if !have("coap-server-notls") {
+        return None;
+    }
+    let addr = free_addr();
+    let child = Command::new("coap-server-notls")
+        .args([
+            "-A",
+            "127.0.0.1",
+            "-d",
+            "10",
+            "-p",
+            &addr.port().to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let peer = Peer(child);
+    wait_ready(addr, "");
+    Some((peer, addr))
+}
+
+/// Starts the aiocoap test server on a free loopback port.
+pub fn aiocoap_server() -> Option<(Peer, SocketAddr)> {
+    if !have_aiocoap() {
+        return None;
+    }
+    let addr = free_addr();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../coapcc-net/tests/peers/aiocoap_server.py"
+    );
+    let child = Command::new("python3")
+        .args([script, &addr.port().to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let peer = Peer(child);
+    wait_ready(addr, "sense");
+    Some((peer, addr))
+}
+
+/// Runs a command with a 20 s bound; returns (success, stdout, stderr).
+pub fn run_bounded(cmd: &mut Command) -> (bool, String, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
