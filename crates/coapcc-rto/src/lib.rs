@@ -32,10 +32,10 @@
 extern crate alloc;
 
 pub mod cocoa;
+pub mod cocoa_e;
 pub mod cocoa_fb;
 pub mod cocoa_plus;
 pub mod cocoa_s;
-pub mod cocoa_e;
 pub mod default;
 pub mod fasor;
 pub mod four_state;
@@ -44,10 +44,10 @@ pub mod linux_rto;
 pub mod math;
 pub mod params;
 pub mod pcocoa;
-pub mod rfc6298;
 pub mod peakhopper;
 #[cfg(feature = "alloc")]
 pub mod registry;
+pub mod rfc6298;
 
 pub use params::{AlgorithmParams, FirstSample, ParamError};
 

@@ -77,7 +77,11 @@ impl core::fmt::Display for ParamError {
 impl AlgorithmParams {
     /// Fails if any field outside `allowed` is set, or a set number is not finite
     /// and positive.
-    pub fn check(&self, algorithm: &'static str, allowed: &[&'static str]) -> Result<(), ParamError> {
+    pub fn check(
+        &self,
+        algorithm: &'static str,
+        allowed: &[&'static str],
+    ) -> Result<(), ParamError> {
         let set: [(&'static str, bool); 6] = [
             ("cap", self.cap.is_some()),
             ("aging", self.aging.is_some()),

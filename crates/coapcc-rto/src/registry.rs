@@ -89,7 +89,11 @@ mod tests {
     #[test]
     fn names_are_unique_and_buildable_with_defaults() {
         for (i, a) in ALGORITHMS.iter().enumerate() {
-            assert!(ALGORITHMS[..i].iter().all(|b| b.name != a.name), "{}", a.name);
+            assert!(
+                ALGORITHMS[..i].iter().all(|b| b.name != a.name),
+                "{}",
+                a.name
+            );
             assert!((a.build)(&AlgorithmParams::default()).is_ok(), "{}", a.name);
             assert!(find(a.name).is_some());
         }

@@ -233,7 +233,10 @@ fn real_main() -> Result<()> {
             println!("{:<16} {:<9} {:>6}  description", "name", "spec", "state");
             for a in coapcc_rto::registry::ALGORITHMS {
                 let approx = if a.approximate { " (approximate)" } else { "" };
-                println!("{:<16} {:<9} {:>4} B  {}{}", a.name, a.section, a.state_bytes, a.summary, approx);
+                println!(
+                    "{:<16} {:<9} {:>4} B  {}{}",
+                    a.name, a.section, a.state_bytes, a.summary, approx
+                );
             }
             println!("{:<16} {:<9} {:>6}  CoAP over TCP (RFC 8323) with the linux TCP profile (transport-tcp.md §2)", "tcp", "tcp §2", "—");
             Ok(())

@@ -37,7 +37,11 @@ pub fn table(scenario: &Scenario, summaries: &[Summary]) -> String {
     let _ = writeln!(
         out,
         "{} — {} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}",
-        if scenario.name.is_empty() { "scenario" } else { &scenario.name },
+        if scenario.name.is_empty() {
+            "scenario"
+        } else {
+            &scenario.name
+        },
         scenario.clients,
         scenario.workload.kind.name(),
         scenario.network.buffer.label(),
