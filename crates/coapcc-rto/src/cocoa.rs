@@ -17,7 +17,7 @@
 //! initial timer, for all the time elapsed since the last update. Before any
 //! sample, `k` exchanges in parallel (NSTART > 1) each use `k·2 s`.
 //!
-//! Decisions (see `docs/decisions.d/cocoa.md`): the overall RTO is kept within
+//! Decisions (see `docs/decisions.md`): the overall RTO is kept within
 //! [[`MIN_RTO`], [`MAX_RTO`]] = [1 ms, 60 s]; unusable elapsed times (negative,
 //! NaN, infinite) are ignored.
 

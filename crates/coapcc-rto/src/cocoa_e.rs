@@ -10,7 +10,7 @@
 //! After a strong sample `RTO = RTO_strong`; after a weak one
 //! `RTO = 0.5·RTO_weak + 0.5·RTO`. Dithering and backoff as CoCoA+ (§3.3).
 //!
-//! Decisions (`docs/decisions.d/cocoa.md`): each estimator's first sample uses
+//! Decisions (`docs/decisions.md`): each estimator's first sample uses
 //! the RFC 6298 rule (`RTT = R`, `RTTVAR = R/2`), as CoCoA; for `γ_t > 1`
 //! (a sample above the RTO) the formula would give a negative gain, so
 //! `γ = min(|1 - γ_t|, 0.5)`; no aging (the source describes none); the overall

@@ -7,7 +7,7 @@
 //! unambiguous ("strong") samples taken in that state; the overall RTO is
 //! `RTO = w_s·RTO_s + (1 - w_s)·RTO`.
 //!
-//! Decisions (`docs/decisions.d/cocoa.md`): `w = (0.25, 0.5, 0.75, 1.0)` for
+//! Decisions (`docs/decisions.md`): `w = (0.25, 0.5, 0.75, 1.0)` for
 //! states 1..4 (spec); a strong sample feeds the estimator of the state the
 //! destination is in when the acknowledgement arrives, and the state is lowered
 //! afterwards; ambiguous samples are discarded; the backoff factor of an expiry

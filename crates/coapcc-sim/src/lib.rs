@@ -30,3 +30,8 @@ pub use config::{AlgorithmSpec, Buffer, Coap, Group, Network, RunSpec, Workload,
 pub use link_errors::ErrorProfile;
 pub use metrics::{Percentiles, RunResult, Summary};
 pub use scenario::{run_scenario, Scenario, ScenarioResult};
+
+/// Names the simulation model in result stores: change it whenever a change to
+/// the simulator, the protocol code or an algorithm changes what a run
+/// produces, so stored results of the old model are never mixed with new ones.
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 1");

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// The version of the simulation model whose results a store holds. **Bump it
 /// whenever a change to the testbed, the CoAP endpoints or an algorithm changes
 /// any run's outcome**: results of other versions are then never reused.
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 1");
+pub const MODEL_VERSION: &str = coapcc_sim::MODEL_VERSION;
 
 /// The canonical text of a run spec: its JSON with fields in declaration order
 /// (serde's derive) and shortest round-trip floats.

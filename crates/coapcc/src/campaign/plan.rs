@@ -149,7 +149,15 @@ fn available(a: &AlgorithmSpec) -> Result<Option<String>> {
     };
     match testbed::validate(&probe) {
         Ok(()) => Ok(None),
-        Err(e) if coapcc_rto::registry::find(&a.name).is_none() => Ok(Some(e.0)),
+        // Only a name the build does not know is "unavailable"; a known one
+        // (a registered algorithm, or CoAP over TCP) with a bad parameter is an
+        // error, never silently skipped.
+        Err(e)
+            if coapcc_rto::registry::find(&a.name).is_none()
+                && !coapcc_sim::client_factory::is_tcp(a) =>
+        {
+            Ok(Some(e.0))
+        }
         Err(e) => bail!("algorithm `{}`: {e}", a.label()),
     }
 }
