@@ -70,7 +70,7 @@ impl<E: Copy> Agenda<E> {
     pub fn push_lane(&mut self, lane: usize, at: Nanos, ev: E) {
         self.seq += 1;
         let q = &mut self.lanes[lane];
-        assert!(
+        debug_assert!(
             q.back().is_none_or(|b| b.at <= at),
             "lane {lane} must be scheduled in time order"
         );

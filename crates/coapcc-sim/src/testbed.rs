@@ -33,7 +33,7 @@ use crate::link_errors::LinkErrors;
 use crate::metrics::{ClientRecord, Conservation, LinkRecord, RunResult};
 use crate::rng::{derive, SimRng, Stream};
 use crate::tcp_endpoint::{TcpTrace, TcpWorld};
-use crate::time::{from_secs, serialisation, to_secs, Nanos};
+use crate::time::{from_secs, round_nonneg, serialisation, to_secs, Nanos};
 
 /// IPv4 header bytes.
 pub const IPV4_HEADER: usize = 20;
@@ -150,7 +150,7 @@ struct Path {
 
 impl Path {
     fn arrival(&mut self, now: Nanos) -> Nanos {
-        let d = self.lo + ((self.hi - self.lo) as f64 * self.rng.uniform()).round() as Nanos;
+        let d = self.lo + round_nonneg((self.hi - self.lo) as f64 * self.rng.uniform());
         self.last_arrival = self.last_arrival.max(now + d);
         self.last_arrival
     }

@@ -8,7 +8,14 @@ pub const SECOND: Nanos = 1_000_000_000;
 
 /// Seconds (f64) → nanoseconds, rounded to the nearest nanosecond.
 pub fn from_secs(s: f64) -> Nanos {
-    (s * SECOND as f64).round() as Nanos
+    round_nonneg(s * SECOND as f64)
+}
+
+/// Rounds a non-negative value to the nearest integer nanosecond (halves up),
+/// without the libm call of `f64::round`; negative inputs give 0.
+#[inline]
+pub fn round_nonneg(x: f64) -> Nanos {
+    (x + 0.5) as Nanos
 }
 
 /// Nanoseconds → seconds.
