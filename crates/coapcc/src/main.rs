@@ -70,7 +70,7 @@ enum Command {
         /// Worker threads (default: all cores). Results do not depend on it.
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
-        /// Also write replication 0's traffic as a pcap file (IPv4/UDP, decodable
+        /// Also write replication 0's traffic as a pcap file (IPv4/UDP and TCP, decodable
         /// as CoAP by Wireshark/tshark). With several algorithms, one file per
         /// algorithm: FILE's stem + `-<label>.pcap`.
         #[arg(long, value_name = "FILE")]

@@ -2,9 +2,11 @@
 //! decode as CoAP.
 //!
 //! Every message an endpoint sends is written when it is sent, wrapped in real
-//! IPv4 and UDP headers (checksums included). Client `i` has the address
-//! 10.0.0.0 + i + 1 and port 49152; the server is 10.255.0.1 port 5683, the CoAP
-//! port, so dissectors recognise the traffic. These addresses only label the
+//! IPv4 and UDP headers (checksums included); CoAP over TCP segments are written
+//! with real IPv4 and TCP headers (sequence and acknowledgement numbers, flags,
+//! window, the MSS option). UDP client `i` has the address 10.0.0.0 + i + 1, TCP
+//! client `i` the address 10.128.0.0 + i + 1, both port 49152; the server is
+//! 10.255.0.1 port 5683, the CoAP port, so dissectors recognise the traffic. These addresses only label the
 //! trace; nothing is sent anywhere.
 
 use std::fs::File;
@@ -13,8 +15,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use coapcc_sim::tcp_endpoint::TcpTrace;
 use coapcc_sim::testbed::{Tap, SERVER};
+use coapcc_tcp::Flags;
 use etherparse::PacketBuilder;
+use etherparse::TcpOptionElement;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, TsResolution};
 
@@ -25,10 +30,16 @@ pub const COAP_PORT: u16 = 5683;
 /// Every client's source port.
 pub const CLIENT_PORT: u16 = 49152;
 
-/// Client `i`'s IPv4 address: 10.0.0.0 + i + 1.
+/// UDP client `i`'s IPv4 address: 10.0.0.0 + i + 1.
 pub fn client_addr(i: u32) -> [u8; 4] {
     let n = i + 1;
     [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+/// TCP client `i`'s IPv4 address: 10.128.0.0 + i + 1.
+pub fn tcp_client_addr(i: u32) -> [u8; 4] {
+    let n = i + 1;
+    [10, 128 | (n >> 16) as u8, (n >> 8) as u8, n as u8]
 }
 
 /// Writes every tapped packet as a raw-IPv4 pcap record.
@@ -71,6 +82,20 @@ impl PcapTap {
     }
 }
 
+impl PcapTap {
+    fn record(&mut self, at: u64) {
+        let packet = PcapPacket::new(
+            Duration::from_nanos(at),
+            self.frame.len() as u32,
+            &self.frame,
+        );
+        match self.writer.write_packet(&packet) {
+            Ok(_) => self.packets += 1,
+            Err(e) => self.error = Some(anyhow::anyhow!("cannot write to the pcap file: {e}")),
+        }
+    }
+}
+
 impl Tap for PcapTap {
     fn packet(&mut self, at: u64, src: u32, dst: u32, bytes: &[u8]) {
         if self.error.is_some() {
@@ -92,14 +117,46 @@ impl Tap for PcapTap {
             self.error = Some(anyhow::anyhow!("cannot build an IPv4/UDP packet: {e}"));
             return;
         }
-        let packet = PcapPacket::new(
-            Duration::from_nanos(at),
-            self.frame.len() as u32,
-            &self.frame,
-        );
-        match self.writer.write_packet(&packet) {
-            Ok(_) => self.packets += 1,
-            Err(e) => self.error = Some(anyhow::anyhow!("cannot write to the pcap file: {e}")),
+        self.record(at);
+    }
+
+    fn tcp(&mut self, at: u64, client: u32, what: TcpTrace<'_>) {
+        let TcpTrace::Sent { from_client, seg } = what else {
+            return;
+        };
+        if self.error.is_some() {
+            return;
         }
+        let c = (tcp_client_addr(client), CLIENT_PORT);
+        let s = (SERVER_ADDR, COAP_PORT);
+        let ((sa, sp), (da, dp)) = if from_client { (c, s) } else { (s, c) };
+        let mut b = PacketBuilder::ipv4(sa, da, 64).tcp(sp, dp, seg.seq, seg.window);
+        if seg.flags.contains(Flags::ACK) {
+            b = b.ack(seg.ack);
+        }
+        if seg.flags.contains(Flags::SYN) {
+            b = b.syn();
+        }
+        if seg.flags.contains(Flags::FIN) {
+            b = b.fin();
+        }
+        if seg.flags.contains(Flags::RST) {
+            b = b.rst();
+        }
+        if let Some(mss) = seg.mss {
+            b = match b.options(&[TcpOptionElement::MaximumSegmentSize(mss)]) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.error = Some(anyhow::anyhow!("cannot build the TCP MSS option: {e}"));
+                    return;
+                }
+            };
+        }
+        self.frame.clear();
+        if let Err(e) = b.write(&mut self.frame, &seg.payload) {
+            self.error = Some(anyhow::anyhow!("cannot build an IPv4/TCP packet: {e}"));
+            return;
+        }
+        self.record(at);
     }
 }
