@@ -256,6 +256,22 @@ pub(crate) mod testutil {
         }
     }
 
+    /// Feeds `alg` the piggybacked, unmarked acknowledgement of an exchange that
+    /// was retransmitted `n` times and took `elapsed` seconds.
+    pub fn ack_after(alg: &mut impl super::CongestionControl, n: u8, elapsed: f64) {
+        let ex = super::ExchangeTimer {
+            retransmissions: n,
+            ..super::ExchangeTimer::default()
+        };
+        let ack = super::Ack {
+            now: 0.0,
+            elapsed,
+            echo: None,
+            piggybacked: true,
+        };
+        alg.on_ack(&ex, &ack);
+    }
+
     pub fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
     }

@@ -145,19 +145,7 @@ mod tests {
     use crate::testutil::{close, Scripted};
 
     fn ack(a: &mut LinuxRto, n: u8, e: f64) {
-        let ex = ExchangeTimer {
-            retransmissions: n,
-            ..ExchangeTimer::default()
-        };
-        a.on_ack(
-            &ex,
-            &Ack {
-                now: 0.0,
-                elapsed: e,
-                echo: None,
-                piggybacked: true,
-            },
-        );
+        crate::testutil::ack_after(a, n, e);
     }
 
     #[test]
