@@ -387,8 +387,7 @@ pub async fn run(
 pub struct EmulatorHandle {
     addr: SocketAddr,
     monitor: Arc<EmulatorMonitor>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<EmulatorReport>>,
+    task: crate::background::Background<EmulatorReport>,
 }
 
 /// Binds `listen` and relays to `server` on a thread of its own until the
@@ -423,8 +422,7 @@ pub fn spawn(
     Ok(EmulatorHandle {
         addr,
         monitor,
-        stop: Some(stop_tx),
-        thread: Some(thread),
+        task: crate::background::Background::new(stop_tx, thread),
     })
 }
 
@@ -441,20 +439,7 @@ impl EmulatorHandle {
 
     /// Stops the relay and returns its final report.
     pub fn stop(mut self) -> EmulatorReport {
-        self.shutdown().unwrap_or_default()
-    }
-
-    fn shutdown(&mut self) -> Option<EmulatorReport> {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        self.thread.take().and_then(|t| t.join().ok())
-    }
-}
-
-impl Drop for EmulatorHandle {
-    fn drop(&mut self) {
-        self.shutdown();
+        self.task.shutdown().unwrap_or_default()
     }
 }
 

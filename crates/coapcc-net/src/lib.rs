@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod background;
 pub mod cli;
 pub mod client;
 pub mod clock;

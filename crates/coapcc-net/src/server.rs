@@ -124,8 +124,7 @@ pub async fn serve(
 pub struct ServerHandle {
     addr: SocketAddr,
     monitor: Arc<Monitor>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<Snapshot>>,
+    task: crate::background::Background<Snapshot>,
 }
 
 /// Binds `addr` and serves on a thread of its own until the handle is
@@ -156,8 +155,7 @@ pub fn spawn(addr: SocketAddr, opts: ServerOptions, resources: Resources) -> Res
     Ok(ServerHandle {
         addr,
         monitor,
-        stop: Some(stop_tx),
-        thread: Some(thread),
+        task: crate::background::Background::new(stop_tx, thread),
     })
 }
 
@@ -174,19 +172,6 @@ impl ServerHandle {
 
     /// Stops the server and returns its final snapshot.
     pub fn stop(mut self) -> Snapshot {
-        self.shutdown().unwrap_or_default()
-    }
-
-    fn shutdown(&mut self) -> Option<Snapshot> {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        self.thread.take().and_then(|t| t.join().ok())
-    }
-}
-
-impl Drop for ServerHandle {
-    fn drop(&mut self) {
-        self.shutdown();
+        self.task.shutdown().unwrap_or_default()
     }
 }
