@@ -51,19 +51,36 @@ pub fn binary_backoff(current: f64, cap: f64) -> f64 {
     min(current * 2.0, cap)
 }
 
+/// The first timer of an exchange when the base timeout is `rto`: uniform in
+/// `[rto, rto·random_factor]` (RFC 7252 §4.2 dithering), bounded by `cap`.
+pub fn dithered_start(
+    rto: f64,
+    random_factor: f64,
+    cap: f64,
+    rng: &mut dyn Random,
+) -> ExchangeTimer {
+    let t = min(rng.uniform_in(rto, rto * random_factor), cap);
+    ExchangeTimer {
+        initial: t,
+        current: t,
+        ..ExchangeTimer::default()
+    }
+}
+
+/// One expiry under binary backoff: count the retransmission, double the timer
+/// up to `cap`.
+pub fn binary_expire(ex: &mut ExchangeTimer, cap: f64) {
+    ex.retransmissions = ex.retransmissions.saturating_add(1);
+    ex.current = binary_backoff(ex.current, cap);
+}
+
 impl CongestionControl for DefaultCoap {
     fn start(&mut self, _now: f64, _outstanding: usize, rng: &mut dyn Random) -> ExchangeTimer {
-        let t = min(self.draw(rng), self.cap);
-        ExchangeTimer {
-            initial: t,
-            current: t,
-            ..ExchangeTimer::default()
-        }
+        dithered_start(self.ack_timeout, self.ack_random_factor, self.cap, rng)
     }
 
     fn expire(&mut self, _now: f64, ex: &mut ExchangeTimer, _rng: &mut dyn Random) {
-        ex.retransmissions += 1;
-        ex.current = binary_backoff(ex.current, self.cap);
+        binary_expire(ex, self.cap);
     }
 
     fn on_ack(&mut self, _ex: &ExchangeTimer, _ack: &Ack) {}

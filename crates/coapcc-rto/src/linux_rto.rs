@@ -5,9 +5,9 @@
 //! dithered as in Default CoAP, uniform in `[RTO, RTO·ACK_RANDOM_FACTOR]`, and
 //! backed off by ×2 up to the cap. Before any sample RTO = ACK_TIMEOUT (2 s).
 
-use crate::default::binary_backoff;
+use crate::default::{binary_expire, dithered_start};
 use crate::fasor::estimator::sanitize;
-use crate::math::{abs, max, min};
+use crate::math::{abs, max};
 use crate::{Ack, AlgorithmParams, CongestionControl, ExchangeTimer, ParamError, Random};
 
 /// The floor of `mdev_max` (s): Linux's minimum RTO (200 ms) / 4.
@@ -112,20 +112,11 @@ impl LinuxRto {
 
 impl CongestionControl for LinuxRto {
     fn start(&mut self, _now: f64, _outstanding: usize, rng: &mut dyn Random) -> ExchangeTimer {
-        let t = min(
-            rng.uniform_in(self.rto, self.rto * self.ack_random_factor),
-            self.cap,
-        );
-        ExchangeTimer {
-            initial: t,
-            current: t,
-            ..ExchangeTimer::default()
-        }
+        dithered_start(self.rto, self.ack_random_factor, self.cap, rng)
     }
 
     fn expire(&mut self, _now: f64, ex: &mut ExchangeTimer, _rng: &mut dyn Random) {
-        ex.retransmissions = ex.retransmissions.saturating_add(1);
-        ex.current = binary_backoff(ex.current, self.cap);
+        binary_expire(ex, self.cap);
     }
 
     fn on_ack(&mut self, ex: &ExchangeTimer, ack: &Ack) {

@@ -7,7 +7,7 @@
 //! initial timer dithered as in Default CoAP (uniform in `[RTO, 1.5·RTO]`),
 //! RTO = ACK_TIMEOUT (2 s) before any sample.
 
-use crate::default::binary_backoff;
+use crate::default::{binary_expire, dithered_start};
 use crate::fasor::estimator::sanitize;
 use crate::math::{abs, max, min};
 use crate::{Ack, AlgorithmParams, CongestionControl, ExchangeTimer, ParamError, Random};
@@ -89,20 +89,11 @@ impl PeakHopper {
 
 impl CongestionControl for PeakHopper {
     fn start(&mut self, _now: f64, _outstanding: usize, rng: &mut dyn Random) -> ExchangeTimer {
-        let t = min(
-            rng.uniform_in(self.rto, self.rto * self.ack_random_factor),
-            self.cap,
-        );
-        ExchangeTimer {
-            initial: t,
-            current: t,
-            ..ExchangeTimer::default()
-        }
+        dithered_start(self.rto, self.ack_random_factor, self.cap, rng)
     }
 
     fn expire(&mut self, _now: f64, ex: &mut ExchangeTimer, _rng: &mut dyn Random) {
-        ex.retransmissions = ex.retransmissions.saturating_add(1);
-        ex.current = binary_backoff(ex.current, self.cap);
+        binary_expire(ex, self.cap);
     }
 
     fn on_ack(&mut self, ex: &ExchangeTimer, ack: &Ack) {
