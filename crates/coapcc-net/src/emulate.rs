@@ -22,7 +22,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use coapcc_sim::config::Network;
 use coapcc_sim::metrics::LinkRecord;
 use coapcc_sim::time::Nanos;
@@ -397,32 +397,22 @@ pub fn spawn(
     server: SocketAddr,
     opts: EmulatorOptions,
 ) -> Result<EmulatorHandle> {
-    let std_socket =
-        std::net::UdpSocket::bind(listen).with_context(|| format!("cannot bind {listen}"))?;
-    std_socket.set_nonblocking(true)?;
-    let addr = std_socket.local_addr()?;
     let monitor = Arc::new(EmulatorMonitor::default());
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let m = monitor.clone();
-    let thread = std::thread::Builder::new()
-        .name(format!("coapcc-emulate-{addr}"))
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("tokio runtime");
-            rt.block_on(async move {
-                let socket = UdpSocket::from_std(std_socket).expect("socket into tokio");
-                run(socket, server, opts, m, async {
-                    let _ = stop_rx.await;
-                })
-                .await
+    let (addr, task) = crate::background::spawn_on_udp(
+        listen,
+        "coapcc-emulate",
+        move |socket, stop| async move {
+            run(socket, server, opts, m, async {
+                let _ = stop.await;
             })
-        })?;
+            .await
+        },
+    )?;
     Ok(EmulatorHandle {
         addr,
         monitor,
-        task: crate::background::Background::new(stop_tx, thread),
+        task,
     })
 }
 

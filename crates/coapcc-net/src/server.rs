@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use coapcc_proto::message::MAX_MESSAGE_SIZE;
 use coapcc_proto::server::{Server, ServerConfig, ServerOutput, ServerStats};
 use tokio::net::UdpSocket;
@@ -130,32 +130,19 @@ pub struct ServerHandle {
 /// Binds `addr` and serves on a thread of its own until the handle is
 /// stopped (or dropped).
 pub fn spawn(addr: SocketAddr, opts: ServerOptions, resources: Resources) -> Result<ServerHandle> {
-    let std_socket =
-        std::net::UdpSocket::bind(addr).with_context(|| format!("cannot bind {addr}"))?;
-    std_socket.set_nonblocking(true)?;
-    let addr = std_socket.local_addr()?;
     let monitor = Arc::new(Monitor::default());
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let m = monitor.clone();
-    let thread = std::thread::Builder::new()
-        .name(format!("coapcc-server-{addr}"))
-        .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("tokio runtime");
-            rt.block_on(async move {
-                let socket = UdpSocket::from_std(std_socket).expect("socket into tokio");
-                serve(socket, &opts, resources, m, async {
-                    let _ = stop_rx.await;
-                })
-                .await
+    let (addr, task) =
+        crate::background::spawn_on_udp(addr, "coapcc-server", move |socket, stop| async move {
+            serve(socket, &opts, resources, m, async {
+                let _ = stop.await;
             })
+            .await
         })?;
     Ok(ServerHandle {
         addr,
         monitor,
-        task: crate::background::Background::new(stop_tx, thread),
+        task,
     })
 }
 
