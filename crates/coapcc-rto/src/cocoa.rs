@@ -23,7 +23,7 @@
 
 use crate::math::{max, min};
 use crate::params::AlgorithmParams;
-use crate::rfc6298::{usable_sample, Rfc6298};
+use crate::rfc6298::{usable_sample, Rfc6298, VarianceOrder};
 use crate::{Ack, CongestionControl, ExchangeTimer, ParamError, Random};
 
 /// Initial overall RTO for an unknown destination (ACK_TIMEOUT, s).
@@ -138,9 +138,22 @@ impl Estimate {
         }
     }
 
-    /// Strong sample `r` at `now`: `RTO = 0.5·E_s + 0.5·RTO`.
+    /// Strong sample `r` at `now`: `RTO = 0.5·E_s + 0.5·RTO`, the strong
+    /// estimator updated in RFC 6298's order (CoCoA, spec §0.3).
     pub fn strong_sample(&mut self, r: f64, now: f64, max_rto: f64) {
-        let e_s = self.strong.update(r);
+        self.strong_sample_in(r, now, max_rto, VarianceOrder::OldSrtt);
+    }
+
+    /// Weak sample `r` at `now`: `RTO = 0.25·E_w + 0.75·RTO`, the weak
+    /// estimator updated in RFC 6298's order (CoCoA, spec §0.3).
+    pub fn weak_sample(&mut self, r: f64, now: f64, max_rto: f64) {
+        self.weak_sample_in(r, now, max_rto, VarianceOrder::OldSrtt);
+    }
+
+    /// [`Estimate::strong_sample`] with the estimator's equation order given
+    /// (CoCoA+ uses [`VarianceOrder::UpdatedSrtt`]).
+    pub fn strong_sample_in(&mut self, r: f64, now: f64, max_rto: f64, order: VarianceOrder) {
+        let e_s = self.strong.update_in(r, order);
         self.set(
             STRONG_WEIGHT * e_s + (1.0 - STRONG_WEIGHT) * self.rto,
             now,
@@ -148,9 +161,9 @@ impl Estimate {
         );
     }
 
-    /// Weak sample `r` at `now`: `RTO = 0.25·E_w + 0.75·RTO`.
-    pub fn weak_sample(&mut self, r: f64, now: f64, max_rto: f64) {
-        let e_w = self.weak.update(r);
+    /// [`Estimate::weak_sample`] with the estimator's equation order given.
+    pub fn weak_sample_in(&mut self, r: f64, now: f64, max_rto: f64, order: VarianceOrder) {
+        let e_w = self.weak.update_in(r, order);
         self.set(
             WEAK_WEIGHT * e_w + (1.0 - WEAK_WEIGHT) * self.rto,
             now,

@@ -14,12 +14,17 @@
 //!   `R > SRTT`, `mdev_max` becomes the mean of the last three RTTVAR after three
 //!   consecutive samples above it, or moves a quarter of the way to RTTVAR after
 //!   eight consecutive samples below it; `SRTO = SRTT + max(k·RTTVAR, mdev_max)`,
-//!   `RTO = SRTO/2 + RTO/2`.
+//!   `RTO = (1-δ)·SRTO + δ·RTO_init` with δ = 1/2, where `RTO_init` is the
+//!   dithered initial timer of the acknowledged exchange
+//!   ([`ExchangeTimer::initial`]): the paper's Algorithm 2 (line 19) smooths
+//!   toward `RTO_init`, which its §II.A defines as the dithered value.
 //!
 //! Initial timer uniform in `[RTO, 1.5·RTO]` (2 s for an unknown destination),
 //! backoff by CoCoA+'s variable backoff factor (chosen once from the initial
-//! timer), cap 60 s. Until the first echo arrives (a server without TC support),
-//! the destination is run entirely by an embedded [`CocoaPlus`].
+//! timer). The cap (`cap`, 60 s) limits the initial RTO only — the RTO and the
+//! dithered initial timer — not backed-off timers (paper §V.F; see
+//! [`crate::cocoa_plus`]). Until the first echo arrives (a server without TC
+//! support), the destination is run entirely by an embedded [`CocoaPlus`].
 
 use crate::cocoa::{clamp_rto, dither, INITIAL_RTO};
 use crate::cocoa_plus::CocoaPlus;
@@ -33,7 +38,7 @@ pub const ALPHA: f64 = 1.0 / 8.0;
 pub const BETA: f64 = 1.0 / 4.0;
 /// RTTVAR gain γ for samples well below SRTT.
 pub const GAMMA: f64 = 1.0 / 32.0;
-/// RTO smoothing weight δ.
+/// RTO smoothing weight δ (of the exchange's `RTO_init`).
 pub const DELTA: f64 = 1.0 / 2.0;
 /// Lower bound of the first `mdev_max` (s).
 pub const MDEV_MAX_MIN: f64 = 0.25;
@@ -55,7 +60,7 @@ pub struct PreciseEstimator {
     pub rttvar: f64,
     /// The variation floor / ceiling tracker `mdev_max`.
     pub mdev_max: f64,
-    /// The smoothed RTO (s); [`INITIAL_RTO`] before any sample.
+    /// The smoothed RTO (s), undithered; [`INITIAL_RTO`] before any sample.
     pub rto: f64,
     /// Consecutive samples with `RTTVAR > mdev_max`.
     pub above: u8,
@@ -89,8 +94,11 @@ impl PreciseEstimator {
     }
 
     /// Feeds the precise sample `r` (already sanitized); `spurious` selects
-    /// k = 6 for this sample's SRTO. Returns the new RTO.
-    pub fn update(&mut self, r: f64, spurious: bool) -> f64 {
+    /// k = 6 for this sample's SRTO; `rto_init` is the dithered initial timer
+    /// of the exchange the sample comes from, the δ term of
+    /// `RTO = (1-δ)·SRTO + δ·RTO_init` (unused by the first sample, which sets
+    /// `RTO = SRTT + mdev_max`). Returns the new RTO.
+    pub fn update(&mut self, r: f64, spurious: bool, rto_init: f64) -> f64 {
         if !self.sampled {
             self.srtt = r;
             self.rttvar = r / 2.0;
@@ -131,7 +139,7 @@ impl PreciseEstimator {
         }
         let k = if spurious { K_SPURIOUS } else { K };
         let srto = self.srtt + max(k * self.rttvar, self.mdev_max);
-        self.rto = (1.0 - DELTA) * srto + DELTA * self.rto;
+        self.rto = (1.0 - DELTA) * srto + DELTA * rto_init;
         self.rto
     }
 }
@@ -199,8 +207,8 @@ impl Pcocoa {
         }
     }
 
-    fn precise_sample(&mut self, r: f64, spurious: bool) {
-        let rto = self.precise.update(sanitize(r), spurious);
+    fn precise_sample(&mut self, r: f64, spurious: bool, rto_init: f64) {
+        let rto = self.precise.update(sanitize(r), spurious, rto_init);
         self.precise.rto = clamp_rto(rto, self.fallback.cap);
     }
 }
@@ -232,10 +240,10 @@ impl CongestionControl for Pcocoa {
                 if spurious {
                     self.spurious += 1;
                 }
-                self.precise_sample(echo.rtt, spurious);
+                self.precise_sample(echo.rtt, spurious, ex.initial);
             }
             None if !self.echoed => self.fallback.on_ack(ex, ack),
-            None if n == 0 => self.precise_sample(ack.elapsed, false),
+            None if n == 0 => self.precise_sample(ack.elapsed, false, ex.initial),
             None => {}
         }
     }
@@ -259,6 +267,7 @@ impl CongestionControl for Pcocoa {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cocoa_plus::BACKOFF_CEILING;
     use crate::testutil::{close, Mix, Scripted};
     use crate::Echo;
 
@@ -278,9 +287,22 @@ mod tests {
         }
     }
 
+    /// Exchange timers with retransmission count `n` and initial timer `initial`.
+    fn exi(n: u8, initial: f64) -> ExchangeTimer {
+        ExchangeTimer {
+            retransmissions: n,
+            initial,
+            current: initial,
+            ..ExchangeTimer::default()
+        }
+    }
+
+    /// Feeds samples from exchanges whose dither drew U = 0, so that each
+    /// one's `RTO_init` equals the RTO it started from.
     fn feed(e: &mut PreciseEstimator, samples: &[f64]) {
         for r in samples {
-            e.update(*r, false);
+            let rto_init = e.rto;
+            e.update(*r, false, rto_init);
         }
     }
 
@@ -288,23 +310,24 @@ mod tests {
     fn first_and_second_sample() {
         let mut e = PreciseEstimator::new();
         // 0.4: SRTT 0.4, RTTVAR 0.2, mdev_max = max(0.2, 0.25), RTO 0.65.
-        assert!(close(e.update(0.4, false), 0.65));
+        assert!(close(e.update(0.4, false, 2.0), 0.65));
         assert!(close(e.mdev_max, 0.25) && close(e.rttvar, 0.2));
         let mut s = e;
-        // 0.6: SRTT = 0.425, |SRTT − R| = 0.175 ≤ RTTVAR → gain α:
+        // 0.6, from an exchange whose RTO_init was 0.65 (U = 0):
+        // SRTT = 0.425, |SRTT − R| = 0.175 ≤ RTTVAR → gain α:
         // RTTVAR = 7/8·0.2 + 0.175/8 = 0.196875; SRTO = 0.425 + 4·0.196875
         // = 1.2125; RTO = (1.2125 + 0.65)/2 = 0.93125.
-        assert!(close(e.update(0.6, false), 0.93125));
+        assert!(close(e.update(0.6, false, 0.65), 0.93125));
         assert!(close(e.srtt, 0.425) && close(e.rttvar, 0.196875));
         assert_eq!((e.above, e.below), (0, 1));
         // Spurious: k = 6: SRTO = 0.425 + 1.18125; RTO = 1.128125.
-        assert!(close(s.update(0.6, true), 1.128125));
+        assert!(close(s.update(0.6, true, 0.65), 1.128125));
     }
 
     #[test]
     fn first_mdev_max_for_long_rtts() {
         let mut e = PreciseEstimator::new();
-        assert!(close(e.update(2.0, false), 3.0));
+        assert!(close(e.update(2.0, false, 2.0), 3.0));
         assert!(close(e.mdev_max, 1.0));
     }
 
@@ -325,7 +348,7 @@ mod tests {
         // RTTVAR: 0.453125, then 0.703515625 (gain β both times), above 0.25.
         assert_eq!(e.above, 2);
         assert!(close(e.mdev_max, 0.25));
-        e.update(2.0, false);
+        e.update(2.0, false, e.rto);
         // Third: RTTVAR = 0.845849609375 → mdev_max = mean of the three.
         let mean = (0.453125 + 0.703515625 + 0.845849609375) / 3.0;
         assert!(close(e.mdev_max, mean), "{}", e.mdev_max);
@@ -343,7 +366,7 @@ mod tests {
         assert!(close(e.mdev_max, 0.5));
         let var10 = 0.5 * (0.875f64).powi(10);
         assert!(close(e.rttvar, var10));
-        e.update(1.2, false);
+        e.update(1.2, false, e.rto);
         // SRTT 1.025; |1.025 − 1.2| = 0.175 > RTTVAR → β:
         let var = 0.75 * var10 + 0.25 * 0.175;
         assert!(close(e.rttvar, var));
@@ -375,25 +398,55 @@ mod tests {
         let mut r = Scripted::new(&[1.0]);
         let mut e = a.start(2.0, 0, &mut r);
         assert!(close(e.initial, 0.975));
-        // Initial below 1 s → ×3 on every expiry, capped at 60.
-        for expect in [2.925, 8.775, 26.325, 60.0, 60.0] {
+        // Initial below 1 s → ×3 on every expiry: 0.975·3 = 2.925, 8.775,
+        // 26.325, 78.975, 236.925. The last two used to be 60 (every timer
+        // capped); only the initial RTO is capped now (paper §V.F).
+        for expect in [2.925, 8.775, 26.325, 78.975, 236.925] {
             a.expire(3.0, &mut e, &mut r);
             assert!(close(e.current, expect), "{}", e.current);
         }
     }
 
     #[test]
+    fn the_rto_is_smoothed_toward_the_dithered_rto_init() {
+        // Algorithm 2, line 19: RTO = (1-δ)·SRTO + δ·RTO_init, RTO_init being
+        // the dithered initial timer (§II.A). Hand computation:
+        // first echoed sample 0.4: RTO = 0.4 + max(0.2, 0.25) = 0.65.
+        // next exchange, U = 1: RTO_init = 0.65·1.5 = 0.975.
+        // its echoed sample 0.6: SRTT = 0.425, RTTVAR = 0.196875,
+        //   SRTO = 0.425 + 4·0.196875 = 1.2125;
+        //   RTO = 0.5·1.2125 + 0.5·0.975 = 0.60625 + 0.4875 = 1.09375.
+        // (Toward the undithered RTO it would be 0.5·1.2125 + 0.5·0.65 = 0.93125.)
+        let mut a = Pcocoa::default();
+        a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+        assert!(close(a.rto(), 0.65));
+        let e = a.start(2.0, 0, &mut Scripted::new(&[1.0]));
+        assert!(close(e.initial, 0.975));
+        a.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
+        assert!(close(a.rto(), 1.09375), "{}", a.rto());
+        // The same sample from an exchange that drew U = 0.5 (RTO_init =
+        // 0.65·1.25 = 0.8125): RTO = 0.60625 + 0.40625 = 1.0125.
+        let mut b = Pcocoa::default();
+        b.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+        let e = b.start(2.0, 0, &mut Scripted::new(&[0.5]));
+        b.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
+        assert!(close(b.rto(), 1.0125), "{}", b.rto());
+    }
+
+    #[test]
     fn spurious_detection_uses_k6_and_is_counted() {
         let mut a = Pcocoa::default();
         a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
-        // Retransmitted twice, the original answered after 0.6 s.
-        a.on_ack(&ex(2), &ack(5.0, 0.6, Some((0, 0.6))));
+        // Retransmitted twice, the original answered after 0.6 s; the exchange
+        // started from RTO_init = 0.65 (U = 0), so the values of
+        // `first_and_second_sample` apply.
+        a.on_ack(&exi(2, 0.65), &ack(5.0, 0.6, Some((0, 0.6))));
         assert_eq!(a.spurious_detected(), 1);
         assert!(close(a.rto(), 1.128125));
         // The last copy answered: not spurious, precise RTT of that copy.
         let mut b = Pcocoa::default();
         b.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
-        b.on_ack(&ex(2), &ack(5.0, 7.0, Some((2, 0.6))));
+        b.on_ack(&exi(2, 0.65), &ack(5.0, 7.0, Some((2, 0.6))));
         assert_eq!(b.spurious_detected(), 0);
         assert!(close(b.rto(), 0.93125));
     }
@@ -442,9 +495,9 @@ mod tests {
             },
         );
         assert_eq!(a, before);
-        // Without retransmission: E is precise.
+        // Without retransmission: E is precise (RTO_init 0.65, as above).
         a.on_ack(
-            &ex(0),
+            &exi(0, 0.65),
             &Ack {
                 piggybacked: false,
                 ..ack(3.0, 0.6, None)
@@ -504,7 +557,8 @@ mod tests {
             for _ in 0..n {
                 a.expire(now, &mut e, &mut r);
             }
-            assert!(e.current.is_finite() && e.current > 0.0 && e.current <= 60.0);
+            assert!(e.initial.is_finite() && e.initial > 0.0 && e.initial <= 60.0);
+            assert!(e.current >= e.initial && e.current <= BACKOFF_CEILING);
             now += 30.0 * ev.uniform();
             let echo = (ev.uniform() < 0.8)
                 .then(|| ((ev.uniform() * f64::from(n + 1)) as u8, 10.0 * ev.uniform()));
