@@ -11,14 +11,13 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
+use coapcc_link::rng::SimRng;
 use coapcc_proto::client::{
     Client, ClientConfig, ClientEvent, ExchangeId, FailReason, Request, Transmit,
 };
 use coapcc_proto::message::Code;
 use coapcc_proto::Nanos;
-use coapcc_rto::registry;
-use coapcc_sim::config::AlgorithmSpec;
-use coapcc_sim::rng::SimRng;
+use coapcc_workload::AlgorithmSpec;
 use tokio::net::UdpSocket;
 use tokio::time::Instant;
 
@@ -120,10 +119,7 @@ pub struct NetClient {
 /// Checks `spec` against the registry and returns the client's algorithm
 /// factory.
 pub fn factory(spec: &AlgorithmSpec) -> Result<coapcc_proto::client::AlgorithmFactory> {
-    coapcc_sim::client_factory::check(spec).map_err(|e| anyhow!("{e}"))?;
-    let info = registry::find(&spec.name).expect("checked");
-    let params = spec.params().map_err(|e| anyhow!("{e}"))?;
-    Ok((info, params))
+    spec.factory().map_err(|e| anyhow!("{e}"))
 }
 
 impl NetClient {

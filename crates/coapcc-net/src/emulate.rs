@@ -1,6 +1,8 @@
 //! A real-time UDP relay that puts the constrained link of `testbed.md` §1
-//! between any CoAP clients and any CoAP server ([`crate::link`] computes each
-//! packet's fate).
+//! between any CoAP clients and any CoAP server. The network is the
+//! simulator's own sans-IO model ([`coapcc_link::dumbbell`]), driven here on
+//! the wall clock: a datagram enters the model when the relay receives it, and
+//! leaves when the model delivers it.
 //!
 //! The relay listens on one socket for clients. The first datagram from a new
 //! client address opens an upstream socket toward the server for that client
@@ -12,42 +14,45 @@
 //!
 //! Time zero of the model (the start of the link-error state process) is when
 //! the relay starts. A packet's arrival time is taken when the relay receives
-//! it; it is sent on at the model's departure time, as precisely as the tokio
-//! timer allows (1 ms resolution).
+//! it; the relay sleeps until the model's next event is due and sends a packet
+//! on when the model delivers it, as precisely as the tokio timer allows (1 ms
+//! resolution). Model time never goes back: a datagram stamped earlier than an
+//! event the relay has already handled (at most [`EmulatorOptions::early`]
+//! ahead of the clock) enters at that event's time.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
-use coapcc_sim::config::Network;
-use coapcc_sim::metrics::LinkRecord;
-use coapcc_sim::time::Nanos;
+use coapcc_link::dumbbell::{self, Direction, Dumbbell, LinkRecord};
+use coapcc_link::{Datagram, Nanos, Network, NodeId, Output, PacketId};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
-use crate::link::{ip_size, Bottleneck, Direction, Fate, Path};
 use crate::RECV_BUFFER;
+
+/// UDP header bytes (the relay carries UDP datagrams).
+const UDP_HEADER: u16 = 8;
 
 /// How the relay is set up.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmulatorOptions {
     /// The link model.
-    pub network: Network,
+    pub network: dumbbell::Config,
     /// Seed of the error processes and path jitter.
     pub seed: u64,
     /// Most client mappings at once.
     pub max_clients: usize,
     /// A mapping unused this long is closed.
     pub idle_timeout: Duration,
-    /// Most packets held by the relay at once (beyond the model's own buffers,
-    /// which may be infinite); more are dropped and counted as buffer drops.
+    /// Most packets held by the relay at once (inside the model, whose own
+    /// buffers may be infinite); more are dropped and counted as buffer drops.
     pub max_in_flight: usize,
     /// How much earlier than its departure time a packet may leave. The
     /// tokio timer fires at the first millisecond tick at or after its
@@ -60,7 +65,7 @@ pub struct EmulatorOptions {
 impl Default for EmulatorOptions {
     fn default() -> Self {
         EmulatorOptions {
-            network: Network::default(),
+            network: dumbbell::Config::default(),
             seed: 1,
             max_clients: 4096,
             idle_timeout: Duration::from_secs(300),
@@ -96,36 +101,41 @@ impl EmulatorMonitor {
     }
 }
 
-/// Where a scheduled packet goes.
-enum Dest {
-    /// To the server through mapping `slot` (if it still has generation `gen`).
-    Server { slot: usize, gen: u64 },
-    /// To a client.
-    Client(SocketAddr),
-}
-
-struct Scheduled {
-    at: Nanos,
-    seq: u64,
-    dest: Dest,
+/// A datagram inside the model: its bytes and the mapping it belongs to.
+struct Held {
+    /// The client mapping (slot and generation) it came from or goes to.
+    slot: usize,
+    gen: u64,
     data: Vec<u8>,
 }
 
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
+/// Datagrams inside the model, by [`PacketId`]; ids are recycled.
+#[derive(Default)]
+struct HeldPackets {
+    slots: Vec<Option<Held>>,
+    free: Vec<PacketId>,
+    count: usize,
 }
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
+
+impl HeldPackets {
+    fn insert(&mut self, h: Held) -> PacketId {
+        self.count += 1;
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(h);
+                id
+            }
+            None => {
+                self.slots.push(Some(h));
+                (self.slots.len() - 1) as PacketId
+            }
+        }
     }
-}
-impl Ord for Scheduled {
-    /// Reversed: the earliest departure is the heap's greatest.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
+
+    fn take(&mut self, id: PacketId) -> Held {
+        self.count -= 1;
+        self.free.push(id);
+        self.slots[id as usize].take().expect("a held packet")
     }
 }
 
@@ -145,12 +155,10 @@ struct Relay {
     opts: EmulatorOptions,
     server: SocketAddr,
     clock: Clock,
-    up: Bottleneck,
-    down: Bottleneck,
-    to_server: Path,
-    to_router: Path,
-    heap: BinaryHeap<Scheduled>,
-    seq: u64,
+    net: Dumbbell,
+    /// The latest model time handled: the model's clock.
+    model_now: Nanos,
+    held: HeldPackets,
     slots: Vec<Option<Mapping>>,
     by_client: HashMap<SocketAddr, usize>,
     next_gen: u64,
@@ -160,18 +168,66 @@ struct Relay {
 }
 
 impl Relay {
-    fn schedule(&mut self, at: Nanos, dest: Dest, data: &[u8]) {
-        self.seq += 1;
-        self.heap.push(Scheduled {
-            at,
-            seq: self.seq,
-            dest,
-            data: data.to_vec(),
-        });
+    fn full(&self) -> bool {
+        self.held.count >= self.opts.max_in_flight
     }
 
-    fn full(&self) -> bool {
-        self.heap.len() >= self.opts.max_in_flight
+    /// Hands a datagram of mapping `slot` to the model at `at` (or at the
+    /// model's clock if that is later).
+    fn offer(&mut self, at: Nanos, slot: usize, gen: u64, up: bool, data: &[u8]) {
+        let dir = if up { Direction::Up } else { Direction::Down };
+        if self.full() {
+            self.net.count_overflow(dir);
+            return;
+        }
+        let node = slot as NodeId;
+        let (src, dst) = if up {
+            (node, dumbbell::SERVER)
+        } else {
+            (dumbbell::SERVER, node)
+        };
+        let payload = data.len().min(usize::from(u16::MAX - 64)) as u16;
+        let id = self.held.insert(Held {
+            slot,
+            gen,
+            data: data.to_vec(),
+        });
+        self.model_now = self.model_now.max(at);
+        let d = Datagram {
+            id,
+            src,
+            dst,
+            transport_header: UDP_HEADER,
+            payload,
+            unnecessary: false,
+        };
+        if self.net.send(self.model_now, d).is_err() {
+            self.held.take(id);
+        }
+    }
+
+    /// Handles every model event due by `until`, sending delivered datagrams.
+    async fn advance(&mut self, until: Nanos, listen: &UdpSocket) {
+        while let Some((at, out)) = self.net.poll(until) {
+            self.model_now = at;
+            match out {
+                Some(Output::Delivered { id, node }) => {
+                    let h = self.held.take(id);
+                    let Some(m) = self.slots[h.slot].as_ref().filter(|m| m.gen == h.gen) else {
+                        continue;
+                    };
+                    if node == dumbbell::SERVER {
+                        let _ = m.upstream.send(&h.data).await;
+                    } else {
+                        let _ = listen.send_to(&h.data, m.client).await;
+                    }
+                }
+                Some(Output::Dropped { id, .. }) => {
+                    self.held.take(id);
+                }
+                None => {}
+            }
+        }
     }
 
     /// The mapping of `client`, opened if new.
@@ -258,61 +314,43 @@ impl Relay {
     }
 
     /// A datagram from a client, received at `at`.
-    async fn on_client_datagram(&mut self, client: SocketAddr, data: &[u8], at: Instant) {
+    async fn on_client_datagram(
+        &mut self,
+        client: SocketAddr,
+        data: &[u8],
+        at: Instant,
+        listen: &UdpSocket,
+    ) {
         let Ok(slot) = self.mapping(client, at).await else {
             return;
         };
         let gen = self.slots[slot].as_ref().expect("open").gen;
-        if self.full() {
-            self.up.count_overflow();
-            return;
-        }
-        if let Fate::Arrives(t) = self.up.offer(self.clock.since(at), ip_size(data.len())) {
-            let t = self.to_server.arrival(t);
-            self.schedule(t, Dest::Server { slot, gen }, data);
-        }
+        let t = self.clock.since(at);
+        self.advance(t, listen).await;
+        self.offer(t, slot, gen, true, data);
     }
 
     /// A datagram from the server for mapping `slot`, received at `at`.
-    fn on_server_datagram(&mut self, slot: usize, gen: u64, data: &[u8], at: Instant) {
-        let client = match self.slots.get_mut(slot).and_then(Option::as_mut) {
-            Some(m) if m.gen == gen => {
-                m.last_active = m.last_active.max(at);
-                m.client
-            }
+    async fn on_server_datagram(
+        &mut self,
+        slot: usize,
+        gen: u64,
+        data: &[u8],
+        at: Instant,
+        listen: &UdpSocket,
+    ) {
+        match self.slots.get_mut(slot).and_then(Option::as_mut) {
+            Some(m) if m.gen == gen => m.last_active = m.last_active.max(at),
             _ => return,
-        };
-        if self.full() {
-            self.down.count_overflow();
-            return;
         }
-        let t = self.to_router.arrival(self.clock.since(at));
-        if let Fate::Arrives(t) = self.down.offer(t, ip_size(data.len())) {
-            self.schedule(t, Dest::Client(client), data);
-        }
-    }
-
-    /// Sends every packet due by now (within [`EmulatorOptions::early`]).
-    async fn send_due(&mut self, listen: &UdpSocket) {
-        let now = self.clock.now() + self.early;
-        while self.heap.peek().is_some_and(|s| s.at <= now) {
-            let s = self.heap.pop().expect("peeked");
-            match s.dest {
-                Dest::Client(addr) => {
-                    let _ = listen.send_to(&s.data, addr).await;
-                }
-                Dest::Server { slot, gen } => {
-                    if let Some(m) = self.slots[slot].as_ref().filter(|m| m.gen == gen) {
-                        let _ = m.upstream.send(&s.data).await;
-                    }
-                }
-            }
-        }
+        let t = self.clock.since(at);
+        self.advance(t, listen).await;
+        self.offer(t, slot, gen, false, data);
     }
 
     fn publish(&mut self, monitor: &EmulatorMonitor) {
-        self.report.uplink = self.up.record();
-        self.report.downlink = self.down.record();
+        self.report.uplink = self.net.record(Direction::Up);
+        self.report.downlink = self.net.record(Direction::Down);
         self.report.mappings_open = self.by_client.len();
         *monitor.0.lock().expect("monitor lock") = self.report.clone();
     }
@@ -331,15 +369,12 @@ pub async fn run(
     let net = opts.network.clone();
     let opts_early = opts.early.as_nanos() as Nanos;
     let mut relay = Relay {
-        up: Bottleneck::new(&net, Direction::Up, opts.seed),
-        down: Bottleneck::new(&net, Direction::Down, opts.seed),
-        to_server: Path::new(&net, Direction::Up, opts.seed),
-        to_router: Path::new(&net, Direction::Down, opts.seed),
+        net: Dumbbell::new(&net, opts.seed, 1024),
+        model_now: 0,
+        held: HeldPackets::default(),
         opts,
         server,
         clock: Clock::start(),
-        heap: BinaryHeap::new(),
-        seq: 0,
         slots: Vec::new(),
         by_client: HashMap::new(),
         next_gen: 0,
@@ -352,9 +387,9 @@ pub async fn run(
     tokio::pin!(stop);
     loop {
         let wake = relay
-            .heap
-            .peek()
-            .map(|s| relay.clock.instant(s.at.saturating_sub(relay.early)));
+            .net
+            .next_wakeup()
+            .map(|t| relay.clock.instant(t.saturating_sub(relay.early)));
         tokio::select! {
             biased;
             _ = &mut stop => break,
@@ -362,16 +397,19 @@ pub async fn run(
             r = listen.recv_from(&mut buf) => {
                 let at = Instant::now();
                 if let Ok((n, from)) = r {
-                    relay.on_client_datagram(from, &buf[..n], at).await;
+                    relay.on_client_datagram(from, &buf[..n], at, &listen).await;
                 }
             }
-            Some((slot, gen, data, at)) = rx.recv() => relay.on_server_datagram(slot, gen, &data, at),
+            Some((slot, gen, data, at)) = rx.recv() => {
+                relay.on_server_datagram(slot, gen, &data, at, &listen).await;
+            }
             _ = sweep.tick() => {
                 relay.close_idle(Instant::now());
                 relay.publish(&monitor);
             }
         }
-        relay.send_due(&listen).await;
+        let until = relay.clock.now() + relay.early;
+        relay.advance(until, &listen).await;
     }
     for i in 0..relay.slots.len() {
         if let Some(m) = relay.slots[i].take() {
@@ -436,7 +474,7 @@ impl EmulatorHandle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coapcc_sim::config::Buffer;
+    use coapcc_link::dumbbell::Buffer;
 
     /// An echo server that reports the source address of each datagram.
     async fn echo_server() -> (SocketAddr, mpsc::Receiver<SocketAddr>) {
@@ -460,14 +498,14 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn delays_and_maps_clients() {
         let (server, mut sources) = echo_server().await;
-        let net = Network {
+        let net = dumbbell::Config {
             uplink_bps: 1_000_000_000,
             downlink_bps: 1_000_000_000,
             uplink_delay_ms: 30.0,
             downlink_delay_ms: 50.0,
             path_delay_ms: [0.0, 0.0],
             buffer: Buffer::Infinite,
-            ..Network::default()
+            ..dumbbell::Config::default()
         };
         let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let relay_addr = listen.local_addr().unwrap();

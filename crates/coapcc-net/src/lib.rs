@@ -8,10 +8,9 @@
 //!   deduplication, TC / Rexmit-Cnt echo, bounded memory;
 //! - [`load`]: many concurrent clients with the testbed's workloads
 //!   (`testbed.md` §2), reporting the testbed's metrics (§3);
-//! - [`emulate`]: a real-time UDP relay applying the constrained-link model of
-//!   `testbed.md` §1 (rates, delays, buffers, link errors) between clients and a
-//!   server;
-//! - [`cli`]: the `coapcc client|server|load|emulate` subcommands.
+//! - [`emulate`]: a real-time UDP relay that drives the network model of
+//!   `coapcc-link` (the simulator's own) on the wall clock between clients and
+//!   a server.
 //!
 //! Time handed to the state machines is nanoseconds since a [`clock::Clock`]'s
 //! start; nothing in this crate changes what the state machines decide.
@@ -19,11 +18,9 @@
 #![warn(missing_docs)]
 
 mod background;
-pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod emulate;
-pub mod link;
 pub mod load;
 pub mod resources;
 pub mod server;

@@ -19,13 +19,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::{bail, Result};
+use coapcc_link::rng::{derive, SimRng, Stream};
+use coapcc_link::time::to_secs;
 use coapcc_proto::client::{ClientEvent, Request};
 use coapcc_proto::message::Code;
 use coapcc_proto::Nanos;
-use coapcc_sim::config::{AlgorithmSpec, Workload, WorkloadKind};
-use coapcc_sim::metrics::{ClientRecord, RunResult};
-use coapcc_sim::rng::{derive, SimRng, Stream};
-use coapcc_sim::time::to_secs;
+use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
+use coapcc_workload::{ClientRecord, RunResult};
 use tokio::time::Instant;
 
 use crate::client::{ClientOptions, Happening, NetClient};

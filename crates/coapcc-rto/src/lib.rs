@@ -65,6 +65,15 @@ pub trait Random {
     }
 }
 
+/// Any `rand_core` generator is a [`Random`] source: 53 random bits of each
+/// `next_u64` scaled to `[0, 1)`.
+#[cfg(feature = "rand_core")]
+impl<R: rand_core::RngCore + ?Sized> Random for R {
+    fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
 /// How an algorithm wants its transmissions marked so that the peer's echo
 /// tells which copy was answered (spec §4, §6.6).
 ///

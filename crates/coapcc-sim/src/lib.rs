@@ -6,25 +6,27 @@
 //! scenario seed ([`rng`]), and the CoAP endpoints are the real sans-IO state
 //! machines of `coapcc-proto` exchanging real encoded messages.
 //!
-//! - [`testbed`]: the constrained-link network and its event loop;
-//! - [`link_errors`]: the two-state bursty error model;
+//! - [`testbed`]: clients and a server on the constrained-link network
+//!   ([`coapcc_link::dumbbell`]), and the event loop;
 //! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithm
-//!   `tcp`); [`tcp_metrics`]: their counters by kind;
+//!   `tcp`);
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
+//!
+//! The network model lives in `coapcc-link` and the workloads' vocabulary and
+//! metrics in `coapcc-workload`; the modules re-exported below keep their
+//! names here.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod agenda;
 pub mod client_factory;
 pub mod config;
-pub mod link_errors;
-pub mod metrics;
-pub mod rng;
 pub mod scenario;
 pub mod tcp_endpoint;
-pub mod tcp_metrics;
 pub mod testbed;
-pub mod time;
+
+pub use coapcc_link::errors as link_errors;
+pub use coapcc_link::{agenda, rng, time};
+pub use coapcc_workload::{metrics, tcp_metrics};
 
 pub use config::{AlgorithmSpec, Buffer, Coap, Group, Network, RunSpec, Workload, WorkloadKind};
 pub use link_errors::ErrorProfile;

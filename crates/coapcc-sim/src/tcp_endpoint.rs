@@ -305,12 +305,6 @@ impl TcpWorld {
         self.slots[id as usize].to_server
     }
 
-    /// IP bytes of segment `id` on the wire.
-    #[inline]
-    pub(crate) fn ip_len(&self, id: u32) -> u64 {
-        self.slots[id as usize].seg.wire_len() as u64
-    }
-
     /// Returns segment `id` to the pool (dropped in the network).
     pub(crate) fn release(&mut self, id: u32) {
         self.free.push(id);

@@ -1,15 +1,11 @@
 //! The constrained-link testbed (spec `testbed.md` §1–2) as a discrete-event
-//! simulation.
+//! simulation: CoAP clients and a server on the dumbbell network of
+//! [`coapcc_link::dumbbell`].
 //!
-//! ```text
-//!  N clients ──uplink 60 kbit/s, 200 ms──▶ router ──10–20 ms──▶ server
-//!  N clients ◀─downlink 30 kbit/s, 400 ms── router ◀─10–20 ms── server
-//! ```
-//!
-//! Each bottleneck direction is a tail-drop buffer (bytes of waiting IP packets;
-//! the packet being serialised is not counted), a serialiser at the link rate,
-//! the link-error model, then the propagation delay — in that order. The router ↔
-//! server path adds a uniform 10–20 ms per packet and keeps packets in order.
+//! The event loop interleaves two sources in time order: the network's own
+//! events ([`Network::next_wakeup`] / [`Network::poll`]: serialisation ends,
+//! arrivals) and the endpoints' timers (a binary heap). At equal times the
+//! network's event goes first.
 //!
 //! Clients and the server are the real sans-IO CoAP endpoints of `coapcc-proto`:
 //! every packet carries the bytes they encoded, and its size on the wire is the
@@ -20,8 +16,8 @@
 //! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
 //! error model and delays. A run may mix UDP and TCP groups.
 
-use std::collections::VecDeque;
-
+use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
+use coapcc_link::{Datagram, Network, Output};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
 use coapcc_proto::message::Code;
 use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
@@ -29,14 +25,11 @@ use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
 use crate::agenda::Agenda;
 use crate::client_factory::is_tcp;
 use crate::config::{Group, RunSpec, WorkloadKind};
-use crate::link_errors::LinkErrors;
-use crate::metrics::{ClientRecord, Conservation, LinkRecord, RunResult};
+use crate::metrics::{ClientRecord, Conservation, RunResult};
 use crate::rng::{derive, SimRng, Stream};
 use crate::tcp_endpoint::{TcpTrace, TcpWorld};
-use crate::time::{from_secs, round_nonneg, serialisation, to_secs, Nanos};
+use crate::time::{to_secs, Nanos};
 
-/// IPv4 header bytes.
-pub const IPV4_HEADER: usize = 20;
 /// UDP header bytes.
 pub const UDP_HEADER: usize = 8;
 /// Largest CoAP message a packet can carry (the testbed's 296-byte MTU less
@@ -44,7 +37,7 @@ pub const UDP_HEADER: usize = 8;
 pub const MAX_DATAGRAM: usize = 296 - IPV4_HEADER - UDP_HEADER;
 
 /// The server's address in the simulated network (clients are `0..N`).
-pub const SERVER: u32 = u32::MAX;
+pub const SERVER: u32 = coapcc_link::dumbbell::SERVER;
 
 /// A configuration the testbed cannot run.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,11 +55,7 @@ impl std::error::Error for SpecError {}
 struct Packet {
     src: u32,
     dst: u32,
-    /// IP-level size on the wire.
-    ip_len: u16,
     len: u16,
-    /// A copy the receiver did not need (set by the server for duplicates).
-    unnecessary: bool,
     data: [u8; MAX_DATAGRAM],
 }
 
@@ -92,9 +81,7 @@ impl PacketPool {
                 self.slots.push(Packet {
                     src: 0,
                     dst: 0,
-                    ip_len: 0,
                     len: 0,
-                    unnecessary: false,
                     data: [0; MAX_DATAGRAM],
                 });
                 (self.slots.len() - 1) as PacketId
@@ -104,14 +91,8 @@ impl PacketPool {
         p.src = src;
         p.dst = dst;
         p.len = bytes.len() as u16;
-        p.ip_len = (IPV4_HEADER + UDP_HEADER + bytes.len()) as u16;
-        p.unnecessary = false;
         p.data[..bytes.len()].copy_from_slice(bytes);
         id
-    }
-
-    fn get(&self, id: PacketId) -> &Packet {
-        &self.slots[id as usize]
     }
 
     fn release(&mut self, id: PacketId) {
@@ -119,61 +100,10 @@ impl PacketPool {
     }
 }
 
-/// A direction of the bottleneck.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dir {
-    Up = 0,
-    Down = 1,
-}
-
-/// One direction of the bottleneck: buffer → serialiser → errors → delay.
-struct Link {
-    rate_bps: u64,
-    delay: Nanos,
-    limit: Option<u64>,
-    queue: VecDeque<PacketId>,
-    queued_bytes: u64,
-    /// The packet being serialised.
-    sending: Option<PacketId>,
-    errors: LinkErrors,
-    record: LinkRecord,
-    busy: Nanos,
-}
-
-/// The router ↔ server path: jittered delay, order kept.
-struct Path {
-    lo: Nanos,
-    hi: Nanos,
-    last_arrival: Nanos,
-    rng: SimRng,
-}
-
-impl Path {
-    fn arrival(&mut self, now: Nanos) -> Nanos {
-        let d = self.lo + round_nonneg((self.hi - self.lo) as f64 * self.rng.uniform());
-        self.last_arrival = self.last_arrival.max(now + d);
-        self.last_arrival
-    }
-}
-
-const LANE_TX: usize = 0; // and 1: one per direction
-const LANE_ROUTER: usize = 2;
-const LANE_SERVER: usize = 3;
-const LANE_CLIENT: usize = 4;
-const LANES: usize = 5;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
     /// A client's retransmission deadline (stale if the client moved it).
     ClientTimer(u32),
-    /// The bottleneck finished serialising in this direction.
-    TxDone(u8),
-    /// A packet reached the router from the server path.
-    RouterFromServer(PacketId),
-    /// A packet reached the server.
-    AtServer(PacketId),
-    /// A packet reached its client.
-    AtClient(PacketId),
     /// A TCP endpoint's timer (`connection * 2 + side`; stale if moved).
     TcpTimer(u32),
 }
@@ -325,12 +255,11 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
 struct Testbed<'a> {
     spec: &'a RunSpec,
     now: Nanos,
+    /// The endpoints' timers.
     events: Agenda<Event>,
     processed: u64,
     packets: PacketPool,
-    links: [Link; 2],
-    to_server: Path,
-    to_router: Path,
+    net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
     /// The global index of each UDP client.
@@ -351,27 +280,6 @@ impl<'a> Testbed<'a> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let n = &spec.network;
-        let link = |dir: Dir, rate_bps, delay_ms: f64| Link {
-            rate_bps,
-            delay: from_secs(delay_ms / 1000.0),
-            limit: n.buffer.limit(),
-            queue: VecDeque::with_capacity(1024),
-            queued_bytes: 0,
-            sending: None,
-            errors: LinkErrors::new(
-                n.errors,
-                derive(seed, Stream::ErrorState, dir as u64),
-                derive(seed, Stream::ErrorLoss, dir as u64),
-            ),
-            record: LinkRecord::default(),
-            busy: 0,
-        };
-        let path = |dir: Dir| Path {
-            lo: from_secs(n.path_delay_ms[0] / 1000.0),
-            hi: from_secs(n.path_delay_ms[1] / 1000.0),
-            last_arrival: 0,
-            rng: SimRng::new(derive(seed, Stream::PathJitter, dir as u64)),
-        };
         let mut clients = Vec::new();
         let mut udp_global = Vec::new();
         let mut order = Vec::new();
@@ -413,15 +321,10 @@ impl<'a> Testbed<'a> {
         Ok(Testbed {
             spec,
             now: 0,
-            events: Agenda::new(LANES, 4 * order.len() + 64),
+            events: Agenda::new(0, 2 * order.len() + 64),
             processed: 0,
             packets: PacketPool::default(),
-            links: [
-                link(Dir::Up, n.uplink_bps, n.uplink_delay_ms),
-                link(Dir::Down, n.downlink_bps, n.downlink_delay_ms),
-            ],
-            to_server: path(Dir::Up),
-            to_router: path(Dir::Down),
+            net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
             udp_global,
             order,
@@ -435,16 +338,9 @@ impl<'a> Testbed<'a> {
         })
     }
 
-    /// Schedules `ev`; every kind but client timers is monotone in time and
-    /// goes into its own FIFO lane.
+    /// Schedules an endpoint's timer event.
     fn schedule(&mut self, at: Nanos, ev: Event) {
-        match ev {
-            Event::ClientTimer(_) | Event::TcpTimer(_) => self.events.push(at, ev),
-            Event::TxDone(d) => self.events.push_lane(LANE_TX + d as usize, at, ev),
-            Event::RouterFromServer(_) => self.events.push_lane(LANE_ROUTER, at, ev),
-            Event::AtServer(_) => self.events.push_lane(LANE_SERVER, at, ev),
-            Event::AtClient(_) => self.events.push_lane(LANE_CLIENT, at, ev),
-        }
+        self.events.push(at, ev);
     }
 
     fn run(&mut self) {
@@ -464,6 +360,25 @@ impl<'a> Testbed<'a> {
             }
         }
         while self.unfinished > 0 {
+            let net_at = self.net.next_wakeup();
+            let timer_at = self.events.peek_time();
+            if net_at.is_some_and(|n| timer_at.is_none_or(|t| n <= t)) {
+                let (at, out) = self
+                    .net
+                    .poll(Nanos::MAX)
+                    .expect("the network has an event due");
+                self.now = at;
+                match out {
+                    Some(Output::Delivered { id, node }) if node == SERVER => self.at_server(id),
+                    Some(Output::Delivered { id, .. }) => self.at_client(id),
+                    Some(Output::Dropped { id, .. }) => {
+                        self.conservation.dropped += 1;
+                        self.release(id);
+                    }
+                    None => {}
+                }
+                continue;
+            }
             let Some((at, ev)) = self.events.pop() else {
                 break;
             };
@@ -478,10 +393,6 @@ impl<'a> Testbed<'a> {
                         self.service(c);
                     }
                 }
-                Event::TxDone(d) => self.tx_done(if d == 0 { Dir::Up } else { Dir::Down }),
-                Event::RouterFromServer(p) => self.enqueue(Dir::Down, p),
-                Event::AtServer(p) => self.at_server(p),
-                Event::AtClient(p) => self.at_client(p),
                 Event::TcpTimer(ep) => self.tcp_timer(ep),
             }
         }
@@ -506,22 +417,6 @@ impl<'a> Testbed<'a> {
                 }
             }
         }
-    }
-
-    /// IP bytes of packet `p` on the wire.
-    #[inline]
-    fn ip_len(&self, p: PacketId) -> u64 {
-        if p & TCP_PACKET == 0 {
-            u64::from(self.packets.get(p).ip_len)
-        } else {
-            self.tcp_ip_len(p)
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn tcp_ip_len(&self, p: PacketId) -> u64 {
-        self.tcp.ip_len(p & !TCP_PACKET)
     }
 
     /// Returns a packet dropped in the network to its pool.
@@ -555,8 +450,7 @@ impl<'a> Testbed<'a> {
                 };
                 tap.tcp(self.now, self.tcp.seg_client(id), what);
             }
-            self.conservation.sent += 1;
-            self.enqueue(Dir::Up, id | TCP_PACKET);
+            self.send_tcp(id);
         }
         up.clear();
         self.tcp.out_up = up;
@@ -570,9 +464,7 @@ impl<'a> Testbed<'a> {
                 };
                 tap.tcp(self.now, self.tcp.seg_client(id), what);
             }
-            self.conservation.sent += 1;
-            let at = self.to_router.arrival(self.now);
-            self.schedule(at, Event::RouterFromServer(id | TCP_PACKET));
+            self.send_tcp(id);
         }
         down.clear();
         self.tcp.out_down = down;
@@ -587,6 +479,36 @@ impl<'a> Testbed<'a> {
         if self.tcp.barrier {
             self.tcp.barrier = false;
             self.start_all();
+        }
+    }
+
+    /// Hands TCP segment `id` to the network.
+    fn send_tcp(&mut self, id: u32) {
+        let seg = self.tcp.seg(id);
+        let payload = seg.payload.len() as u16;
+        let header = (seg.wire_len() - IPV4_HEADER) as u16 - payload;
+        let (src, dst) = if self.tcp.to_server(id) {
+            (self.tcp.seg_client(id), SERVER)
+        } else {
+            (SERVER, self.tcp.seg_client(id))
+        };
+        self.send(Datagram {
+            id: id | TCP_PACKET,
+            src,
+            dst,
+            transport_header: header,
+            payload,
+            unnecessary: false,
+        });
+    }
+
+    /// Hands a packet to the network; counts it sent, and dropped if the
+    /// network refuses it at once.
+    fn send(&mut self, d: Datagram) {
+        self.conservation.sent += 1;
+        if self.net.send(self.now, d).is_err() {
+            self.conservation.dropped += 1;
+            self.release(d.id);
         }
     }
 
@@ -614,80 +536,13 @@ impl<'a> Testbed<'a> {
             );
         }
         let dup_bytes = self.tcp.deliver(self.now, id);
-        let dir = if to_server { Dir::Up } else { Dir::Down };
-        self.links[dir as usize].record.unnecessary_bytes += dup_bytes;
-        self.drain_tcp();
-    }
-
-    /// A packet enters a bottleneck direction.
-    fn enqueue(&mut self, dir: Dir, p: PacketId) {
-        let size = self.ip_len(p);
-        let link = &mut self.links[dir as usize];
-        if link.sending.is_none() {
-            self.start_tx(dir, p, size);
-        } else if link.limit.is_some_and(|l| link.queued_bytes + size > l) {
-            link.record.dropped_buffer += 1;
-            self.conservation.dropped += 1;
-            self.release(p);
+        let dir = if to_server {
+            Direction::Up
         } else {
-            link.queued_bytes += size;
-            link.queue.push_back(p);
-        }
-    }
-
-    /// Starts serialising packet `p` of `size` IP bytes.
-    #[inline]
-    fn start_tx(&mut self, dir: Dir, p: PacketId, size: u64) {
-        let size = size as usize;
-        let link = &mut self.links[dir as usize];
-        let t = serialisation(size, link.rate_bps);
-        link.sending = Some(p);
-        link.busy += t;
-        let at = self.now + t;
-        self.schedule(at, Event::TxDone(dir as u8));
-    }
-
-    fn tx_done(&mut self, dir: Dir) {
-        let p = self.links[dir as usize]
-            .sending
-            .take()
-            .expect("a packet was being serialised");
-        // TCP segments are never marked at sending: their receiver counts copies.
-        let (ip_len, unnecessary) = if p & TCP_PACKET == 0 {
-            let packet = self.packets.get(p);
-            (u64::from(packet.ip_len), packet.unnecessary)
-        } else {
-            (self.tcp_ip_len(p), false)
+            Direction::Down
         };
-        let link = &mut self.links[dir as usize];
-        link.record.packets += 1;
-        link.record.bytes += ip_len;
-        if unnecessary {
-            link.record.unnecessary_bytes += ip_len;
-        }
-        if link.errors.loses(self.now) {
-            link.record.dropped_error += 1;
-            self.conservation.dropped += 1;
-            self.release(p);
-        } else {
-            let at = self.now + link.delay;
-            match dir {
-                // The router forwards at once onto the path to the server; the
-                // path's delay is drawn here, in the order packets reach the
-                // router (the uplink is FIFO with a constant delay).
-                Dir::Up => {
-                    let at = self.to_server.arrival(at);
-                    self.schedule(at, Event::AtServer(p));
-                }
-                Dir::Down => self.schedule(at, Event::AtClient(p)),
-            }
-        }
-        let link = &mut self.links[dir as usize];
-        if let Some(next) = link.queue.pop_front() {
-            let size = self.ip_len(next);
-            self.links[dir as usize].queued_bytes -= size;
-            self.start_tx(dir, next, size);
-        }
+        self.net.count_unnecessary(dir, dup_bytes);
+        self.drain_tcp();
     }
 
     fn at_server(&mut self, p: PacketId) {
@@ -696,7 +551,7 @@ impl<'a> Testbed<'a> {
         }
         self.conservation.delivered += 1;
         let packet = &self.packets.slots[p as usize];
-        let (src, ip_len) = (packet.src, packet.ip_len);
+        let (src, request_len) = (packet.src, packet.len);
         let out = self.server.handle_datagram(
             self.now,
             src,
@@ -706,17 +561,22 @@ impl<'a> Testbed<'a> {
         self.packets.release(p);
         if let ServerOutput::Reply { len, duplicate } = out {
             if duplicate {
-                self.links[Dir::Up as usize].record.unnecessary_bytes += u64::from(ip_len);
+                let ip_len = (IPV4_HEADER + UDP_HEADER) as u64 + u64::from(request_len);
+                self.net.count_unnecessary(Direction::Up, ip_len);
             }
             if let Some(tap) = self.tap.as_mut() {
                 let dst = self.udp_global[src as usize];
                 tap.packet(self.now, SERVER, dst, &self.buf[..len]);
             }
             let reply = self.packets.alloc(SERVER, src, &self.buf[..len]);
-            self.packets.slots[reply as usize].unnecessary = duplicate;
-            self.conservation.sent += 1;
-            let at = self.to_router.arrival(self.now);
-            self.schedule(at, Event::RouterFromServer(reply));
+            self.send(Datagram {
+                id: reply,
+                src: SERVER,
+                dst: src,
+                transport_header: UDP_HEADER as u16,
+                payload: len as u16,
+                unnecessary: duplicate,
+            });
         }
     }
 
@@ -774,8 +634,14 @@ impl<'a> Testbed<'a> {
                 tap.packet(self.now, src, SERVER, &self.buf[..tx.len]);
             }
             let p = self.packets.alloc(c as u32, SERVER, &self.buf[..tx.len]);
-            self.conservation.sent += 1;
-            self.enqueue(Dir::Up, p);
+            self.send(Datagram {
+                id: p,
+                src: c as u32,
+                dst: SERVER,
+                transport_header: UDP_HEADER as u16,
+                payload: tx.len as u16,
+                unnecessary: false,
+            });
         }
         let mut exchange_ended = false;
         while let Some(ev) = self.clients[c].coap.poll_event() {
@@ -832,19 +698,7 @@ impl<'a> Testbed<'a> {
 
     fn finish(mut self) -> RunResult {
         // Count what is still in the network, independently of the counters.
-        let mut in_flight = 0u64;
-        for link in &self.links {
-            in_flight += link.queue.len() as u64 + u64::from(link.sending.is_some());
-        }
-        for ev in self.events.pending() {
-            if matches!(
-                ev,
-                Event::RouterFromServer(_) | Event::AtServer(_) | Event::AtClient(_)
-            ) {
-                in_flight += 1;
-            }
-        }
-        self.conservation.in_flight = in_flight;
+        self.conservation.in_flight = self.net.in_flight();
         assert!(
             self.conservation.holds(),
             "packet conservation violated: {:?}",
@@ -873,18 +727,13 @@ impl<'a> Testbed<'a> {
                 *a += b;
             }
         }
-        let [mut up, mut down] = [LinkRecord::default(), LinkRecord::default()];
-        for (link, out) in self.links.iter().zip([&mut up, &mut down]) {
-            *out = link.record.clone();
-            out.busy = to_secs(link.busy);
-        }
         RunResult {
             clients,
             histograms: self.histograms,
-            uplink: up,
-            downlink: down,
+            uplink: self.net.record(Direction::Up),
+            downlink: self.net.record(Direction::Down),
             duration: to_secs(self.now),
-            events: self.processed,
+            events: self.processed + self.net.events(),
             conservation: self.conservation,
         }
     }

@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod campaign;
+pub mod net_cli;
 pub mod output;
 pub mod pcap;
 pub mod published;

@@ -116,13 +116,13 @@ enum Command {
     /// Print the embedded default scenario (a starting point for your own).
     DefaultScenario,
     /// Send CoAP requests to a real server, timed by any algorithm.
-    Client(coapcc_net::cli::ClientArgs),
+    Client(coapcc::net_cli::ClientArgs),
     /// Serve CoAP resources on a real socket (deduplication, TC / Rexmit-Cnt echo).
-    Server(coapcc_net::cli::ServerArgs),
+    Server(coapcc::net_cli::ServerArgs),
     /// Run N concurrent real clients against a CoAP server; print the testbed's metrics.
-    Load(coapcc_net::cli::LoadArgs),
+    Load(coapcc::net_cli::LoadArgs),
     /// Relay UDP between clients and a server through the constrained-link model, in real time.
-    Emulate(coapcc_net::cli::EmulateArgs),
+    Emulate(coapcc::net_cli::EmulateArgs),
     /// Run a campaign (a whole published evaluation) into a results store.
     ///
     /// Runs every run of the campaign file's matrix missing from the store, on
@@ -264,19 +264,19 @@ fn real_main() -> Result<()> {
             print!("{}", scenario_file::DEFAULT_SCENARIO);
             Ok(())
         }
-        Command::Client(args) => coapcc_net::cli::client(args),
-        Command::Server(args) => coapcc_net::cli::server(args).map(|_| ()),
+        Command::Client(args) => coapcc::net_cli::client(args),
+        Command::Server(args) => coapcc::net_cli::server(args).map(|_| ()),
         Command::Load(args) => {
-            let json = args.format == coapcc_net::cli::LoadFormat::Json;
-            let o = coapcc_net::cli::load(args)?;
+            let json = args.format == coapcc::net_cli::LoadFormat::Json;
+            let o = coapcc::net_cli::load(args)?;
             if json {
-                println!("{}", coapcc_net::cli::load_json(&o));
+                println!("{}", coapcc::net_cli::load_json(&o));
             } else {
                 print!("{}", load_table(&o));
             }
             Ok(())
         }
-        Command::Emulate(args) => coapcc_net::cli::emulate(args).map(|_| ()),
+        Command::Emulate(args) => coapcc::net_cli::emulate(args).map(|_| ()),
         Command::Campaign {
             file,
             store,
@@ -315,10 +315,10 @@ fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Resul
 
 /// `coapcc load`'s table: `coapcc run`'s table of the summary under a header
 /// saying what was measured.
-fn load_table(o: &coapcc_net::cli::LoadOutcome) -> String {
+fn load_table(o: &coapcc::net_cli::LoadOutcome) -> String {
     format!(
         "{}\n{}",
-        coapcc_net::cli::load_header(o),
+        coapcc::net_cli::load_header(o),
         output::summary_tables(std::slice::from_ref(&o.summary))
     )
 }

@@ -8,7 +8,6 @@ mod net_support;
 use std::time::Duration;
 
 use coapcc_net::emulate::{self, EmulatorOptions};
-use coapcc_net::link::scaled;
 use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions};
@@ -20,14 +19,12 @@ use net_support::free_addr;
 /// The testbed's network sped up ten times: 600/300 kbit/s, 20/40 ms,
 /// 1–2 ms to the server.
 fn fast_network(errors: ErrorProfile, buffer: Buffer) -> Network {
-    scaled(
-        &Network {
-            errors,
-            buffer,
-            ..Network::default()
-        },
-        10.0,
-    )
+    Network {
+        errors,
+        buffer,
+        ..Network::default()
+    }
+    .scaled(10.0)
 }
 
 struct Outcome {

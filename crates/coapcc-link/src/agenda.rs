@@ -1,6 +1,6 @@
 //! The event agenda: what happens next, in virtual time.
 //!
-//! Most events of the testbed are scheduled at times that never decrease within
+//! Most events of a network model are scheduled at times that never decrease within
 //! their kind (a packet leaving a FIFO link arrives after the one before it; the
 //! router ↔ server path keeps order). Those go into **lanes**: plain FIFO queues,
 //! O(1) each way. Events at arbitrary times (retransmission timers) go into a
@@ -8,6 +8,7 @@
 //! are broken by scheduling order, so the result is exactly that of one global
 //! priority queue, and independent of how events are spread over lanes.
 
+use std::cell::Cell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -37,11 +38,22 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// Where the earliest event is: (time, scheduling order, lane index or
+/// [`HEAP`]).
+type Head = (Nanos, u64, usize);
+
+/// [`Head`]'s place for "in the heap".
+const HEAP: usize = usize::MAX;
+
 /// A priority queue of events with FIFO lanes for monotone event streams.
 pub struct Agenda<E> {
     seq: u64,
     heap: BinaryHeap<Reverse<Entry<E>>>,
     lanes: Vec<VecDeque<Entry<E>>>,
+    /// The earliest event, when known (`None`: to be found again). Pushes keep
+    /// it up to date; a pop forgets it. So a driver that asks when the next
+    /// event is due and then takes it scans the lanes once.
+    head: Cell<Option<Option<Head>>>,
 }
 
 impl<E: Copy> Agenda<E> {
@@ -53,6 +65,17 @@ impl<E: Copy> Agenda<E> {
             lanes: (0..lanes)
                 .map(|_| VecDeque::with_capacity(capacity))
                 .collect(),
+            head: Cell::new(Some(None)),
+        }
+    }
+
+    /// Keeps the cached head up to date after scheduling (at, seq, from).
+    #[inline]
+    fn note_push(&self, at: Nanos, seq: u64, from: usize) {
+        if let Some(head) = self.head.get() {
+            if head.is_none_or(|(t, s, _)| (at, seq) < (t, s)) {
+                self.head.set(Some(Some((at, seq, from))));
+            }
         }
     }
 
@@ -64,6 +87,7 @@ impl<E: Copy> Agenda<E> {
             seq: self.seq,
             ev,
         }));
+        self.note_push(at, self.seq, HEAP);
     }
 
     /// Schedules `ev` in `lane`, whose times must not decrease.
@@ -79,12 +103,24 @@ impl<E: Copy> Agenda<E> {
             seq: self.seq,
             ev,
         });
+        self.note_push(at, self.seq, lane);
     }
 
-    /// Removes and returns the earliest event.
-    pub fn pop(&mut self) -> Option<(Nanos, E)> {
+    /// The earliest event's (time, scheduling order) and where it is.
+    #[inline]
+    fn earliest(&self) -> Option<Head> {
+        if let Some(head) = self.head.get() {
+            return head;
+        }
+        let head = self.scan();
+        self.head.set(Some(head));
+        head
+    }
+
+    /// Finds the earliest event over the heap and the lanes.
+    fn scan(&self) -> Option<Head> {
         let mut best: Option<(Nanos, u64)> = self.heap.peek().map(|Reverse(e)| (e.at, e.seq));
-        let mut from = usize::MAX;
+        let mut from = HEAP;
         for (i, q) in self.lanes.iter().enumerate() {
             if let Some(e) = q.front() {
                 if best.is_none_or(|b| (e.at, e.seq) < b) {
@@ -93,13 +129,44 @@ impl<E: Copy> Agenda<E> {
                 }
             }
         }
-        best?;
-        let e = if from == usize::MAX {
+        best.map(|(at, seq)| (at, seq, from))
+    }
+
+    /// When the earliest event is due.
+    #[inline]
+    pub fn peek_time(&self) -> Option<Nanos> {
+        self.earliest().map(|(at, _, _)| at)
+    }
+
+    /// Removes and returns the earliest event.
+    pub fn pop(&mut self) -> Option<(Nanos, E)> {
+        self.pop_due(Nanos::MAX)
+    }
+
+    /// Removes and returns the earliest event if it is due by `until`.
+    #[inline]
+    pub fn pop_due(&mut self, until: Nanos) -> Option<(Nanos, E)> {
+        let (at, _, from) = self.earliest()?;
+        if at > until {
+            return None;
+        }
+        self.head.set(None);
+        let e = if from == HEAP {
             self.heap.pop().expect("peeked").0
         } else {
             self.lanes[from].pop_front().expect("peeked")
         };
         Some((e.at, e.ev))
+    }
+
+    /// How many events are pending.
+    pub fn len(&self) -> usize {
+        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+    }
+
+    /// Whether no event is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Every pending event, in no particular order.

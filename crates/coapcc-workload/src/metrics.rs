@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use coapcc_link::dumbbell::LinkRecord;
+
 /// What one client did in one run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientRecord {
@@ -33,24 +35,6 @@ pub struct ClientRecord {
     /// total of duplicate segments, SYNs, SYN-ACKs and CSMs received).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<crate::tcp_metrics::TcpRecord>,
-}
-
-/// What crossed one direction of the bottleneck.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LinkRecord {
-    /// Packets that finished serialisation.
-    pub packets: u64,
-    /// Their IP bytes.
-    pub bytes: u64,
-    /// Time the link spent serialising (s).
-    pub busy: f64,
-    /// IP bytes of copies that were unnecessary: request copies the server had
-    /// already received, and the responses it sent to them.
-    pub unnecessary_bytes: u64,
-    /// Packets dropped at the router buffer (tail drop).
-    pub dropped_buffer: u64,
-    /// Packets lost to link errors.
-    pub dropped_error: u64,
 }
 
 /// Conservation of packets, checked at the end of every run: every packet sent

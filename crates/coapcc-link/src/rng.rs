@@ -65,9 +65,17 @@ impl SimRng {
     }
 }
 
-impl coapcc_rto::Random for SimRng {
-    fn uniform(&mut self) -> f64 {
-        SimRng::uniform(self)
+/// A `SimRng` is a `rand_core` generator, so it can drive anything written
+/// against that trait (the algorithms' `coapcc_rto::Random` among them).
+impl RngCore for SimRng {
+    fn next_u32(&mut self) -> u32 {
+        (self.0.next_u64() >> 32) as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        self.0.fill_bytes(dst)
     }
 }
 

@@ -8,19 +8,20 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
+use coapcc_net::tokio;
 use coapcc_proto::client::Request;
 use coapcc_proto::message::Code;
 use coapcc_sim::config::{AlgorithmSpec, Buffer, Network, Workload, WorkloadKind};
 use coapcc_sim::link_errors::ErrorProfile;
 use coapcc_sim::metrics::{Percentiles, RunResult, Summary};
 
-use crate::client::{ClientOptions, ExchangeReport, NetClient, Outcome};
-use crate::clock::Clock;
-use crate::emulate::{self, EmulatorOptions, EmulatorReport};
-use crate::load::{self, LoadSpec};
-use crate::resources::Resources;
-use crate::server::{self, ServerOptions, Snapshot};
-use crate::target;
+use coapcc_net::client::{ClientOptions, ExchangeReport, NetClient, Outcome};
+use coapcc_net::clock::Clock;
+use coapcc_net::emulate::{self, EmulatorOptions, EmulatorReport};
+use coapcc_net::load::{self, LoadSpec};
+use coapcc_net::resources::Resources;
+use coapcc_net::server::{self, ServerOptions, Snapshot};
+use coapcc_net::target;
 
 /// A request method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -489,7 +490,7 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<Network> {
         errors,
         ..Network::default()
     };
-    Ok(crate::link::scaled(&net, args.scale))
+    Ok(net.scaled(args.scale))
 }
 
 /// Runs `coapcc emulate`; returns its final report.
