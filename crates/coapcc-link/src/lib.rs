@@ -7,6 +7,8 @@
 //!
 //! - [`dumbbell`]: the constrained, asymmetric bottleneck of the Helsinki
 //!   evaluations (spec `testbed.md` §1);
+//! - [`grid`]: the IEEE 802.15.4 multi-hop grid of the pCoCoA evaluation
+//!   (`radio.md` §1): unit-disk medium, MACs, 6LoWPAN, routing;
 //! - [`errors`]: the two-state bursty link-error model (`testbed.md` §1.1);
 //! - [`agenda`]: the event queue both the models and the simulator use;
 //! - [`time`], [`rng`]: integer-nanosecond time and deterministic random streams.
@@ -32,6 +34,7 @@
 pub mod agenda;
 pub mod dumbbell;
 pub mod errors;
+pub mod grid;
 pub mod rng;
 pub mod time;
 
@@ -69,6 +72,18 @@ pub enum DropCause {
     Buffer,
     /// Lost to a link error.
     LinkError,
+    /// Refused by a full MAC buffer (radio networks).
+    MacQueue,
+    /// A frame's last transmission went unacknowledged.
+    MacRetries,
+    /// The MAC found the channel busy too often (802.15.4 CSMA/CA).
+    ChannelAccess,
+    /// Reassembly refused a fragment or discarded the datagram.
+    Reassembly,
+    /// 6LoWPAN stopped sending the datagram's fragments after a buffer error.
+    FragmentsAborted,
+    /// The hop limit ran out.
+    HopLimit,
 }
 
 /// What handling one internal event produced.

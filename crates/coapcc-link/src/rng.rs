@@ -36,6 +36,10 @@ pub enum Stream {
     ErrorLoss = 4,
     /// A path's per-packet delay jitter.
     PathJitter = 5,
+    /// A radio node's MAC (backoffs, first sequence number and tag).
+    Mac = 6,
+    /// A workload's own draws (start offsets, ON/OFF phases).
+    Workload = 7,
 }
 
 /// A deterministic generator (xoshiro256++).

@@ -8,6 +8,9 @@
 //!
 //! - [`testbed`]: clients and a server on the constrained-link network
 //!   ([`coapcc_link::dumbbell`]), and the event loop;
+//! - [`grid`], [`grid_scenario`]: the pCoCoA evaluation on the 802.15.4 grid
+//!   ([`coapcc_link::grid`]): periodic clients, bursty interferers, and its
+//!   metrics;
 //! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithm
 //!   `tcp`);
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
@@ -20,6 +23,8 @@
 
 pub mod client_factory;
 pub mod config;
+pub mod grid;
+pub mod grid_scenario;
 pub mod scenario;
 pub mod tcp_endpoint;
 pub mod testbed;
@@ -29,6 +34,7 @@ pub use coapcc_link::{agenda, rng, time};
 pub use coapcc_workload::{metrics, tcp_metrics};
 
 pub use config::{AlgorithmSpec, Buffer, Coap, Group, Network, RunSpec, Workload, WorkloadKind};
+pub use grid_scenario::{run_grid_scenario, GridScenario, GridScenarioResult, GridSummary};
 pub use link_errors::ErrorProfile;
 pub use metrics::{Percentiles, RunResult, Summary};
 pub use scenario::{run_scenario, Scenario, ScenarioResult};
@@ -36,4 +42,4 @@ pub use scenario::{run_scenario, Scenario, ScenarioResult};
 /// Names the simulation model in result stores: change it whenever a change to
 /// the simulator, the protocol code or an algorithm changes what a run
 /// produces, so stored results of the old model are never mixed with new ones.
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 1");
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 2");

@@ -16,5 +16,7 @@ pub mod tcp_metrics;
 pub mod workload;
 
 pub use algorithm::{AlgorithmSpec, TCP};
-pub use metrics::{ClientRecord, Conservation, LinkRecord, Percentiles, RunResult, Summary};
+pub use metrics::{
+    ClientRecord, Conservation, Estimate, LinkRecord, Percentiles, RunResult, Summary,
+};
 pub use workload::{Workload, WorkloadKind};

@@ -126,6 +126,50 @@ pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// A mean over replications with its 95 % confidence interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// The sample mean.
+    pub mean: f64,
+    /// Half-width of the 95 % confidence interval: t(0.975, n − 1) · s / √n
+    /// (0 for fewer than two values).
+    pub ci95: f64,
+}
+
+impl Estimate {
+    /// The mean of `values` and its Student-t 95 % confidence interval.
+    pub fn of(values: &[f64]) -> Self {
+        let n = values.len();
+        if n == 0 {
+            return Estimate::default();
+        }
+        let mean = values.iter().sum::<f64>() / n as f64;
+        if n < 2 {
+            return Estimate { mean, ci95: 0.0 };
+        }
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        Estimate {
+            mean,
+            ci95: student_t_975(n - 1) * (var / n as f64).sqrt(),
+        }
+    }
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (tables to
+/// 30; the normal 1.960 beyond, which it approaches within 4 %).
+pub fn student_t_975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => T[df - 1],
+        _ => 1.960,
+    }
+}
+
 /// Drops by cause and direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drops {
@@ -268,6 +312,19 @@ mod tests {
         let p = Percentiles::of(&mut two);
         assert_eq!((p.p10, p.p50, p.p90), (11.0, 15.0, 19.0));
         assert_eq!(Percentiles::of(&mut []), Percentiles::default());
+    }
+
+    /// Twelve values 1..=12: mean 6.5, s² = 13, s/√12 = 1.0408; t(0.975,
+    /// 11) = 2.201: half-width 2.2909.
+    #[test]
+    fn confidence_interval_by_hand() {
+        let v: Vec<f64> = (1..=12).map(f64::from).collect();
+        let e = Estimate::of(&v);
+        assert_eq!(e.mean, 6.5);
+        assert!((e.ci95 - 2.201 * (13.0f64 / 12.0).sqrt()).abs() < 1e-12);
+        assert!((e.ci95 - 2.2909).abs() < 1e-4);
+        assert_eq!(Estimate::of(&[3.0]).ci95, 0.0);
+        assert_eq!(Estimate::of(&[]), Estimate::default());
     }
 
     #[test]

@@ -1,0 +1,265 @@
+//! Grid scenarios (the pCoCoA evaluation, spec `testbed.md` §3–4): what a
+//! scenario file with `kind = "grid"` describes, running its replications,
+//! and the paper's metrics with 95 % confidence intervals over them.
+//!
+//! Loads are bytes per second of request messages (the configured request
+//! size, marking excluded), over the traffic window:
+//! - *offered* (nominal): clients × size / T;
+//! - *actual offered*: requests sent at least once × size / window;
+//! - *carried*: distinct requests the server received × size / window.
+//!
+//! Per transaction: transmissions of the exchanges that completed, and
+//! acknowledgements received (duplicates included), each divided by the
+//! completed exchanges. All of these count the clients under test only (in
+//! bursty runs the interferers are summarised apart).
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::config::AlgorithmSpec;
+use crate::grid::{self, GridCoap, GridRunResult, GridRunSpec, GridWorkload, Role};
+use crate::metrics::Estimate;
+use crate::testbed::SpecError;
+
+/// A grid scenario as written in a scenario file (`[network] kind = "grid"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridScenario {
+    /// A short name.
+    #[serde(default)]
+    pub name: String,
+    /// What it reproduces.
+    #[serde(default)]
+    pub description: String,
+    /// The grid.
+    #[serde(default)]
+    pub network: coapcc_link::grid::Config,
+    /// CoAP settings.
+    #[serde(default)]
+    pub coap: GridCoap,
+    /// The workload.
+    #[serde(default)]
+    pub workload: GridWorkload,
+    /// The algorithms to compare; each runs every client under test.
+    #[serde(rename = "algorithm")]
+    pub algorithms: Vec<AlgorithmSpec>,
+    /// Replications per algorithm.
+    #[serde(default = "one")]
+    pub replications: u32,
+    /// The scenario seed.
+    #[serde(default = "one64")]
+    pub seed: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+fn one64() -> u64 {
+    1
+}
+
+impl GridScenario {
+    /// The run of algorithm `i`.
+    pub fn run_spec(&self, i: usize) -> GridRunSpec {
+        GridRunSpec {
+            network: self.network.clone(),
+            coap: self.coap.clone(),
+            workload: self.workload.clone(),
+            algorithm: self.algorithms[i].clone(),
+            seed: self.seed,
+        }
+    }
+
+    /// Checks everything a run would reject.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.algorithms.is_empty() {
+            return Err(SpecError(
+                "algorithm: expected at least one algorithm".into(),
+            ));
+        }
+        if self.replications == 0 {
+            return Err(SpecError("replications: expected at least 1".into()));
+        }
+        for (i, a) in self.algorithms.iter().enumerate() {
+            if self.algorithms[..i].iter().any(|b| b.label() == a.label()) {
+                return Err(SpecError(format!(
+                    "algorithm `{}`: listed twice; give one a distinct `label`",
+                    a.label()
+                )));
+            }
+            grid::validate(&self.run_spec(i))?;
+        }
+        Ok(())
+    }
+}
+
+/// The results of a grid scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GridScenarioResult {
+    /// One summary per algorithm.
+    pub summaries: Vec<GridSummary>,
+    /// Per algorithm, one result per replication.
+    #[serde(skip)]
+    pub runs: Vec<Vec<GridRunResult>>,
+}
+
+/// Runs every (algorithm, replication) of `scenario` on the current rayon
+/// pool; results do not depend on the thread count.
+pub fn run_grid_scenario(
+    scenario: &GridScenario,
+    progress: &(dyn Fn() + Sync),
+) -> Result<GridScenarioResult, SpecError> {
+    scenario.validate()?;
+    let specs: Vec<GridRunSpec> = (0..scenario.algorithms.len())
+        .map(|i| scenario.run_spec(i))
+        .collect();
+    let jobs: Vec<(usize, u32)> = (0..specs.len())
+        .flat_map(|a| (0..scenario.replications).map(move |r| (a, r)))
+        .collect();
+    let results: Vec<GridRunResult> = jobs
+        .par_iter()
+        .map(|&(a, r)| {
+            let out = grid::run(&specs[a], r);
+            progress();
+            out
+        })
+        .collect::<Result<_, _>>()?;
+    let mut runs: Vec<Vec<GridRunResult>> = vec![Vec::new(); specs.len()];
+    for ((a, _), res) in jobs.into_iter().zip(results) {
+        runs[a].push(res);
+    }
+    let summaries = specs
+        .iter()
+        .zip(&runs)
+        .map(|(spec, r)| GridSummary::of(spec.algorithm.label(), spec, r))
+        .collect();
+    Ok(GridScenarioResult { summaries, runs })
+}
+
+/// The paper's metrics for one algorithm, over its replications.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GridSummary {
+    /// The algorithm's label.
+    pub label: String,
+    /// Replications summarised.
+    pub replications: u32,
+    /// Clients under test.
+    pub clients: u32,
+    /// Nominal offered load (B/s): clients × request size / period.
+    pub offered: f64,
+    /// Actual offered load (B/s): requests sent at least once.
+    pub actual_offered: Estimate,
+    /// Carried load (B/s): distinct requests the server received.
+    pub carried: Estimate,
+    /// CoAP transmissions per completed exchange.
+    pub tx_per_transaction: Estimate,
+    /// Acknowledgements received per completed exchange.
+    pub acks_per_transaction: Estimate,
+    /// Requests dropped at full client buffers, per run.
+    pub app_drops: Estimate,
+    /// Exchanges abandoned, per run.
+    pub failed: Estimate,
+    /// Datagrams refused by full MAC buffers, per run (every node).
+    pub mac_overflows: Estimate,
+    /// Frames dropped after their last transmission, per run (every node).
+    pub mac_drops: Estimate,
+    /// Fragments and datagrams dropped by reassembly, per run.
+    pub reassembly_drops: Estimate,
+    /// Data frames put on the air per completed exchange (every node).
+    pub frames_per_transaction: Estimate,
+    /// Mean RTT sample E of completed exchanges (s).
+    pub mean_rtt: f64,
+    /// Per node (index = number − 1): carried load (B/s); zero for the root,
+    /// the server and interferers.
+    pub node_carried: Vec<Estimate>,
+    /// Bursty runs: the interferers' carried load (B/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interferer_carried: Option<Estimate>,
+}
+
+impl GridSummary {
+    /// Summarises the runs of `spec`.
+    pub fn of(label: &str, spec: &GridRunSpec, runs: &[GridRunResult]) -> Self {
+        fn clients(r: &GridRunResult) -> impl Iterator<Item = &grid::GridNodeResult> {
+            r.nodes.iter().filter(|n| n.role == Role::Client)
+        }
+        let per_run = |f: &dyn Fn(&GridRunResult) -> f64| -> Estimate {
+            Estimate::of(&runs.iter().map(f).collect::<Vec<_>>())
+        };
+        let size = spec.coap.request_size as f64;
+        let n_clients = runs.first().map_or(0, |r| clients(r).count()) as u32;
+        let sum = |r: &GridRunResult, f: &dyn Fn(&grid::GridNodeResult) -> u64| -> f64 {
+            clients(r).map(f).sum::<u64>() as f64
+        };
+        let all_nodes = |r: &GridRunResult, f: &dyn Fn(&grid::GridNodeResult) -> u64| -> f64 {
+            r.nodes.iter().map(f).sum::<u64>() as f64
+        };
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let (mut rtt_sum, mut completed) = (0.0, 0u64);
+        for r in runs {
+            for n in clients(r) {
+                rtt_sum += n.rtt_sum;
+                completed += n.completed;
+            }
+        }
+        let n_nodes = runs.first().map_or(0, |r| r.nodes.len());
+        let node_carried = (0..n_nodes)
+            .map(|i| {
+                per_run(&|r| {
+                    let n = &r.nodes[i];
+                    if n.role == Role::Client {
+                        n.carried as f64 * size / r.duration
+                    } else {
+                        0.0
+                    }
+                })
+            })
+            .collect();
+        let bursty = spec.workload.kind == grid::GridWorkloadKind::Bursty;
+        GridSummary {
+            label: label.to_string(),
+            replications: runs.len() as u32,
+            clients: n_clients,
+            offered: f64::from(n_clients) * size / spec.workload.period_s,
+            actual_offered: per_run(&|r| sum(r, &|n| n.sent) * size / r.duration),
+            carried: per_run(&|r| sum(r, &|n| n.carried) * size / r.duration),
+            tx_per_transaction: per_run(&|r| {
+                ratio(
+                    sum(r, &|n| n.completed_transmissions),
+                    sum(r, &|n| n.completed),
+                )
+            }),
+            acks_per_transaction: per_run(&|r| {
+                ratio(sum(r, &|n| n.acks), sum(r, &|n| n.completed))
+            }),
+            app_drops: per_run(&|r| sum(r, &|n| n.app_drops)),
+            failed: per_run(&|r| sum(r, &|n| n.failed)),
+            mac_overflows: per_run(&|r| all_nodes(r, &|n| n.mac.overflows)),
+            mac_drops: per_run(&|r| all_nodes(r, &|n| n.mac.mac_drops)),
+            reassembly_drops: per_run(&|r| all_nodes(r, &|n| n.mac.reassembly_drops)),
+            frames_per_transaction: per_run(&|r| {
+                ratio(
+                    all_nodes(r, &|n| n.mac.data_frames),
+                    sum(r, &|n| n.completed),
+                )
+            }),
+            mean_rtt: if completed > 0 {
+                rtt_sum / completed as f64
+            } else {
+                0.0
+            },
+            node_carried,
+            interferer_carried: bursty.then(|| {
+                per_run(&|r| {
+                    r.nodes
+                        .iter()
+                        .filter(|n| n.role == Role::Interferer)
+                        .map(|n| n.carried)
+                        .sum::<u64>() as f64
+                        * size
+                        / r.duration
+                })
+            }),
+        }
+    }
+}
