@@ -39,6 +39,9 @@ pub const SERVER: NodeId = u32::MAX;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// `kind = "dumbbell"` in a scenario file (the default kind).
+    #[serde(skip_serializing)]
+    pub kind: Kind,
     /// Bottleneck rate client → router (bit/s).
     pub uplink_bps: u64,
     /// Bottleneck rate router → client (bit/s).
@@ -60,6 +63,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            kind: Kind::Dumbbell,
             uplink_bps: 60_000,
             downlink_bps: 30_000,
             uplink_delay_ms: 200.0,
@@ -86,6 +90,15 @@ impl Config {
             ..self.clone()
         }
     }
+}
+
+/// The `kind` a dumbbell's `[network]` table may state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// The constrained-link dumbbell.
+    #[default]
+    Dumbbell,
 }
 
 /// A router buffer size: a byte count, or `"inf"` (never drops).

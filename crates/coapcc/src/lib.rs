@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod campaign;
+pub mod grid_output;
 pub mod net_cli;
 pub mod output;
 pub mod pcap;

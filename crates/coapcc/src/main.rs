@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use coapcc::output;
-use coapcc::scenario_file::{self, Overrides};
+use coapcc::scenario_file::{self, AnyScenario, Overrides};
+use coapcc::{grid_output, output};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -40,6 +40,11 @@ enum Command {
     /// (60/30 kbit/s, 200/400 ms, MTU 296) with the published evaluations'
     /// settings — 100 continuous clients, infinite buffer, no link errors,
     /// Default CoAP vs CoCoA (aging off), MAX_RETRANSMIT 20, 3 replications.
+    ///
+    /// A scenario whose `[network]` has `kind = "grid"` runs on the 802.15.4
+    /// grid of the pCoCoA evaluation (see scenarios/pcocoa/) and prints its
+    /// metrics: offered and carried load, transmissions and ACKs per
+    /// transaction, MAC overflows and drops, with 95 % confidence intervals.
     Run {
         /// Scenario file (TOML); see scenarios/ for examples.
         scenario: Option<PathBuf>,
@@ -64,14 +69,18 @@ enum Command {
         /// Scenario seed (each replication derives its own).
         #[arg(long, value_name = "S")]
         seed: Option<u64>,
+        /// Grid scenarios: the request period of the periodic clients.
+        #[arg(long, value_name = "SECONDS")]
+        period: Option<f64>,
         /// Output format.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
         /// Worker threads (default: all cores). Results do not depend on it.
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
-        /// Also write replication 0's traffic as a pcap file (IPv4/UDP and TCP, decodable
-        /// as CoAP by Wireshark/tshark). With several algorithms, one file per
+        /// Also write replication 0's traffic as a pcap file, decodable as CoAP by
+        /// Wireshark/tshark: IPv4/UDP and TCP packets on the dumbbell, IEEE 802.15.4
+        /// frames with 6LoWPAN on the grid. With several algorithms, one file per
         /// algorithm: FILE's stem + `-<label>.pcap`.
         #[arg(long, value_name = "FILE")]
         pcap: Option<PathBuf>,
@@ -179,11 +188,15 @@ fn real_main() -> Result<()> {
             format,
             threads,
             pcap,
+            period,
         } => {
             let (base, origin) = match &scenario {
-                Some(p) => (scenario_file::load(p)?, p.display().to_string()),
+                Some(p) => (scenario_file::load_any(p)?, p.display().to_string()),
                 None => (
-                    scenario_file::parse(scenario_file::DEFAULT_SCENARIO, "<embedded default>")?,
+                    scenario_file::parse_any(
+                        scenario_file::DEFAULT_SCENARIO,
+                        "<embedded default>",
+                    )?,
                     "<embedded default>".to_string(),
                 ),
             };
@@ -195,20 +208,18 @@ fn real_main() -> Result<()> {
                 algorithms,
                 replications,
                 seed,
+                period,
             };
-            let scenario = overrides.apply(base, &origin)?;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads.unwrap_or(0))
                 .build()
                 .context("cannot start worker threads")?;
+            let scenario = match overrides.apply_any(base, &origin)? {
+                AnyScenario::Dumbbell(s) => *s,
+                AnyScenario::Grid(s) => return run_grid(&s, &pool, format, pcap.as_deref()),
+            };
             let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
-            let bar = ProgressBar::new(total);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
-                )
-                .expect("valid template"),
-            );
+            let bar = run_progress(total);
             let started = Instant::now();
             let result = pool.install(|| coapcc_sim::run_scenario(&scenario, &|| bar.inc(1)))?;
             bar.finish_and_clear();
@@ -291,20 +302,80 @@ fn real_main() -> Result<()> {
     }
 }
 
+/// A progress bar over `total` runs, on stderr.
+fn run_progress(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}")
+            .expect("valid template"),
+    );
+    bar
+}
+
+/// `coapcc run` on a grid scenario.
+fn run_grid(
+    scenario: &coapcc_sim::GridScenario,
+    pool: &rayon::ThreadPool,
+    format: Format,
+    pcap: Option<&std::path::Path>,
+) -> Result<()> {
+    let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
+    let bar = run_progress(total);
+    let started = Instant::now();
+    let result = pool.install(|| coapcc_sim::run_grid_scenario(scenario, &|| bar.inc(1)))?;
+    bar.finish_and_clear();
+    if let Some(path) = pcap {
+        write_grid_pcaps(scenario, path)?;
+    }
+    match format {
+        Format::Json => println!("{}", grid_output::json(scenario, &result.summaries)),
+        Format::Markdown => print!("{}", grid_output::markdown(scenario, &result.summaries)),
+        Format::Table => {
+            print!("{}", grid_output::table(scenario, &result));
+            let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
+            println!(
+                "\n{total} runs, {events} events in {:.2} s wall time",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The pcap file of algorithm `label`: `path` itself with one algorithm,
+/// else `path`'s stem + `-<label>.pcap`.
+fn pcap_path(path: &std::path::Path, label: &str, several: bool) -> std::path::PathBuf {
+    if several {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        path.with_file_name(format!("{stem}-{label}.pcap"))
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// Re-runs replication 0 of each algorithm of a grid scenario with a tap
+/// writing its 802.15.4 frames.
+fn write_grid_pcaps(scenario: &coapcc_sim::GridScenario, path: &std::path::Path) -> Result<()> {
+    let several = scenario.algorithms.len() > 1;
+    for (i, alg) in scenario.algorithms.iter().enumerate() {
+        let file = pcap_path(path, alg.label(), several);
+        let mut tap = coapcc::pcap::Ieee802154Tap::create(&file)?;
+        coapcc_sim::grid::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
+        let n = tap.finish()?;
+        eprintln!("wrote {n} frames to {}", file.display());
+    }
+    Ok(())
+}
+
 /// Re-runs replication 0 of each algorithm with a pcap tap (runs are
 /// deterministic, so this is the same traffic as the run just reported).
 fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Result<()> {
     let several = scenario.algorithms.len() > 1;
     for (i, alg) in scenario.algorithms.iter().enumerate() {
-        let file = if several {
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default();
-            path.with_file_name(format!("{stem}-{}.pcap", alg.label()))
-        } else {
-            path.to_path_buf()
-        };
+        let file = pcap_path(path, alg.label(), several);
         let mut tap = coapcc::pcap::PcapTap::create(&file)?;
         coapcc_sim::testbed::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
         let n = tap.finish()?;

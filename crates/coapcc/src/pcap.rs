@@ -8,6 +8,12 @@
 //! client `i` the address 10.128.0.0 + i + 1, both port 49152; the server is
 //! 10.255.0.1 port 5683, the CoAP port, so dissectors recognise the traffic. These addresses only label the
 //! trace; nothing is sent anywhere.
+//!
+//! On the grid ([`Ieee802154Tap`]) every frame put on the air is written as
+//! it starts, as the exact bytes the model sized it by
+//! (`coapcc_link::grid::sixlowpan`): IEEE 802.15.4 MAC header, 6LoWPAN
+//! fragment headers, IPHC, the RPL hop-by-hop option, UDP and CoAP;
+//! acknowledgements too. Link type IEEE802_15_4_NOFCS: no FCS.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -15,6 +21,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use coapcc_link::grid::sixlowpan;
+use coapcc_link::grid::{FrameTrace, TracedFrame};
+use coapcc_sim::grid::GridTap;
 use coapcc_sim::tcp_endpoint::TcpTrace;
 use coapcc_sim::testbed::{Tap, SERVER};
 use coapcc_tcp::Flags;
@@ -52,12 +61,16 @@ pub struct PcapTap {
 }
 
 impl PcapTap {
-    /// Creates (or truncates) `path`.
+    /// Creates (or truncates) `path` for raw IPv4 packets.
     pub fn create(path: &Path) -> Result<Self> {
+        Self::with_link(path, DataLink::IPV4)
+    }
+
+    fn with_link(path: &Path, datalink: DataLink) -> Result<Self> {
         let file = File::create(path)
             .with_context(|| format!("{}: cannot create the pcap file", path.display()))?;
         let header = PcapHeader {
-            datalink: DataLink::IPV4,
+            datalink,
             ts_resolution: TsResolution::NanoSecond,
             ..PcapHeader::default()
         };
@@ -158,5 +171,45 @@ impl Tap for PcapTap {
             return;
         }
         self.record(at);
+    }
+}
+
+/// Writes every frame the grid puts on the air as an IEEE 802.15.4 record.
+pub struct Ieee802154Tap(PcapTap);
+
+impl Ieee802154Tap {
+    /// Creates (or truncates) `path` (link type IEEE802_15_4_NOFCS).
+    pub fn create(path: &Path) -> Result<Self> {
+        PcapTap::with_link(path, DataLink::IEEE802_15_4_NOFCS).map(Ieee802154Tap)
+    }
+
+    /// Flushes the file; frames written, or the first write error.
+    pub fn finish(self) -> Result<u64> {
+        self.0.finish()
+    }
+}
+
+impl GridTap for Ieee802154Tap {
+    fn frame(&mut self, frame: &FrameTrace, coap: &[u8]) {
+        if self.0.error.is_some() {
+            return;
+        }
+        match frame.kind {
+            TracedFrame::Data {
+                hop, index, tag, ..
+            } => sixlowpan::encode_frame(
+                &hop,
+                usize::from(index),
+                frame.dsn,
+                tag,
+                coap,
+                &mut self.0.frame,
+            ),
+            TracedFrame::Ack => {
+                self.0.frame.clear();
+                sixlowpan::ack_frame(frame.dsn, &mut self.0.frame);
+            }
+        }
+        self.0.record(frame.at);
     }
 }

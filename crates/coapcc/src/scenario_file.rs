@@ -1,27 +1,96 @@
 //! Scenario files (TOML): loading, command-line overrides, and errors that name
 //! the file, the field and what was expected.
+//!
+//! A scenario's `[network]` table says which network it runs on: `kind =
+//! "dumbbell"` (the default: the constrained-link testbed) or `kind = "grid"`
+//! (the 802.15.4 grid of the pCoCoA evaluation).
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, Scenario, WorkloadKind};
+use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, GridScenario, Scenario, WorkloadKind};
+use serde::Deserialize;
 
 /// The scenario `coapcc run` uses when no file is given: the constrained-link
 /// testbed with the published evaluations' settings.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
 
+/// A scenario of either network.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyScenario {
+    /// On the constrained-link dumbbell.
+    Dumbbell(Box<Scenario>),
+    /// On the 802.15.4 grid.
+    Grid(Box<GridScenario>),
+}
+
+/// The network kinds a scenario may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkKind {
+    /// `kind = "dumbbell"` (or no `kind`).
+    Dumbbell,
+    /// `kind = "grid"`.
+    Grid,
+}
+
+/// Reads `[network] kind` of a TOML document (scenario or campaign), with
+/// nothing else checked; `origin` names it in errors.
+pub fn network_kind(text: &str, origin: &str) -> Result<NetworkKind> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        network: Option<ProbeNetwork>,
+    }
+    #[derive(Deserialize)]
+    struct ProbeNetwork {
+        #[serde(default)]
+        kind: Option<toml::Value>,
+    }
+    let probe: Probe = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    match probe.network.and_then(|n| n.kind) {
+        None => Ok(NetworkKind::Dumbbell),
+        Some(toml::Value::String(k)) if k == "dumbbell" => Ok(NetworkKind::Dumbbell),
+        Some(toml::Value::String(k)) if k == "grid" => Ok(NetworkKind::Grid),
+        Some(other) => {
+            bail!("{origin}: network.kind: expected \"dumbbell\" or \"grid\", found {other}")
+        }
+    }
+}
+
 /// Parses a scenario from TOML text; `origin` names the file in errors.
+pub fn parse_any(text: &str, origin: &str) -> Result<AnyScenario> {
+    match network_kind(text, origin)? {
+        NetworkKind::Dumbbell => parse(text, origin).map(|s| AnyScenario::Dumbbell(Box::new(s))),
+        NetworkKind::Grid => {
+            let scenario: GridScenario =
+                toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+            scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+            Ok(AnyScenario::Grid(Box::new(scenario)))
+        }
+    }
+}
+
+/// Parses a dumbbell scenario from TOML text; `origin` names the file in
+/// errors.
 pub fn parse(text: &str, origin: &str) -> Result<Scenario> {
     let scenario: Scenario = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
     scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
     Ok(scenario)
 }
 
-/// Loads and validates a scenario file.
+/// Loads and validates a scenario file of either network.
+pub fn load_any(path: &Path) -> Result<AnyScenario> {
+    parse_any(&read(path)?, &path.display().to_string())
+}
+
+/// Loads and validates a dumbbell scenario file.
 pub fn load(path: &Path) -> Result<Scenario> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the scenario file", path.display()))?;
-    parse(&text, &path.display().to_string())
+    parse(&read(path)?, &path.display().to_string())
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the scenario file", path.display()))
 }
 
 /// Values given on the command line that replace the file's.
@@ -41,9 +110,60 @@ pub struct Overrides {
     pub replications: Option<u32>,
     /// `--seed S`.
     pub seed: Option<u64>,
+    /// `--period SECONDS` (grid scenarios).
+    pub period: Option<f64>,
 }
 
 impl Overrides {
+    /// Applies the overrides to a scenario of either network.
+    pub fn apply_any(&self, s: AnyScenario, origin: &str) -> Result<AnyScenario> {
+        match s {
+            AnyScenario::Dumbbell(s) => {
+                if self.period.is_some() {
+                    bail!(
+                        "--period: applies to grid scenarios only; {origin} runs on the dumbbell"
+                    );
+                }
+                self.apply(*s, origin)
+                    .map(|s| AnyScenario::Dumbbell(Box::new(s)))
+            }
+            AnyScenario::Grid(s) => self
+                .apply_grid(*s, origin)
+                .map(|s| AnyScenario::Grid(Box::new(s))),
+        }
+    }
+
+    /// Applies the overrides to a grid scenario and re-validates.
+    pub fn apply_grid(&self, mut s: GridScenario, origin: &str) -> Result<GridScenario> {
+        let dumbbell_only = [
+            ("--clients", self.clients.is_some()),
+            ("--buffer", self.buffer.is_some()),
+            ("--errors", self.errors.is_some()),
+            ("--workload", self.workload.is_some()),
+        ];
+        if let Some((flag, _)) = dumbbell_only.iter().find(|(_, set)| *set) {
+            bail!("{flag}: applies to dumbbell scenarios only; {origin} runs on the grid (its clients are its nodes)");
+        }
+        if let Some(list) = &self.algorithms {
+            s.algorithms = choose(&s.algorithms, list)?;
+        }
+        if let Some(r) = self.replications {
+            if r == 0 {
+                bail!("--replications: expected at least 1");
+            }
+            s.replications = r;
+        }
+        if let Some(seed) = self.seed {
+            s.seed = seed;
+        }
+        if let Some(p) = self.period {
+            s.workload.period_s = p;
+        }
+        s.validate()
+            .map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;
+        Ok(s)
+    }
+
     /// Applies the overrides to `s` and re-validates; `origin` names the scenario.
     ///
     /// `--algorithms` keeps the parameters the scenario gives an algorithm of the
@@ -71,20 +191,7 @@ impl Overrides {
                 .ok_or_else(|| anyhow!("--workload: expected continuous or random, found `{w}`"))?;
         }
         if let Some(list) = &self.algorithms {
-            let mut chosen = Vec::new();
-            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                let spec = s
-                    .algorithms
-                    .iter()
-                    .find(|a| a.label() == name || a.name == name)
-                    .cloned()
-                    .unwrap_or_else(|| AlgorithmSpec::named(name));
-                chosen.push(spec);
-            }
-            if chosen.is_empty() {
-                bail!("--algorithms: expected a comma-separated list of algorithm names");
-            }
-            s.algorithms = chosen;
+            s.algorithms = choose(&s.algorithms, list)?;
         }
         if let Some(r) = self.replications {
             if r == 0 {
@@ -99,4 +206,26 @@ impl Overrides {
             .map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;
         Ok(s)
     }
+}
+
+/// `--algorithms a,b,…`: keeps the parameters the scenario gives an algorithm
+/// of the same name or label, and uses the spec defaults for names it does
+/// not list.
+fn choose(listed: &[AlgorithmSpec], list: &str) -> Result<Vec<AlgorithmSpec>> {
+    let chosen: Vec<AlgorithmSpec> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|name| {
+            listed
+                .iter()
+                .find(|a| a.label() == name || a.name == name)
+                .cloned()
+                .unwrap_or_else(|| AlgorithmSpec::named(name))
+        })
+        .collect();
+    if chosen.is_empty() {
+        bail!("--algorithms: expected a comma-separated list of algorithm names");
+    }
+    Ok(chosen)
 }

@@ -36,7 +36,7 @@
 
 use crate::time::Nanos;
 
-use super::{Frame, Grid, Kind, Pacing, Step};
+use super::{Frame, FrameKind, Grid, Pacing, Step};
 
 /// nullrdc's radio turnaround before a data frame (Cooja: two 1 ms yields).
 pub const TURNAROUND: Nanos = 2_000_000;
@@ -158,7 +158,7 @@ impl Grid {
             Step::Acking => {
                 let f = self.nodes[n].acking.expect("a frame to acknowledge");
                 let ack = Frame {
-                    kind: Kind::Ack,
+                    kind: FrameKind::Ack,
                     from: n as u16,
                     to: f.from,
                     dsn: f.dsn,
@@ -204,7 +204,7 @@ impl Grid {
     /// acknowledged 1 ms later; anything else is dropped.
     fn contiki_read(&mut self, now: Nanos, r: usize) {
         let f = self.nodes[r].pending.take().expect("a pending frame");
-        if f.kind == Kind::Data && usize::from(f.to) == r {
+        if f.kind == FrameKind::Data && usize::from(f.to) == r {
             self.nodes[r].acking = Some(f);
             self.step_at(r, Step::Acking, now + ACK_DELAY);
         }
@@ -218,7 +218,9 @@ impl Grid {
             .expect("a queued frame");
         let dsn = self.frames[fid as usize].dsn;
         let status = match self.nodes[n].pending.take() {
-            Some(p) if p.kind == Kind::Ack && usize::from(p.to) == n && p.dsn == dsn => Status::Ok,
+            Some(p) if p.kind == FrameKind::Ack && usize::from(p.to) == n && p.dsn == dsn => {
+                Status::Ok
+            }
             Some(_) => {
                 self.nodes[n].record.deferrals += 1;
                 Status::Collision

@@ -30,7 +30,7 @@
 use crate::time::Nanos;
 use crate::DropCause;
 
-use super::{Frame, Grid, Kind, Step};
+use super::{Frame, FrameKind, Grid, Step};
 
 /// One symbol at 250 kbit/s O-QPSK.
 pub const SYMBOL: Nanos = 16_000;
@@ -121,7 +121,7 @@ impl Grid {
             Step::AckTurnaround => {
                 let f = self.nodes[n].acking.take().expect("a frame to acknowledge");
                 let ack = Frame {
-                    kind: Kind::Ack,
+                    kind: FrameKind::Ack,
                     from: n as u16,
                     to: f.from,
                     dsn: f.dsn,
@@ -157,7 +157,7 @@ impl Grid {
             return;
         }
         match f.kind {
-            Kind::Ack => {
+            FrameKind::Ack => {
                 if self.nodes[r].step != Step::TxAckWait {
                     return;
                 }
@@ -179,7 +179,7 @@ impl Grid {
                     self.ieee_resume(now, r);
                 }
             }
-            Kind::Data => {
+            FrameKind::Data => {
                 match self.nodes[r].step {
                     Step::TxAckWait => self.ieee_failed_attempt(r),
                     Step::Idle | Step::Backoff | Step::Cca | Step::Ifs => {}

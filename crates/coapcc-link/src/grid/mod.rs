@@ -46,6 +46,9 @@ use sixlowpan::{Addressing, Hop, INITIAL_HOP_LIMIT};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// `kind = "grid"` in a scenario file.
+    #[serde(skip_serializing)]
+    pub kind: Kind,
     /// Rows of the default layout.
     pub rows: u32,
     /// Columns of the default layout.
@@ -89,6 +92,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            kind: Kind::Grid,
             rows: 6,
             cols: 6,
             pitch_m: 10.0,
@@ -197,6 +201,15 @@ impl Config {
         )
         .map_err(|e| format!("network: {}", e.0))
     }
+}
+
+/// The `kind` of a grid's `[network]` table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// The 802.15.4 grid.
+    #[default]
+    Grid,
 }
 
 /// Which MAC the nodes run.
@@ -340,7 +353,7 @@ pub enum TracedFrame {
 
 /// Frame kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+enum FrameKind {
     Data,
     Ack,
 }
@@ -348,7 +361,7 @@ enum Kind {
 /// A frame (copied into receivers, so a sender may free its own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Frame {
-    kind: Kind,
+    kind: FrameKind,
     from: u16,
     to: u16,
     dsn: u8,
@@ -676,7 +689,7 @@ impl Grid {
             let dsn = node.dsn;
             node.dsn = node.dsn.wrapping_add(1);
             let frame = Frame {
-                kind: Kind::Data,
+                kind: FrameKind::Data,
                 from: at as u16,
                 to: next as u16,
                 dsn,
@@ -743,12 +756,12 @@ impl Grid {
         let node = &mut self.nodes[n];
         node.airtime += airtime;
         match f.kind {
-            Kind::Data => node.record.data_frames += 1,
-            Kind::Ack => node.record.ack_frames += 1,
+            FrameKind::Data => node.record.data_frames += 1,
+            FrameKind::Ack => node.record.ack_frames += 1,
         }
         if let Some(trace) = self.trace.as_mut() {
             let kind = match (f.kind, self.traced.get(fid as usize).copied().flatten()) {
-                (Kind::Data, Some((hop, packet, live))) => TracedFrame::Data {
+                (FrameKind::Data, Some((hop, packet, live))) => TracedFrame::Data {
                     hop,
                     index: f.frag,
                     tag: f.tag,
@@ -767,10 +780,10 @@ impl Grid {
     }
 
     /// Time on air of a frame of `len` bytes (MAC header + payload).
-    fn airtime(&self, kind: Kind, len: u16) -> Nanos {
+    fn airtime(&self, kind: FrameKind, len: u16) -> Nanos {
         let len = match kind {
-            Kind::Data => u64::from(len),
-            Kind::Ack => sixlowpan::ACK_FRAME as u64,
+            FrameKind::Data => u64::from(len),
+            FrameKind::Ack => sixlowpan::ACK_FRAME as u64,
         };
         match self.cfg.mac {
             // Cooja: 32 µs per byte of MAC header and payload, no FCS or PHY

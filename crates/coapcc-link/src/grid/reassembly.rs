@@ -155,14 +155,14 @@ impl Contexts {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Kind;
+    use super::super::FrameKind;
     use super::*;
 
     const TIMEOUT: Nanos = 8_000_000_000;
 
     fn frag(from: u16, tag: u16, frag: u8, frags: u8) -> Frame {
         Frame {
-            kind: Kind::Data,
+            kind: FrameKind::Data,
             from,
             to: 0,
             dsn: 0,

@@ -1,0 +1,147 @@
+//! Printing the results of a grid scenario (the pCoCoA metrics, spec
+//! `testbed.md` §3): a table per algorithm with a map of the per-node carried
+//! load, one JSON document, or one Markdown table.
+
+use std::fmt::Write;
+
+use coapcc_sim::grid_scenario::GridScenarioResult;
+use coapcc_sim::metrics::Estimate;
+use coapcc_sim::{GridScenario, GridSummary};
+use serde::Serialize;
+
+/// The JSON document `coapcc run --format json` prints for a grid scenario.
+#[derive(Serialize)]
+pub struct GridRunReport<'a> {
+    /// The scenario as run (after overrides).
+    pub scenario: &'a GridScenario,
+    /// Per algorithm, in scenario order.
+    pub algorithms: &'a [GridSummary],
+}
+
+/// One JSON document.
+pub fn json(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
+    serde_json::to_string_pretty(&GridRunReport {
+        scenario,
+        algorithms: summaries,
+    })
+    .expect("results serialise")
+}
+
+/// The line describing the scenario.
+pub fn header(s: &GridScenario) -> String {
+    let w = &s.workload;
+    let what = match w.kind {
+        coapcc_sim::grid::GridWorkloadKind::Periodic => format!("periodic T = {} s", w.period_s),
+        coapcc_sim::grid::GridWorkloadKind::Bursty => format!(
+            "bursty: nodes {:?} ON {} s / OFF {} s, the others T = {} s",
+            w.interferers, w.on_s, w.off_s, w.period_s
+        ),
+    };
+    format!(
+        "{} — {}-node grid, {} MAC, {} routing, {what}, {} s after {} s warm-up, {}-byte requests, {} replication(s), seed {}",
+        if s.name.is_empty() { "scenario" } else { &s.name },
+        s.network.nodes(),
+        mac_name(s),
+        match s.network.routing {
+            coapcc_link::grid::layout::Routing::Root => "root",
+            coapcc_link::grid::layout::Routing::Storing => "storing",
+        },
+        w.duration_s,
+        w.warmup_s,
+        s.coap.request_size,
+        s.replications,
+        s.seed
+    )
+}
+
+fn mac_name(s: &GridScenario) -> &'static str {
+    match s.network.mac {
+        coapcc_link::grid::MacProfile::Contiki => "contiki",
+        coapcc_link::grid::MacProfile::Ieee802154 => "ieee802154",
+    }
+}
+
+fn est(e: &Estimate, decimals: usize) -> String {
+    format!("{:.decimals$} ± {:.decimals$}", e.mean, e.ci95)
+}
+
+/// A table per algorithm.
+pub fn table(scenario: &GridScenario, result: &GridScenarioResult) -> String {
+    let mut out = header(scenario);
+    out.push('\n');
+    let cols = scenario.network.cols.max(1) as usize;
+    for s in &result.summaries {
+        let _ = writeln!(
+            out,
+            "\n{}  ({} clients, {} replication(s); mean ± 95 % confidence interval)",
+            s.label, s.clients, s.replications
+        );
+        let rows: [(&str, String); 13] = [
+            ("offered load (nominal)", format!("{:.1} B/s", s.offered)),
+            (
+                "actual offered load",
+                format!("{} B/s", est(&s.actual_offered, 1)),
+            ),
+            ("carried load", format!("{} B/s", est(&s.carried, 1))),
+            ("transmissions/transaction", est(&s.tx_per_transaction, 3)),
+            ("ACKs/transaction", est(&s.acks_per_transaction, 3)),
+            ("app-buffer drops/run", est(&s.app_drops, 1)),
+            ("failed exchanges/run", est(&s.failed, 1)),
+            ("MAC buffer overflows/run", est(&s.mac_overflows, 1)),
+            ("MAC drops (last retry)/run", est(&s.mac_drops, 1)),
+            ("reassembly drops/run", est(&s.reassembly_drops, 1)),
+            ("data frames/transaction", est(&s.frames_per_transaction, 2)),
+            ("mean RTT", format!("{:.3} s", s.mean_rtt)),
+            (
+                "interferers' carried load",
+                s.interferer_carried
+                    .map_or("—".into(), |e| format!("{} B/s", est(&e, 1))),
+            ),
+        ];
+        for (name, value) in rows {
+            let _ = writeln!(out, "  {name:<28}{value}");
+        }
+        if scenario.network.positions.is_none()
+            && s.node_carried.len() == cols * scenario.network.rows as usize
+        {
+            let _ = writeln!(
+                out,
+                "  carried load per node (B/s; row by row from node 1):"
+            );
+            for row in s.node_carried.chunks(cols) {
+                let _ = write!(out, "   ");
+                for e in row {
+                    let _ = write!(out, "{:>7.1}", e.mean);
+                }
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// One Markdown table, a row per algorithm.
+pub fn markdown(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
+    let mut out = format!("{}\n\n", header(scenario));
+    out.push_str(
+        "| algorithm | offered (B/s) | actual offered (B/s) | carried (B/s) | transmissions/transaction | ACKs/transaction | app drops/run | MAC overflows/run | MAC drops/run | reassembly drops/run |\n",
+    );
+    out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for s in summaries {
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.label,
+            s.offered,
+            est(&s.actual_offered, 1),
+            est(&s.carried, 1),
+            est(&s.tx_per_transaction, 3),
+            est(&s.acks_per_transaction, 3),
+            est(&s.app_drops, 1),
+            est(&s.mac_overflows, 1),
+            est(&s.mac_drops, 1),
+            est(&s.reassembly_drops, 1),
+        );
+    }
+    out
+}
