@@ -1,10 +1,16 @@
-//! `coapcc bench`: one replication of the constrained-link testbed, timed, beside
-//! the ns-3 reference simulation of the same network run in the same command.
+//! `coapcc bench`: one replication of a network, timed, beside the ns-3
+//! reference simulation of the same network run in the same command — the
+//! constrained-link dumbbell (`../shared/baselines/ns3`) or the 802.15.4 grid
+//! (`../shared/baselines/ns3-grid`).
 
+use std::collections::HashMap;
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::{testbed, Buffer, Group, Network, RunSpec, Workload};
+use coapcc_link::grid::{self, layout::Routing, sixlowpan::Addressing, MacProfile};
+use coapcc_sim::grid::{GridRunSpec, GridWorkload};
+use coapcc_sim::grid_scenario::GridSummary;
+use coapcc_sim::{testbed, AlgorithmSpec, Buffer, Group, Network, RunSpec, Workload};
 
 use crate::calibrate::published_settings;
 
@@ -45,6 +51,126 @@ pub fn parse_ns3(line: &str) -> Result<Ns3> {
         bail!("ns-3 output lacks wall_s or events: `{line}`");
     }
     Ok(out)
+}
+
+/// The `key=value` pairs of the one line a reference script prints.
+pub fn parse_kv(line: &str) -> HashMap<String, f64> {
+    line.split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .filter_map(|(k, v)| v.parse::<f64>().ok().map(|v| (k.to_string(), v)))
+        .collect()
+}
+
+/// Runs a reference script with `args`; its last output line.
+fn run_reference(script: &str, args: &[String]) -> Result<String> {
+    let out = Command::new(script)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run the ns-3 reference `{script}`"))?;
+    if !out.status.success() {
+        bail!(
+            "the ns-3 reference failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text.lines().last().unwrap_or_default().to_string())
+}
+
+/// The grid as the ns-3 reference runs it (`ns3-grid/README.md`): 16-bit
+/// addresses, no RPL option, root routing, 8 transmissions, 8-frame
+/// queues, Default CoAP with RTO [3, 4.5] s and MAX_RETRANSMIT 4, period
+/// `period`, 60 s warm-up, 800 s; the MAC profile `mac`. With the `contiki`
+/// profile, the pCoCoA paper's grid instead (the defaults of the grid).
+pub fn grid_reference_spec(period: f64, mac: MacProfile, seed: u64) -> GridRunSpec {
+    let network = match mac {
+        MacProfile::Ieee802154 => grid::Config {
+            mac,
+            routing: Routing::Root,
+            addressing: Addressing::Short,
+            hop_by_hop: false,
+            reassembly: grid::Reassembly::PerSender,
+            ..grid::Config::default()
+        },
+        MacProfile::Contiki => grid::Config::default(),
+    };
+    GridRunSpec {
+        network,
+        coap: Default::default(),
+        workload: GridWorkload {
+            period_s: period,
+            ..GridWorkload::default()
+        },
+        algorithm: AlgorithmSpec {
+            ack_timeout: Some(3.0),
+            ..AlgorithmSpec::named("default")
+        },
+        seed,
+    }
+}
+
+/// `coapcc bench --network grid`: one 800 s run of the grid, timed, beside
+/// the ns-3 reference's run at the same period and seed.
+pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &str) -> Result<()> {
+    let spec = grid_reference_spec(period, mac, seed);
+    coapcc_sim::grid::validate(&spec).map_err(|e| anyhow!("{e}"))?;
+    let mut walls = Vec::new();
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let (result, wall) = coapcc_sim::grid::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        walls.push(wall.as_secs_f64());
+        last = Some(result);
+    }
+    walls.sort_by(f64::total_cmp);
+    let ours = walls[walls.len() / 2];
+    let result = last.expect("at least one run");
+    let s = GridSummary::of("default", &spec, std::slice::from_ref(&result));
+    let mac_drops: u64 = result.nodes.iter().map(|n| n.mac.mac_drops).sum();
+    let overflows: u64 = result.nodes.iter().map(|n| n.mac.overflows).sum();
+    let mac_name = match mac {
+        MacProfile::Contiki => "contiki",
+        MacProfile::Ieee802154 => "ieee802154",
+    };
+    println!(
+        "coapcc: grid, {mac_name} MAC, T = {period} s, 800 s: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {mac_drops} MAC drops, {overflows} MAC buffer overflows",
+        walls.len(),
+        result.events,
+        result.events as f64 / ours / 1e6,
+        s.carried.mean,
+        s.tx_per_transaction.mean,
+    );
+    if ns3 == "none" {
+        return Ok(());
+    }
+    let line = run_reference(
+        ns3,
+        &[
+            format!("--period={period}"),
+            format!("--seed={seed}"),
+            "--routing=root".into(),
+        ],
+    )?;
+    let kv = parse_kv(&line);
+    let get = |k: &str| {
+        kv.get(k)
+            .copied()
+            .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
+    };
+    let (wall, events) = (get("wall_s")?, get("events")?);
+    println!(
+        "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {} MAC drops, {} MAC queue drops",
+        events / wall / 1e6,
+        get("carried_Bps")?,
+        get("tx_per_transaction")?,
+        get("mac_tx_fail")?,
+        get("mac_queue_drops")?,
+    );
+    println!(
+        "speed-up: coapcc is {:.1}x faster than ns-3 on the same network",
+        wall / ours
+    );
+    Ok(())
 }
 
 /// Runs the benchmark and prints the comparison.
@@ -101,22 +227,15 @@ pub fn run(
         Buffer::Bytes(b) => format!("{b}B"),
         Buffer::Infinite => "1410000B".to_string(),
     };
-    let out = Command::new(ns3)
-        .arg(format!("--clients={clients}"))
-        .arg(format!("--buffer={ns3_buffer}"))
-        .arg(format!("--seed={seed}"))
-        .output()
-        .with_context(|| format!("cannot run the ns-3 reference `{ns3}`"))?;
-    if !out.status.success() {
-        bail!(
-            "the ns-3 reference failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().last().unwrap_or_default();
-    let n = parse_ns3(line)?;
+    let line = run_reference(
+        ns3,
+        &[
+            format!("--clients={clients}"),
+            format!("--buffer={ns3_buffer}"),
+            format!("--seed={seed}"),
+        ],
+    )?;
+    let n = parse_ns3(&line)?;
     println!(
         "ns-3:   Simulator::Run {:.4} s, {} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client mean {:.1}",
         n.wall,
@@ -143,5 +262,9 @@ mod tests {
         assert_eq!(n.wall, 1.813);
         assert_eq!(n.p50, 2449.339);
         assert!(parse_ns3("garbage").is_err());
+        let kv = parse_kv("period=10 carried_Bps=322.88 routing=root wall_s=7.058");
+        assert_eq!(kv["carried_Bps"], 322.88);
+        assert_eq!(kv["wall_s"], 7.058);
+        assert!(!kv.contains_key("routing"));
     }
 }

@@ -32,6 +32,22 @@ enum Format {
     Markdown,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum BenchNetwork {
+    /// The constrained-link testbed.
+    Dumbbell,
+    /// The 802.15.4 grid.
+    Grid,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BenchMac {
+    /// Contiki's CSMA over nullrdc.
+    Contiki,
+    /// IEEE 802.15.4 unslotted CSMA/CA.
+    Ieee802154,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario in the simulated testbed and print the published metrics.
@@ -100,12 +116,25 @@ enum Command {
     /// Benchmark one replication against the ns-3 reference in the same run.
     ///
     /// Times coapcc's event loop (set-up excluded) over several repetitions and
-    /// runs `../shared/baselines/ns3/run.sh` with the same clients, buffer and
-    /// seed, whose `wall_s` also excludes set-up; prints both and the ratio.
+    /// runs the ns-3 reference of the same network with the same settings and
+    /// seed (`../shared/baselines/ns3/run.sh` for the dumbbell: clients and
+    /// buffer; `ns3-grid/run.sh` for the grid: the period), whose `wall_s` also
+    /// excludes set-up; prints both and the ratio.
     Bench {
-        /// Number of continuous clients.
+        /// Which network: `dumbbell` (the constrained link) or `grid` (the
+        /// 802.15.4 grid, with the ns-3 reference's settings).
+        #[arg(long, default_value = "dumbbell", value_name = "NETWORK")]
+        network: BenchNetwork,
+        /// Number of continuous clients (dumbbell).
         #[arg(long, default_value_t = 400)]
         clients: u32,
+        /// Request period (grid).
+        #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+        period: f64,
+        /// MAC profile (grid): `ieee802154` is what the ns-3 reference runs;
+        /// `contiki` times the paper's grid instead.
+        #[arg(long, default_value = "ieee802154", value_name = "PROFILE")]
+        mac: BenchMac,
         /// Router buffer: bytes or `inf` (ns-3 gets 1410000 B for `inf`).
         #[arg(long, default_value = "inf")]
         buffer: String,
@@ -118,9 +147,10 @@ enum Command {
         /// Seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// The ns-3 reference script, or `none` to skip it.
-        #[arg(long, default_value = "../shared/baselines/ns3/run.sh")]
-        ns3: String,
+        /// The ns-3 reference script, or `none` to skip it (default:
+        /// ../shared/baselines/ns3/run.sh, or ns3-grid/run.sh for the grid).
+        #[arg(long, value_name = "SCRIPT|none")]
+        ns3: Option<String>,
     },
     /// Print the embedded default scenario (a starting point for your own).
     DefaultScenario,
@@ -264,13 +294,36 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Bench {
+            network,
             clients,
+            period,
+            mac,
             buffer,
             algorithm,
             repeat,
             seed,
             ns3,
-        } => coapcc::bench::run(clients, &buffer, &algorithm, repeat, seed, &ns3),
+        } => match network {
+            BenchNetwork::Dumbbell => coapcc::bench::run(
+                clients,
+                &buffer,
+                &algorithm,
+                repeat,
+                seed,
+                ns3.as_deref().unwrap_or("../shared/baselines/ns3/run.sh"),
+            ),
+            BenchNetwork::Grid => coapcc::bench::run_grid(
+                period,
+                match mac {
+                    BenchMac::Contiki => coapcc_link::grid::MacProfile::Contiki,
+                    BenchMac::Ieee802154 => coapcc_link::grid::MacProfile::Ieee802154,
+                },
+                repeat,
+                seed,
+                ns3.as_deref()
+                    .unwrap_or("../shared/baselines/ns3-grid/run.sh"),
+            ),
+        },
         Command::DefaultScenario => {
             print!("{}", scenario_file::DEFAULT_SCENARIO);
             Ok(())
