@@ -9,6 +9,8 @@
 //!   evaluations (spec `testbed.md` §1);
 //! - [`grid`]: the IEEE 802.15.4 multi-hop grid of the pCoCoA evaluation
 //!   (`radio.md` §1): unit-disk medium, MACs, 6LoWPAN, routing;
+//! - [`star`]: the IEEE 802.11 star of the lwIP evaluation (`radio.md` §2):
+//!   DCF in one collision domain, and a wired hop to the server;
 //! - [`errors`]: the two-state bursty link-error model (`testbed.md` §1.1);
 //! - [`agenda`]: the event queue both the models and the simulator use;
 //! - [`time`], [`rng`]: integer-nanosecond time and deterministic random streams.
@@ -36,6 +38,7 @@ pub mod dumbbell;
 pub mod errors;
 pub mod grid;
 pub mod rng;
+pub mod star;
 pub mod time;
 
 pub use time::Nanos;
