@@ -167,6 +167,9 @@ enum Command {
     /// Runs every run of the campaign file's matrix missing from the store, on
     /// all cores; results do not depend on the thread count. Each finished run is
     /// committed at once, so an interrupted campaign resumes where it stopped.
+    ///
+    /// A campaign whose `[network]` has `kind = "grid"` runs on the 802.15.4
+    /// grid of the pCoCoA evaluation (scenarios/campaigns/pcocoa.toml).
     Campaign {
         /// Campaign file (TOML); see scenarios/campaigns/.
         file: PathBuf,

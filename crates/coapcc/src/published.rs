@@ -1,8 +1,24 @@
 //! Published figures of the constrained-link testbed (shared spec
 //! `calibration.md` §1), for side-by-side comparison with measured results.
 //! Flow completion times in seconds; `None` where the source gives only a median.
+//! Also the settings the pCoCoA paper ran its algorithms with on the grid
+//! ([`grid_published_settings`]); the dumbbell's are
+//! [`crate::calibrate::published_settings`].
 
-use coapcc_sim::{Buffer, ErrorProfile, WorkloadKind};
+use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, WorkloadKind};
+
+/// The settings the pCoCoA paper (Bolettieri et al., Ad Hoc Networks 2018,
+/// Table II; spec `testbed.md` §4) ran an algorithm with on the grid: Default
+/// CoAP with ACK_TIMEOUT 3 s (Erbium 3.0's default, `docs/decisions.md`),
+/// every other algorithm (CoCoA+, 4-state-strong, CoCoA-E, pCoCoA) with its
+/// spec defaults. A bare algorithm name in a grid campaign file means these.
+pub fn grid_published_settings(name: &str) -> AlgorithmSpec {
+    let mut a = AlgorithmSpec::named(name);
+    if name == "default" {
+        a.ack_timeout = Some(3.0);
+    }
+    a
+}
 
 /// One published row.
 #[derive(Clone, Copy, Debug)]

@@ -420,6 +420,48 @@ fn shipped_campaigns_expand() {
     }
 }
 
+/// Grid campaigns came later: the dumbbell campaigns' definitions and run keys
+/// are those they had before (a changed key would recompute every stored run).
+#[test]
+fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
+    for (name, definition, first, last) in [
+        (
+            "thesis.toml",
+            "2ec3a4c7bad6c6a4b56cacd607dd580184fa9744467c5a614ac2bce47a59c38e",
+            "01d25af669d7d899419a7d5f5a75e7d35ec6c43c9b89dfe7a4f3eb5a72455f86",
+            "306f60842654510c5b8b1f0c0c5cb93f3637d1550f07260f6449a262ce86d755",
+        ),
+        (
+            "anrw2018-fullbackoff.toml",
+            "a641d6449f3bfc689df843b82182cbb3c8af6b4f10147f957e520dce200fe850",
+            "f46061a25fe76c621e45b0ae657b7fd8937917863c92143e06f3644b303bb83a",
+            "2ca7c60c613ef31054bc49ea92bae2d2c617b7a73e50955d1b884c580a83c0cc",
+        ),
+        (
+            "vtc2018-coap-over-tcp.toml",
+            "c92e9aafb3ba8d0f1d82fea6695d1b898184a8ac25bb1d92cab818aec067858e",
+            "f46061a25fe76c621e45b0ae657b7fd8937917863c92143e06f3644b303bb83a",
+            "426adb85e3d0859597e113302d6179793777a5fb1105e4cb823533509c165040",
+        ),
+    ] {
+        let campaign::AnyPlan::Dumbbell(plan) = campaign::load_any(&root.join(name)).unwrap()
+        else {
+            panic!("{name} is a dumbbell campaign");
+        };
+        let last_cell = plan.cells.last().unwrap();
+        assert_eq!(
+            (
+                plan.definition.as_str(),
+                plan.cells[0].keys[0].as_str(),
+                last_cell.keys.last().unwrap().as_str()
+            ),
+            (definition, first, last),
+            "{name}"
+        );
+    }
+}
+
 /// The whole thesis campaign with the published replication counts (about half a
 /// minute on 2 cores; see docs/campaigns.md):
 /// `cargo test -p coapcc --test campaign -- --ignored`.

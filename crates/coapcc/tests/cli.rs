@@ -151,8 +151,11 @@ fn every_scenario_file_in_the_repository_is_valid() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let mut n = 0;
     for entry in walk(&dir) {
+        // Campaign files are checked by tests/campaign.rs; look at the path
+        // inside scenarios/ only (the checkout's own path may say "campaign").
+        let inside = entry.strip_prefix(&dir).unwrap_or(&entry);
         if entry.extension().is_some_and(|e| e == "toml")
-            && !entry.to_string_lossy().contains("campaign")
+            && !inside.to_string_lossy().contains("campaign")
         {
             coapcc::scenario_file::load_any(&entry).unwrap_or_else(|e| panic!("{e:#}"));
             n += 1;

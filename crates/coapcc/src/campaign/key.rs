@@ -1,12 +1,15 @@
 //! Keys that tie stored results to exactly what produced them.
 //!
 //! A run's key is the SHA-256 of [`MODEL_VERSION`], the canonical JSON of its
-//! full [`RunSpec`] and its replication index. Runs are pure functions of these
+//! full run spec (a dumbbell [`RunSpec`] or a grid
+//! [`GridRunSpec`](coapcc_sim::grid::GridRunSpec)) and its replication index. Runs are pure functions of these
 //! (spec `architecture.md`: determinism), so a key names one result forever: a
 //! store never recomputes a key it holds, and any change to a parameter, to the
 //! seed, or to the model version gives new keys.
 
+#[cfg(doc)]
 use coapcc_sim::RunSpec;
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 /// The version of the simulation model whose results a store holds. **Bump it
@@ -16,12 +19,13 @@ pub const MODEL_VERSION: &str = coapcc_sim::MODEL_VERSION;
 
 /// The canonical text of a run spec: its JSON with fields in declaration order
 /// (serde's derive) and shortest round-trip floats.
-pub fn canonical(spec: &RunSpec) -> String {
+pub fn canonical<S: Serialize + ?Sized>(spec: &S) -> String {
     serde_json::to_string(spec).expect("a run spec serialises")
 }
 
-/// The key of replication `replication` of `spec`: 64 hex digits.
-pub fn run_key(spec: &RunSpec, replication: u32) -> String {
+/// The key of replication `replication` of `spec` (a dumbbell [`RunSpec`] or a
+/// grid run spec — the same function for both): 64 hex digits.
+pub fn run_key<S: Serialize + ?Sized>(spec: &S, replication: u32) -> String {
     let mut h = Sha256::new();
     h.update(b"coapcc-run\n");
     h.update(MODEL_VERSION.as_bytes());
@@ -54,7 +58,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coapcc_sim::{AlgorithmSpec, Group, Network, Workload};
+    use coapcc_sim::{AlgorithmSpec, Group, Network, RunSpec, Workload};
 
     fn spec() -> RunSpec {
         RunSpec {
@@ -98,5 +102,25 @@ mod tests {
         let mut s = spec();
         s.groups[0].workload.exchanges = 49;
         assert_ne!(base, run_key(&s, 0), "workload");
+    }
+
+    #[test]
+    fn grid_keys_hash_the_grid_spec_json() {
+        use coapcc_sim::grid::GridRunSpec;
+        let spec = GridRunSpec {
+            network: Default::default(),
+            coap: Default::default(),
+            workload: Default::default(),
+            algorithm: AlgorithmSpec::named("pcocoa"),
+            seed: 2018,
+        };
+        let json = canonical(&spec);
+        assert!(json.starts_with("{\"network\":{\"rows\":6,"), "{json}");
+        let mut h = Sha256::new();
+        h.update(format!("coapcc-run\n{MODEL_VERSION}\n{json}\n3").as_bytes());
+        assert_eq!(run_key(&spec, 3), hex(&h.finalize()));
+        let mut t = spec.clone();
+        t.workload.period_s = 8.0;
+        assert_ne!(run_key(&spec, 3), run_key(&t, 3), "period");
     }
 }

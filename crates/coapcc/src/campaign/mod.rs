@@ -4,9 +4,12 @@
 //! cores into a resumable results store ([`crate::store`]).
 //!
 //! - [`file`]: the TOML schema; [`plan`]: expansion and checks;
-//! - [`key`]: run keys and the model version; [`runner`]: parallel execution.
+//! - [`key`]: run keys and the model version; [`runner`]: parallel execution;
+//! - [`grid`]: campaigns on the 802.15.4 grid of the pCoCoA evaluation
+//!   (`[network] kind = "grid"`, spec `testbed.md` §4).
 
 pub mod file;
+pub mod grid;
 pub mod key;
 pub mod plan;
 pub mod runner;
@@ -14,12 +17,53 @@ pub mod runner;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::scenario_file::{network_kind, NetworkKind};
 use crate::store::Store;
+pub use grid::{GridCell, GridPlan};
 pub use plan::{load, parse, Cell, Plan};
 pub use runner::Outcome;
+
+/// A campaign of either network, as its file's `[network] kind` says.
+#[derive(Clone, Debug)]
+pub enum AnyPlan {
+    /// On the constrained-link dumbbell.
+    Dumbbell(Box<Plan>),
+    /// On the 802.15.4 grid.
+    Grid(Box<GridPlan>),
+}
+
+/// Parses and expands campaign text of either network; `origin` names it in
+/// errors.
+pub fn parse_any(text: &str, origin: &str) -> Result<AnyPlan> {
+    Ok(match network_kind(text, origin)? {
+        NetworkKind::Dumbbell => AnyPlan::Dumbbell(Box::new(parse(text, origin)?)),
+        NetworkKind::Grid => AnyPlan::Grid(Box::new(grid::parse(text, origin)?)),
+    })
+}
+
+/// Loads and expands a campaign file of either network.
+pub fn load_any(path: &Path) -> Result<AnyPlan> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the campaign file", path.display()))?;
+    parse_any(&text, &path.display().to_string())
+}
+
+/// The progress bar of a campaign: `total` is the summed weight of its runs.
+fn progress_bar(total: u64, show: bool) -> ProgressBar {
+    let bar = if show {
+        ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {msg} runs, {elapsed} elapsed, ETA {eta}")
+            .expect("valid template"),
+    );
+    bar
+}
 
 /// Runs every run of `plan` missing from `store`. `threads` = 0 uses every core;
 /// `pause` (tests only) sleeps after each stored run; `show_progress` draws a
@@ -41,15 +85,7 @@ pub fn run(
         computed: 0,
     };
     let weight: u64 = jobs.iter().map(|j| j.weight).sum();
-    let bar = if show_progress {
-        ProgressBar::with_draw_target(Some(weight), ProgressDrawTarget::stderr())
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {msg} runs, {elapsed} elapsed, ETA {eta}")
-            .expect("valid template"),
-    );
+    let bar = progress_bar(weight, show_progress);
     let n = jobs.len();
     bar.set_message(format!("0/{n}"));
     let mut finished = 0;
@@ -68,43 +104,54 @@ pub fn run(
     })
 }
 
-/// `coapcc campaign <file> --store … --threads …`.
+/// `coapcc campaign <file> --store … --threads …`: a dumbbell or a grid
+/// campaign, as the file's `[network] kind` says.
 pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u64>) -> Result<()> {
-    let plan = load(file)?;
+    let plan = load_any(file)?;
     let mut db = Store::open(store)?;
-    for s in &plan.skipped {
+    if let Some(old) = db.upgraded_from() {
         eprintln!(
-            "skipping `{}`: not available in this build ({})",
-            s.name, s.reason
+            "note: upgraded {} from store layout {old} to {} (tables added, nothing changed)",
+            store.display(),
+            crate::store::SCHEMA_VERSION
         );
     }
+    let (name, definition) = match &plan {
+        AnyPlan::Dumbbell(p) => {
+            for s in &p.skipped {
+                eprintln!(
+                    "skipping `{}`: not available in this build ({})",
+                    s.name, s.reason
+                );
+            }
+            (p.file.name.as_str(), p.definition.as_str())
+        }
+        AnyPlan::Grid(p) => (p.file.name.as_str(), p.definition.as_str()),
+    };
     let others: Vec<_> = db
         .definitions()?
         .into_iter()
-        .filter(|d| d.name == plan.file.name && d.hash != plan.definition)
+        .filter(|d| d.name == name && d.hash != definition)
         .collect();
     if !others.is_empty() {
         eprintln!(
-            "note: {} holds {} other definition(s) of campaign `{}` (changed parameters or model \
-             version); their runs are reused only where a run's full spec is unchanged, and \
-             `coapcc report` shows only the definition run last",
+            "note: {} holds {} other definition(s) of campaign `{name}` (changed parameters or \
+             model version); their runs are reused only where a run's full spec is unchanged, \
+             and `coapcc report` shows only the definition run last",
             store.display(),
             others.len(),
-            plan.file.name
         );
     }
     let started = Instant::now();
-    let out = run(
-        &plan,
-        &mut db,
-        threads.unwrap_or(0),
-        pause_ms.map(Duration::from_millis),
-        true,
-    )?;
+    let pause = pause_ms.map(Duration::from_millis);
+    let threads = threads.unwrap_or(0);
+    let out = match &plan {
+        AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true)?,
+        AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true)?,
+    };
     println!(
-        "campaign `{}` (definition {}): {} runs, {} already in {}, {} computed in {:.1} s",
-        plan.file.name,
-        &plan.definition[..12],
+        "campaign `{name}` (definition {}): {} runs, {} already in {}, {} computed in {:.1} s",
+        &definition[..12],
         out.total,
         out.reused,
         store.display(),

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::sync::mpsc;
 
 use anyhow::{anyhow, Context, Result};
-use coapcc_sim::{testbed, RunResult, RunSpec};
+use coapcc_sim::{testbed, RunSpec};
 use rayon::prelude::*;
 
 use super::plan::Plan;
@@ -76,12 +76,36 @@ pub fn execute(
     threads: usize,
     on_stored: &mut dyn FnMut(&Job<'_>),
 ) -> Result<usize> {
+    execute_with(
+        jobs,
+        threads,
+        |job| {
+            testbed::run(job.spec, job.replication)
+                .map_err(|e| anyhow!("run {} (replication {}): {e}", job.key, job.replication))
+        },
+        |job, result| store.insert_run(job.key, job.spec, job.replication, &result),
+        on_stored,
+    )
+}
+
+/// Computes every job with `compute` on `threads` workers (0 = all cores) and
+/// hands each result, on the calling thread, to `commit` as it arrives;
+/// `on_stored(job)` is called after each commit. The first error stops the
+/// writer (workers stop at their next result). Returns the results committed.
+pub fn execute_with<J: Sync, R: Send>(
+    jobs: &[J],
+    threads: usize,
+    compute: impl Fn(&J) -> Result<R> + Sync,
+    mut commit: impl FnMut(&J, R) -> Result<()>,
+    on_stored: &mut dyn FnMut(&J),
+) -> Result<usize> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
-    let (tx, rx) = mpsc::channel::<(usize, Result<RunResult, testbed::SpecError>)>();
+    let (tx, rx) = mpsc::channel::<(usize, Result<R>)>();
     let mut stored = 0;
+    let compute = &compute;
     std::thread::scope(|scope| -> Result<()> {
         scope.spawn(move || {
             pool.install(|| {
@@ -90,16 +114,13 @@ pub fn execute(
                     .par_iter()
                     .enumerate()
                     .try_for_each_with(tx, |tx, (i, job)| {
-                        tx.send((i, testbed::run(job.spec, job.replication)))
-                            .map_err(|_| ())
+                        tx.send((i, compute(job))).map_err(|_| ())
                     });
             })
         });
         for (i, result) in rx {
             let job = &jobs[i];
-            let result = result
-                .map_err(|e| anyhow!("run {} (replication {}): {e}", job.key, job.replication))?;
-            store.insert_run(job.key, job.spec, job.replication, &result)?;
+            commit(job, result?)?;
             stored += 1;
             on_stored(job);
         }

@@ -7,8 +7,10 @@ use std::fmt::Write;
 use super::data::Report;
 use super::tables::Table;
 use super::Figure;
+use crate::store::Definition;
 
-fn esc(s: &str) -> String {
+/// Escapes text for HTML.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -36,7 +38,8 @@ pub fn utc(secs: i64) -> String {
     )
 }
 
-const STYLE: &str = "
+/// The page's style sheet.
+pub const STYLE: &str = "
 body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1900px}
 h1{font-size:24px;margin-bottom:4px}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
 h3{font-size:15px;margin:18px 0 6px}
@@ -51,9 +54,10 @@ pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}
 .scroll{max-height:640px;overflow:auto}
 ";
 
-/// The whole page.
-pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
-    let d = &r.definition;
+/// The top of a report page: the document head, the campaign's name, title
+/// and description, and its provenance (definition, model version, file,
+/// times, runs in the store, skipped algorithms, definitions not shown).
+pub fn header(d: &Definition, others: &[Definition], done: u64, planned: u64) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -67,7 +71,6 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
     if !d.description.is_empty() {
         let _ = writeln!(s, "<p>{}</p>", esc(&d.description));
     }
-    let (done, planned) = r.progress();
     let _ = write!(
         s,
         "<div class=\"meta\"><table><tr><td>definition</td><td><code>{}</code></td></tr>\
@@ -103,9 +106,8 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
             names.join(", ")
         );
     }
-    if !r.others.is_empty() {
-        let others: Vec<String> = r
-            .others
+    if !others.is_empty() {
+        let others: Vec<String> = others
             .iter()
             .map(|o| {
                 format!(
@@ -123,6 +125,21 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
         );
     }
     s.push_str("</table></div>\n");
+    s
+}
+
+/// The end of a report page: the campaign file as run.
+pub fn footer(d: &Definition) -> String {
+    format!(
+        "<h2 id=\"file\">Campaign file</h2>\n<pre>{}</pre>\n</body></html>\n",
+        esc(&d.text)
+    )
+}
+
+/// The whole page.
+pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
+    let (done, planned) = r.progress();
+    let mut s = header(&r.definition, &r.others, done, planned);
     s.push_str(
         "<p>Box plots: box = 25th–75th percentile, whiskers = 10th and 90th percentile, \
          line = median, over all clients of all replications. Dashed boxes are groups of a \
@@ -190,11 +207,7 @@ pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
             t.html()
         );
     }
-    let _ = writeln!(
-        s,
-        "<h2 id=\"file\">Campaign file</h2>\n<pre>{}</pre>\n</body></html>",
-        esc(&d.text)
-    );
+    s.push_str(&footer(&r.definition));
     s
 }
 

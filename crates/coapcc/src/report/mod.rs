@@ -5,9 +5,11 @@
 //! self-contained HTML file, every figure also as SVG and every table as CSV.
 //!
 //! - [`data`]: what is shown; [`svg`]: box plots; [`tables`]: tables;
-//!   [`html`]: the page.
+//!   [`html`]: the page;
+//! - [`grid`]: the report of a grid campaign (the pCoCoA evaluation's figures).
 
 pub mod data;
+pub mod grid;
 pub mod html;
 pub mod svg;
 pub mod tables;
@@ -17,6 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use coapcc_sim::Summary;
 
+use crate::scenario_file::NetworkKind;
 use crate::store::Store;
 use data::Report;
 use svg::{BoxItem, PALETTE};
@@ -25,7 +28,8 @@ use tables::Table;
 /// One figure: an SVG document and where it goes.
 #[derive(Clone, Debug)]
 pub struct Figure {
-    /// `fct` or `unnecessary`.
+    /// `fct` or `unnecessary` (dumbbell); `periodic`, `nodes`, `trace` or
+    /// `bursty` (grid).
     pub kind: &'static str,
     /// The heading it is shown under in the page.
     pub group: String,
@@ -113,38 +117,52 @@ pub struct Written {
 /// Writes the report into `out` (created if needed): `report.html`, one SVG
 /// per figure, one CSV per table.
 pub fn write(r: &Report, out: &Path) -> Result<Written> {
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
     let figures = figures(r);
     let tables = all_tables(r);
+    put_all(out, &figures, &tables, &html::page(r, &figures, &tables))
+}
+
+/// Writes `figures` as SVG files, `tables` as CSV files and `page` as
+/// `report.html` into `out` (created if needed).
+fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Result<Written> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
     let put = |name: &str, text: &str| -> Result<PathBuf> {
         let p = out.join(name);
         std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))?;
         Ok(p)
     };
     let mut svgs = Vec::new();
-    for f in &figures {
+    for f in figures {
         svgs.push(put(&f.file, &f.svg)?);
     }
     let mut csvs = Vec::new();
-    for t in &tables {
+    for t in tables {
         csvs.push(put(&format!("{}.csv", t.id), &t.csv())?);
     }
-    let html = put("report.html", &html::page(r, &figures, &tables))?;
+    let html = put("report.html", page)?;
     Ok(Written { html, svgs, csvs })
 }
 
-/// `coapcc report <store> --out DIR [--campaign NAME|HASH]`.
+/// `coapcc report <store> --out DIR [--campaign NAME|HASH]`: the report of a
+/// dumbbell or a grid campaign, as its definition says.
 pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     let db = Store::open_read_only(store)?;
     let (def, others) = data::choose(&db, campaign)?;
-    let report = data::gather(&db, def, others)?;
-    let w = write(&report, out)?;
-    let (done, planned) = report.progress();
+    let (name, hash) = (def.name.clone(), def.hash.clone());
+    let (w, (done, planned)) = match def.network {
+        NetworkKind::Dumbbell => {
+            let report = data::gather(&db, def, others)?;
+            (write(&report, out)?, report.progress())
+        }
+        NetworkKind::Grid => {
+            let report = grid::data::gather(&db, def, others)?;
+            (grid::write(&report, out)?, report.progress())
+        }
+    };
     println!(
-        "report of campaign `{}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",
-        report.definition.name,
-        &report.definition.hash[..12],
+        "report of campaign `{name}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",
+        &hash[..12],
         w.html.display(),
         w.svgs.len(),
         w.csvs.len()

@@ -1,6 +1,11 @@
 //! Box plots as standalone SVG, in the style of the published evaluations: box
 //! = 25th–75th percentile, whiskers = 10th and 90th percentile, line = median
-//! (spec `testbed.md` §3 lists the percentiles).
+//! (spec `testbed.md` §3 lists the percentiles); the axes, palette and text
+//! helpers every figure shares; and, for the grid's figures, [`xy`] (line
+//! plots with error bars, traces) and [`heat`] (per-node heat maps).
+
+pub mod heat;
+pub mod xy;
 
 use std::fmt::Write;
 
@@ -76,14 +81,16 @@ pub fn axis(lo: f64, hi: f64) -> (f64, f64, f64) {
     (amin, amax, step)
 }
 
-fn esc(s: &str) -> String {
+/// Escapes text for SVG/XML.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-fn fmt_tick(v: f64, step: f64) -> String {
+/// A tick label with as many decimals as `step` needs.
+pub fn fmt_tick(v: f64, step: f64) -> String {
     let decimals = if step >= 1.0 {
         0
     } else {

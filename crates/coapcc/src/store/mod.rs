@@ -1,18 +1,25 @@
 //! The results store of campaigns: one SQLite file (WAL journal) holding every
 //! finished run under its key ([`crate::campaign::key`]), its per-client records
-//! (spec `testbed.md` §3) and per-group summary, and the campaign definitions
-//! with their cells.
+//! (spec `testbed.md` §3) and per-group summary, the grid runs with their
+//! per-node records and traces (spec `testbed.md` §3–4), and the campaign
+//! definitions with their cells.
 //!
 //! Each finished run is written in one transaction, so killing the process at
 //! any moment leaves whole runs only; a run is never written twice (its key is
-//! the primary key). Tables:
+//! the primary key). Tables ([`layout`] has their layout versions):
 //!
 //! - `definitions`: one row per campaign definition (hash, name, file text,
-//!   model version, skipped algorithms, when it was last run);
-//! - `cells`: the cells of each definition with their run keys (JSON);
-//! - `runs`: one row per finished run: key, spec, replication, link and
-//!   conservation figures, transmissions histograms, per-group summaries (JSON);
-//! - `clients`: one row per client of each run.
+//!   model version, skipped algorithms, network, when it was last run);
+//! - `cells`: the cells of each dumbbell definition with their run keys (JSON);
+//! - `runs`: one row per finished dumbbell run: key, spec, replication, link
+//!   and conservation figures, transmissions histograms, per-group summaries
+//!   (JSON);
+//! - `clients`: one row per client of each dumbbell run;
+//! - `grid_cells`, `grid_runs`, `grid_nodes`, `grid_traces`: the same for grid
+//!   campaigns ([`grid`]): one row per node of each run, one per traced event.
+
+pub mod grid;
+pub mod layout;
 
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -21,45 +28,15 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
 use coapcc_sim::{RunResult, RunSpec, Summary};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
 use crate::campaign::key::MODEL_VERSION;
 use crate::campaign::plan::{Cell, Plan, Skipped};
+use crate::scenario_file::NetworkKind;
 
-/// The layout version of the tables; a store of another layout is refused.
-pub const SCHEMA_VERSION: &str = "1";
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS definitions (
-    hash TEXT PRIMARY KEY, name TEXT NOT NULL, title TEXT NOT NULL,
-    description TEXT NOT NULL, source TEXT NOT NULL, text TEXT NOT NULL,
-    model_version TEXT NOT NULL, skipped TEXT NOT NULL, runs INTEGER NOT NULL,
-    first_seen INTEGER NOT NULL, last_run INTEGER NOT NULL, seq INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS cells (
-    definition TEXT NOT NULL, idx INTEGER NOT NULL, set_name TEXT NOT NULL,
-    clients INTEGER NOT NULL, buffer TEXT NOT NULL, workload TEXT NOT NULL,
-    errors TEXT NOT NULL, population TEXT NOT NULL, cell TEXT NOT NULL,
-    PRIMARY KEY (definition, idx)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model_version TEXT NOT NULL, spec TEXT NOT NULL,
-    replication INTEGER NOT NULL, duration REAL NOT NULL, events INTEGER NOT NULL,
-    up_packets INTEGER NOT NULL, up_bytes INTEGER NOT NULL, up_busy REAL NOT NULL,
-    up_unnecessary_bytes INTEGER NOT NULL, up_dropped_buffer INTEGER NOT NULL,
-    up_dropped_error INTEGER NOT NULL,
-    down_packets INTEGER NOT NULL, down_bytes INTEGER NOT NULL, down_busy REAL NOT NULL,
-    down_unnecessary_bytes INTEGER NOT NULL, down_dropped_buffer INTEGER NOT NULL,
-    down_dropped_error INTEGER NOT NULL,
-    sent INTEGER NOT NULL, delivered INTEGER NOT NULL, dropped INTEGER NOT NULL,
-    in_flight INTEGER NOT NULL, histograms TEXT NOT NULL, summaries TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS clients (
-    run INTEGER NOT NULL REFERENCES runs (id), idx INTEGER NOT NULL, grp INTEGER NOT NULL, fct REAL,
-    completed INTEGER NOT NULL, failed INTEGER NOT NULL, unnecessary INTEGER NOT NULL,
-    retransmissions INTEGER NOT NULL, expirations INTEGER NOT NULL,
-    max_expired_timer REAL NOT NULL, rtt_sum REAL NOT NULL,
-    spurious_detected INTEGER NOT NULL, tcp TEXT,
-    PRIMARY KEY (run, idx)) WITHOUT ROWID;
-";
+/// The layout version of the tables this build writes; a layout-1 store is
+/// upgraded in place, a store of any other layout is refused.
+pub const SCHEMA_VERSION: &str = "2";
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +55,8 @@ pub struct Definition {
     pub text: String,
     /// The model version of its runs.
     pub model_version: String,
+    /// The network its runs are on.
+    pub network: NetworkKind,
     /// Algorithms skipped as unavailable.
     pub skipped: Vec<Skipped>,
     /// Runs it comprises (cells × replications).
@@ -100,6 +79,31 @@ pub struct Registered {
 /// An open store.
 pub struct Store {
     conn: Connection,
+    /// Its layout (1 only for an old store opened read-only).
+    layout: u32,
+    /// The layout it was upgraded from when opened, if it was.
+    upgraded_from: Option<u32>,
+}
+
+/// The text of a network kind in the `definitions` table.
+fn network_name(n: NetworkKind) -> &'static str {
+    match n {
+        NetworkKind::Dumbbell => "dumbbell",
+        NetworkKind::Grid => "grid",
+    }
+}
+
+/// The fields of a definition row that [`Store::upsert_definition`] writes.
+struct NewDefinition<'a> {
+    hash: &'a str,
+    name: &'a str,
+    title: &'a str,
+    description: &'a str,
+    source: &'a str,
+    text: &'a str,
+    skipped: String,
+    runs: usize,
+    network: NetworkKind,
 }
 
 fn now() -> i64 {
@@ -109,40 +113,29 @@ fn now() -> i64 {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`.
+    /// Opens (creating if needed) the store at `path`, upgrading a layout-1
+    /// store in place ([`layout`]).
     pub fn open(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path)
+        let mut conn = Connection::open(path)
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
+        let not_ours = || format!("{}: not a coapcc results store", path.display());
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .with_context(not_ours)?;
         // In WAL mode, NORMAL loses no committed transaction when the process
         // dies; only a power failure can lose the last commits (never corrupt).
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "cache_size", -65_536)?;
-        conn.execute_batch(SCHEMA)
-            .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
-        let schema: Option<String> = conn
-            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        match schema {
-            None => {
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
-                    [SCHEMA_VERSION],
-                )?;
-            }
-            Some(v) if v == SCHEMA_VERSION => {}
-            Some(v) => bail!(
-                "{}: a store of layout {v}; this coapcc reads layout {SCHEMA_VERSION}",
-                path.display()
-            ),
-        }
-        Ok(Store { conn })
+        let found = layout::prepare(&mut conn).with_context(not_ours)?;
+        Ok(Store {
+            conn,
+            layout: layout::CURRENT,
+            upgraded_from: found.filter(|&v| v != layout::CURRENT),
+        })
     }
 
-    /// Opens an existing store without writing to it.
+    /// Opens an existing store without writing to it (a layout-1 store is
+    /// read as it is).
     pub fn open_read_only(path: &Path) -> Result<Store> {
         if !path.exists() {
             bail!("{}: no such results store", path.display());
@@ -150,30 +143,32 @@ impl Store {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
-        let schema: Option<String> = conn
-            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-                r.get(0)
-            })
-            .optional()
+        let recorded = layout::recorded(&conn)
             .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
-        if schema.as_deref() != Some(SCHEMA_VERSION) {
-            bail!(
-                "{}: not a coapcc results store of layout {SCHEMA_VERSION}",
-                path.display()
-            );
-        }
-        Ok(Store { conn })
+        let Some(v) = recorded else {
+            bail!("{}: not a coapcc results store", path.display());
+        };
+        let layout = layout::readable(&v).with_context(|| path.display().to_string())?;
+        Ok(Store {
+            conn,
+            layout,
+            upgraded_from: None,
+        })
     }
 
-    /// Records `plan`'s definition and cells (once), and marks it as the most
-    /// recently run definition.
-    pub fn register(&mut self, plan: &Plan) -> Result<Registered> {
-        let others: Vec<Definition> = self
-            .definitions()?
-            .into_iter()
-            .filter(|d| d.name == plan.file.name && d.hash != plan.definition)
-            .collect();
-        let tx = self.conn.transaction()?;
+    /// The layout the store had before [`Store::open`] upgraded it, if it did.
+    pub fn upgraded_from(&self) -> Option<u32> {
+        self.upgraded_from
+    }
+
+    /// The store's layout version.
+    pub fn layout(&self) -> u32 {
+        self.layout
+    }
+
+    /// Inserts a definition row, or marks an existing one as run now; either
+    /// way it becomes the most recently run. Returns whether it existed.
+    fn upsert_definition(tx: &Transaction<'_>, d: &NewDefinition<'_>) -> Result<bool> {
         let seq: i64 = tx.query_row(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM definitions",
             [],
@@ -183,7 +178,7 @@ impl Store {
         let exists: bool = tx
             .query_row(
                 "SELECT 1 FROM definitions WHERE hash = ?1",
-                [&plan.definition],
+                [d.hash],
                 |_| Ok(()),
             )
             .optional()?
@@ -191,27 +186,61 @@ impl Store {
         if exists {
             tx.execute(
                 "UPDATE definitions SET last_run = ?2, seq = ?3, source = ?4, text = ?5 WHERE hash = ?1",
-                params![plan.definition, t, seq, plan.source, plan.text],
+                params![d.hash, t, seq, d.source, d.text],
             )?;
         } else {
             tx.execute(
                 "INSERT INTO definitions (hash, name, title, description, source, text, \
-                 model_version, skipped, runs, first_seen, last_run, seq) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+                 model_version, skipped, runs, first_seen, last_run, seq, network) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12)",
                 params![
-                    plan.definition,
-                    plan.file.name,
-                    plan.file.title,
-                    plan.file.description,
-                    plan.source,
-                    plan.text,
+                    d.hash,
+                    d.name,
+                    d.title,
+                    d.description,
+                    d.source,
+                    d.text,
                     MODEL_VERSION,
-                    serde_json::to_string(&plan.skipped)?,
-                    plan.runs() as i64,
+                    d.skipped,
+                    d.runs as i64,
                     t,
-                    seq
+                    seq,
+                    network_name(d.network)
                 ],
             )?;
+        }
+        Ok(exists)
+    }
+
+    /// The definitions of other hashes with the same campaign name.
+    fn other_versions(&self, name: &str, hash: &str) -> Result<Vec<Definition>> {
+        Ok(self
+            .definitions()?
+            .into_iter()
+            .filter(|d| d.name == name && d.hash != hash)
+            .collect())
+    }
+
+    /// Records `plan`'s definition and cells (once), and marks it as the most
+    /// recently run definition.
+    pub fn register(&mut self, plan: &Plan) -> Result<Registered> {
+        let others = self.other_versions(&plan.file.name, &plan.definition)?;
+        let tx = self.conn.transaction()?;
+        let exists = Self::upsert_definition(
+            &tx,
+            &NewDefinition {
+                hash: &plan.definition,
+                name: &plan.file.name,
+                title: &plan.file.title,
+                description: &plan.file.description,
+                source: &plan.source,
+                text: &plan.text,
+                skipped: serde_json::to_string(&plan.skipped)?,
+                runs: plan.runs(),
+                network: NetworkKind::Dumbbell,
+            },
+        )?;
+        if !exists {
             let mut stmt = tx.prepare(
                 "INSERT INTO cells (definition, idx, set_name, clients, buffer, workload, \
                  errors, population, cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -337,8 +366,9 @@ impl Store {
         Ok(())
     }
 
-    /// Checks that the store is whole: SQLite's integrity check passes and
-    /// every stored run has one client row per client of its spec.
+    /// Checks that the store is whole: SQLite's integrity check passes, every
+    /// stored run has one client row per client of its spec, and every grid
+    /// run one node row per node.
     pub fn verify(&self) -> Result<()> {
         let ok: String = self
             .conn
@@ -365,6 +395,9 @@ impl Store {
             if n != want {
                 bail!("run {key}: {n} client rows, expected {want}");
             }
+        }
+        if self.layout >= 2 {
+            self.verify_grid()?;
         }
         Ok(())
     }
@@ -453,10 +486,16 @@ impl Store {
 
     /// Every definition, most recently run first.
     pub fn definitions(&self) -> Result<Vec<Definition>> {
-        let mut stmt = self.conn.prepare(
+        // Layout 1 knew the dumbbell only.
+        let network = if self.layout >= 2 {
+            "network"
+        } else {
+            "'dumbbell'"
+        };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT hash, name, title, description, source, text, model_version, skipped, runs, \
-             first_seen, last_run FROM definitions ORDER BY seq DESC",
-        )?;
+             first_seen, last_run, {network} FROM definitions ORDER BY seq DESC"
+        ))?;
         let rows = stmt
             .query_map([], |r| {
                 Ok((
@@ -468,6 +507,11 @@ impl Store {
                         source: r.get(4)?,
                         text: r.get(5)?,
                         model_version: r.get(6)?,
+                        network: if r.get::<_, String>(11)? == "grid" {
+                            NetworkKind::Grid
+                        } else {
+                            NetworkKind::Dumbbell
+                        },
                         skipped: Vec::new(),
                         runs: r.get::<_, i64>(8)? as u64,
                         first_seen: r.get(9)?,
@@ -499,20 +543,11 @@ impl Store {
             .collect()
     }
 
-    /// A canonical text of every result and cell in the store (not the times at
-    /// which definitions were run), for comparing two stores exactly: every
-    /// value is printed in full (floats by their shortest exact form).
-    pub fn dump(&self) -> Result<String> {
-        let mut out = String::new();
-        // Row ids depend on the order runs finished in: print keys instead.
-        for (table, query) in [
-            ("cells", "SELECT * FROM cells ORDER BY definition, idx"),
-            ("runs", "SELECT * FROM runs ORDER BY key"),
-            (
-                "clients",
-                "SELECT r.key, c.* FROM clients c JOIN runs r ON r.id = c.run ORDER BY r.key, c.idx",
-            ),
-        ] {
+    /// Prints the rows of each `(table, query)` under `[table]`, every value in
+    /// full, leaving out row ids (columns `id` and `run`): they depend on the
+    /// order in which runs finished; queries print run keys instead.
+    fn dump_queries(&self, out: &mut String, queries: &[(&str, &str)]) -> Result<()> {
+        for (table, query) in queries {
             let _ = writeln!(out, "[{table}]");
             let mut stmt = self.conn.prepare(query)?;
             let n = stmt.column_count();
@@ -529,6 +564,28 @@ impl Store {
                 }
                 out.push('\n');
             }
+        }
+        Ok(())
+    }
+
+    /// A canonical text of every result and cell in the store (not the times at
+    /// which definitions were run), for comparing two stores exactly: every
+    /// value is printed in full (floats by their shortest exact form).
+    pub fn dump(&self) -> Result<String> {
+        let mut out = String::new();
+        self.dump_queries(
+            &mut out,
+            &[
+                ("cells", "SELECT * FROM cells ORDER BY definition, idx"),
+                ("runs", "SELECT * FROM runs ORDER BY key"),
+                (
+                    "clients",
+                    "SELECT r.key, c.* FROM clients c JOIN runs r ON r.id = c.run ORDER BY r.key, c.idx",
+                ),
+            ],
+        )?;
+        if self.layout >= 2 {
+            self.dump_grid(&mut out)?;
         }
         let mut stmt = self.conn.prepare(
             "SELECT hash, name, model_version, skipped, runs FROM definitions ORDER BY hash",
