@@ -1,8 +1,9 @@
-//! A real-time UDP relay that puts the constrained link of `testbed.md` §1
-//! between any CoAP clients and any CoAP server. The network is the
-//! simulator's own sans-IO model ([`coapcc_link::dumbbell`]), driven here on
-//! the wall clock: a datagram enters the model when the relay receives it, and
-//! leaves when the model delivers it.
+//! A real-time UDP relay that puts a network model between any CoAP clients
+//! and any CoAP server: the constrained link of `testbed.md` §1
+//! ([`coapcc_link::dumbbell`]) or the IEEE 802.15.4 grid of `radio.md` §1
+//! ([`coapcc_link::grid`]). The network is the simulator's own sans-IO model,
+//! driven here on the wall clock: a datagram enters the model when the relay
+//! receives it, and leaves when the model delivers it.
 //!
 //! The relay listens on one socket for clients. The first datagram from a new
 //! client address opens an upstream socket toward the server for that client
@@ -12,13 +13,34 @@
 //! and expire after [`EmulatorOptions::idle_timeout`]; packets held in flight
 //! are bounded too ([`EmulatorOptions::max_in_flight`]).
 //!
-//! Time zero of the model (the start of the link-error state process) is when
-//! the relay starts. A packet's arrival time is taken when the relay receives
-//! it; the relay sleeps until the model's next event is due and sends a packet
-//! on when the model delivers it, as precisely as the tokio timer allows (1 ms
-//! resolution). Model time never goes back: a datagram stamped earlier than an
-//! event the relay has already handled (at most [`EmulatorOptions::early`]
-//! ahead of the clock) enters at that event's time.
+//! # Where clients and the server attach
+//!
+//! - **Dumbbell**: a mapping is the client node numbered by its slot (slots
+//!   are reused after a mapping closes); the server is
+//!   [`dumbbell::SERVER`], behind the router.
+//! - **Grid**: the server runs on the grid's server node
+//!   ([`grid::Config::server`], node 3 by default). The `n`th client mapping
+//!   the relay opens (counting from 0 since it started) attaches to
+//!   `client_nodes[n mod len]` ([`client_node`]), where the client nodes are
+//!   the list given in [`EmulatedNetwork::Grid`], or by default every node
+//!   but the root (the border router) and the server, in node order
+//!   ([`default_client_nodes`]): on the 6 × 6 grid the first client is node
+//!   2, the second node 4, the 34th node 36, and the 35th node 2 again. A
+//!   mapping that closed (idle or evicted) and opens again counts as a new
+//!   client. Two mappings on one node share its MAC and its 6LoWPAN layer,
+//!   as two applications on one mote would. The grid carries UDP only and
+//!   sizes its frames from the 6LoWPAN encoding of the real CoAP message
+//!   length; a datagram larger than eight fragments can carry
+//!   ([`grid::sixlowpan::max_coap`]: 728 bytes with the default addressing)
+//!   is refused and counted ([`DatagramCounts::refused_too_large`]).
+//!
+//! Time zero of the model is when the relay starts. A packet's arrival time is
+//! taken when the relay receives it; the relay sleeps until the model's next
+//! event is due and sends a packet on when the model delivers it, as
+//! precisely as the tokio timer allows (1 ms resolution). Model time never
+//! goes back: a datagram stamped earlier than an event the relay has already
+//! handled (at most [`EmulatorOptions::early`] ahead of the clock) enters at
+//! that event's time.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -26,9 +48,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use coapcc_link::dumbbell::{self, Direction, Dumbbell, LinkRecord};
-use coapcc_link::{Datagram, Nanos, Network, NodeId, Output, PacketId};
+use coapcc_link::grid::{self, DropCounts, Grid, NodeRecord};
+use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output, PacketId};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -40,19 +63,155 @@ use crate::RECV_BUFFER;
 /// UDP header bytes (the relay carries UDP datagrams).
 const UDP_HEADER: u16 = 8;
 
+/// The network the relay runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EmulatedNetwork {
+    /// The constrained-link dumbbell (`testbed.md` §1).
+    Dumbbell(dumbbell::Config),
+    /// The IEEE 802.15.4 grid (`radio.md` §1).
+    Grid {
+        /// The grid.
+        config: grid::Config,
+        /// The nodes client mappings attach to, in the order they are given
+        /// out (see the module docs); empty: every node but the root and the
+        /// server, in node order.
+        client_nodes: Vec<NodeId>,
+    },
+}
+
+impl Default for EmulatedNetwork {
+    /// The testbed's dumbbell.
+    fn default() -> Self {
+        EmulatedNetwork::Dumbbell(dumbbell::Config::default())
+    }
+}
+
+impl From<dumbbell::Config> for EmulatedNetwork {
+    fn from(c: dumbbell::Config) -> Self {
+        EmulatedNetwork::Dumbbell(c)
+    }
+}
+
+impl From<grid::Config> for EmulatedNetwork {
+    /// The grid with the default client nodes.
+    fn from(config: grid::Config) -> Self {
+        EmulatedNetwork::Grid {
+            config,
+            client_nodes: Vec::new(),
+        }
+    }
+}
+
+impl EmulatedNetwork {
+    /// Checks what the relay would refuse to run; errors name the field and
+    /// what was expected.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            EmulatedNetwork::Dumbbell(n) => {
+                for (field, bps) in [
+                    ("uplink_bps", n.uplink_bps),
+                    ("downlink_bps", n.downlink_bps),
+                ] {
+                    if bps == 0 {
+                        return Err(format!(
+                            "network.{field}: expected a rate greater than 0 bit/s"
+                        ));
+                    }
+                }
+                for (field, ms) in [
+                    ("uplink_delay_ms", n.uplink_delay_ms),
+                    ("downlink_delay_ms", n.downlink_delay_ms),
+                ] {
+                    if !(ms >= 0.0 && ms.is_finite()) {
+                        return Err(format!(
+                            "network.{field}: expected a finite delay >= 0 ms, found {ms}"
+                        ));
+                    }
+                }
+                let [lo, hi] = n.path_delay_ms;
+                if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+                    return Err(
+                        "network.path_delay_ms: expected [lo, hi] with 0 <= lo <= hi".into(),
+                    );
+                }
+                Ok(())
+            }
+            EmulatedNetwork::Grid {
+                config,
+                client_nodes,
+            } => {
+                config.validate()?;
+                grid_client_nodes(config, client_nodes)
+                    .map(|_| ())
+                    .map_err(|e| format!("client_nodes: {e}"))
+            }
+        }
+    }
+}
+
+/// The grid's default client nodes: every node but the root and the server,
+/// in node order.
+pub fn default_client_nodes(config: &grid::Config) -> Vec<NodeId> {
+    (1..=config.nodes() as NodeId)
+        .filter(|&n| n != config.root && n != config.server)
+        .collect()
+}
+
+/// The client nodes of `config`: `given` if not empty (checked: node numbers
+/// of the grid, distinct, not the server), else [`default_client_nodes`].
+/// Errors say what is wrong without naming a field.
+pub fn grid_client_nodes(config: &grid::Config, given: &[NodeId]) -> Result<Vec<NodeId>, String> {
+    let n = config.nodes() as NodeId;
+    if given.is_empty() {
+        let nodes = default_client_nodes(config);
+        if nodes.is_empty() {
+            return Err(format!(
+                "the grid has no node other than its root ({}) and server ({}) for clients",
+                config.root, config.server
+            ));
+        }
+        return Ok(nodes);
+    }
+    for (i, &node) in given.iter().enumerate() {
+        if node == 0 || node > n {
+            return Err(format!("expected node numbers from 1 to {n}, found {node}"));
+        }
+        if node == config.server {
+            return Err(format!(
+                "node {node} is the server's node; expected client nodes other than it"
+            ));
+        }
+        if given[..i].contains(&node) {
+            return Err(format!(
+                "node {node} is listed twice; expected distinct nodes"
+            ));
+        }
+    }
+    Ok(given.to_vec())
+}
+
+/// The node the `ordinal`th client mapping (counting from 0) attaches to:
+/// `nodes[ordinal mod nodes.len()]`. `nodes` must not be empty.
+pub fn client_node(nodes: &[NodeId], ordinal: u64) -> NodeId {
+    nodes[(ordinal % nodes.len() as u64) as usize]
+}
+
 /// How the relay is set up.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmulatorOptions {
-    /// The link model.
-    pub network: dumbbell::Config,
-    /// Seed of the error processes and path jitter.
+    /// The network model.
+    pub network: EmulatedNetwork,
+    /// Seed of the model's random streams (dumbbell: error processes and
+    /// path jitter; grid: MAC backoffs and sequence numbers).
     pub seed: u64,
     /// Most client mappings at once.
     pub max_clients: usize,
     /// A mapping unused this long is closed.
     pub idle_timeout: Duration,
     /// Most packets held by the relay at once (inside the model, whose own
-    /// buffers may be infinite); more are dropped and counted as buffer drops.
+    /// buffers may be infinite); more are dropped and counted
+    /// ([`DatagramCounts::refused_full`]; on the dumbbell also as buffer
+    /// drops of their direction).
     pub max_in_flight: usize,
     /// How much earlier than its departure time a packet may leave. The
     /// tokio timer fires at the first millisecond tick at or after its
@@ -65,7 +224,7 @@ pub struct EmulatorOptions {
 impl Default for EmulatorOptions {
     fn default() -> Self {
         EmulatorOptions {
-            network: dumbbell::Config::default(),
+            network: EmulatedNetwork::default(),
             seed: 1,
             max_clients: 4096,
             idle_timeout: Duration::from_secs(300),
@@ -75,12 +234,89 @@ impl Default for EmulatorOptions {
     }
 }
 
+/// Datagrams of one direction, as the relay saw them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DatagramCounts {
+    /// Datagrams received for this direction (of an open mapping).
+    pub received: u64,
+    /// Their bytes (UDP payload: the CoAP messages).
+    pub bytes: u64,
+    /// Delivered by the model at the far end.
+    pub delivered: u64,
+    /// Dropped by the model (refused on entry or lost inside).
+    pub dropped: u64,
+    /// Not handed to the model: the relay held
+    /// [`EmulatorOptions::max_in_flight`] packets already.
+    pub refused_full: u64,
+    /// Not handed to the model: larger than the network carries (the grid's
+    /// eight 6LoWPAN fragments).
+    pub refused_too_large: u64,
+}
+
+impl DatagramCounts {
+    /// Received but not (yet) delivered, dropped or refused: inside the model.
+    pub fn in_flight(&self) -> u64 {
+        self.received - self.delivered - self.dropped - self.refused_full - self.refused_too_large
+    }
+}
+
+/// One grid node in the relay's report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GridNodeReport {
+    /// The node's number (from 1).
+    pub node: NodeId,
+    /// Client mappings attached to it so far.
+    pub clients: u64,
+    /// What its MAC and 6LoWPAN layer did.
+    pub record: NodeRecord,
+}
+
+/// What the grid did (see [`grid::Grid`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GridReport {
+    /// Every node, from node 1.
+    pub nodes: Vec<GridNodeReport>,
+    /// Datagrams dropped inside the grid, by cause.
+    pub drops: DropCounts,
+    /// Frames started on the medium (data and acknowledgements).
+    pub frames_on_air: u64,
+    /// Receptions destroyed by overlapping frames.
+    pub collisions: u64,
+}
+
+impl GridReport {
+    /// The sum of every node's record.
+    pub fn totals(&self) -> NodeRecord {
+        let mut t = NodeRecord::default();
+        for n in &self.nodes {
+            let r = &n.record;
+            t.data_frames += r.data_frames;
+            t.ack_frames += r.ack_frames;
+            t.deferrals += r.deferrals;
+            t.mac_drops += r.mac_drops;
+            t.channel_access_failures += r.channel_access_failures;
+            t.overflows += r.overflows;
+            t.reassembly_drops += r.reassembly_drops;
+            t.duplicates += r.duplicates;
+            t.forwarded += r.forwarded;
+            t.airtime += r.airtime;
+        }
+        t
+    }
+
+    /// The report of node `id` (from 1), if the grid has it.
+    pub fn node(&self, id: NodeId) -> Option<&GridNodeReport> {
+        self.nodes.get((id as usize).checked_sub(1)?)
+    }
+}
+
 /// Counters of the relay.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EmulatorReport {
-    /// Clients → server direction of the bottleneck.
+    /// Dumbbell: the clients → server direction of the bottleneck (zero on
+    /// the grid).
     pub uplink: LinkRecord,
-    /// Server → clients direction.
+    /// Dumbbell: the server → clients direction (zero on the grid).
     pub downlink: LinkRecord,
     /// Client mappings opened.
     pub clients_seen: u64,
@@ -88,6 +324,12 @@ pub struct EmulatorReport {
     pub mappings_closed: u64,
     /// Mappings open now.
     pub mappings_open: usize,
+    /// Datagrams from clients to the server.
+    pub upstream: DatagramCounts,
+    /// Datagrams from the server to clients.
+    pub downstream: DatagramCounts,
+    /// Grid: its nodes, drops and medium (`None` on the dumbbell).
+    pub grid: Option<GridReport>,
 }
 
 /// Shared view of a running relay's report.
@@ -101,11 +343,162 @@ impl EmulatorMonitor {
     }
 }
 
-/// A datagram inside the model: its bytes and the mapping it belongs to.
+/// What the relay needs of a network beyond [`Network`]: where clients and
+/// the server attach, what it carries, and what it reports. The relay is
+/// generic over it, so each network's loop is compiled on its own; a new
+/// network implements it and gets a variant of [`EmulatedNetwork`] and of
+/// `Model`.
+trait Emulated: Network {
+    /// The server's node.
+    fn server_node(&self) -> NodeId;
+    /// The node of the `ordinal`th mapping opened (from 0), in slot `slot`.
+    fn attach(&mut self, slot: usize, ordinal: u64) -> NodeId;
+    /// The payload size a datagram of `len` bytes enters with; `None` if the
+    /// network cannot carry it.
+    fn payload(&self, len: usize) -> Option<u16>;
+    /// A datagram was refused because the relay held too many packets.
+    fn count_full(&mut self, up: bool);
+    /// Writes the network's counters into `report`.
+    fn publish(&self, report: &mut EmulatorReport);
+}
+
+impl Emulated for Dumbbell {
+    fn server_node(&self) -> NodeId {
+        dumbbell::SERVER
+    }
+
+    fn attach(&mut self, slot: usize, _ordinal: u64) -> NodeId {
+        slot as NodeId
+    }
+
+    fn payload(&self, len: usize) -> Option<u16> {
+        // relayed whole whatever the MTU; sizes beyond u16 are capped
+        Some(len.min(usize::from(u16::MAX - 64)) as u16)
+    }
+
+    fn count_full(&mut self, up: bool) {
+        self.count_overflow(if up { Direction::Up } else { Direction::Down });
+    }
+
+    fn publish(&self, report: &mut EmulatorReport) {
+        report.uplink = self.record(Direction::Up);
+        report.downlink = self.record(Direction::Down);
+    }
+}
+
+/// The grid with the relay's attachment rule.
+struct GridNet {
+    grid: Grid,
+    server: NodeId,
+    /// Client nodes, in the order they are given out.
+    nodes: Vec<NodeId>,
+    /// Mappings attached so far, per node (index = node − 1).
+    clients: Vec<u64>,
+    /// Largest CoAP message the grid carries.
+    max_payload: usize,
+}
+
+impl GridNet {
+    fn new(config: &grid::Config, given: &[NodeId], seed: u64) -> Result<Self, String> {
+        let grid = Grid::new(config, seed)?;
+        let nodes = grid_client_nodes(config, given).map_err(|e| format!("client_nodes: {e}"))?;
+        Ok(GridNet {
+            grid,
+            server: config.server,
+            nodes,
+            clients: vec![0; config.nodes()],
+            max_payload: grid::sixlowpan::max_coap(config.addressing, config.hop_by_hop),
+        })
+    }
+}
+
+impl Network for GridNet {
+    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
+        self.grid.send(now, d)
+    }
+
+    fn next_wakeup(&self) -> Option<Nanos> {
+        self.grid.next_wakeup()
+    }
+
+    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
+        self.grid.poll(until)
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.grid.in_flight()
+    }
+
+    fn events(&self) -> u64 {
+        self.grid.events()
+    }
+}
+
+impl Emulated for GridNet {
+    fn server_node(&self) -> NodeId {
+        self.server
+    }
+
+    fn attach(&mut self, _slot: usize, ordinal: u64) -> NodeId {
+        let node = client_node(&self.nodes, ordinal);
+        self.clients[node as usize - 1] += 1;
+        node
+    }
+
+    fn payload(&self, len: usize) -> Option<u16> {
+        (len <= self.max_payload).then_some(len as u16)
+    }
+
+    fn count_full(&mut self, _up: bool) {}
+
+    fn publish(&self, report: &mut EmulatorReport) {
+        let g = report.grid.get_or_insert_with(GridReport::default);
+        g.nodes.clear();
+        g.nodes
+            .extend(self.clients.iter().enumerate().map(|(i, &clients)| {
+                let node = i as NodeId + 1;
+                GridNodeReport {
+                    node,
+                    clients,
+                    record: self.grid.node_record(node),
+                }
+            }));
+        g.drops = self.grid.drops();
+        (g.frames_on_air, g.collisions) = self.grid.medium_counts();
+    }
+}
+
+/// The model a relay runs, built (and checked) from its options.
+enum Model {
+    Dumbbell(Box<Dumbbell>),
+    Grid(Box<GridNet>),
+}
+
+impl Model {
+    fn new(opts: &EmulatorOptions) -> Result<Model> {
+        opts.network.validate().map_err(|e| anyhow!(e))?;
+        Ok(match &opts.network {
+            EmulatedNetwork::Dumbbell(c) => {
+                Model::Dumbbell(Box::new(Dumbbell::new(c, opts.seed, 1024)))
+            }
+            EmulatedNetwork::Grid {
+                config,
+                client_nodes,
+            } => Model::Grid(Box::new(
+                GridNet::new(config, client_nodes, opts.seed).map_err(|e| anyhow!(e))?,
+            )),
+        })
+    }
+}
+
+/// A datagram inside the model: its bytes, direction and the mapping it
+/// belongs to.
 struct Held {
     /// The client mapping (slot and generation) it came from or goes to.
     slot: usize,
     gen: u64,
+    /// Toward the server.
+    up: bool,
     data: Vec<u8>,
 }
 
@@ -143,6 +536,8 @@ impl HeldPackets {
 struct Mapping {
     client: SocketAddr,
     gen: u64,
+    /// The node it is attached to.
+    node: NodeId,
     upstream: Arc<UdpSocket>,
     reader: JoinHandle<()>,
     last_active: Instant,
@@ -151,11 +546,11 @@ struct Mapping {
 /// A datagram from the server, with its mapping and arrival instant.
 type FromServer = (usize, u64, Vec<u8>, Instant);
 
-struct Relay {
+struct Relay<N> {
     opts: EmulatorOptions,
     server: SocketAddr,
     clock: Clock,
-    net: Dumbbell,
+    net: N,
     /// The latest model time handled: the model's clock.
     model_now: Nanos,
     held: HeldPackets,
@@ -167,7 +562,7 @@ struct Relay {
     early: Nanos,
 }
 
-impl Relay {
+impl<N: Emulated> Relay<N> {
     fn full(&self) -> bool {
         self.held.count >= self.opts.max_in_flight
     }
@@ -175,21 +570,30 @@ impl Relay {
     /// Hands a datagram of mapping `slot` to the model at `at` (or at the
     /// model's clock if that is later).
     fn offer(&mut self, at: Nanos, slot: usize, gen: u64, up: bool, data: &[u8]) {
-        let dir = if up { Direction::Up } else { Direction::Down };
-        if self.full() {
-            self.net.count_overflow(dir);
+        let full = self.full();
+        let counts = if up {
+            &mut self.report.upstream
+        } else {
+            &mut self.report.downstream
+        };
+        counts.received += 1;
+        counts.bytes += data.len() as u64;
+        if full {
+            counts.refused_full += 1;
+            self.net.count_full(up);
             return;
         }
-        let node = slot as NodeId;
-        let (src, dst) = if up {
-            (node, dumbbell::SERVER)
-        } else {
-            (dumbbell::SERVER, node)
+        let Some(payload) = self.net.payload(data.len()) else {
+            counts.refused_too_large += 1;
+            return;
         };
-        let payload = data.len().min(usize::from(u16::MAX - 64)) as u16;
+        let node = self.slots[slot].as_ref().expect("open mapping").node;
+        let server = self.net.server_node();
+        let (src, dst) = if up { (node, server) } else { (server, node) };
         let id = self.held.insert(Held {
             slot,
             gen,
+            up,
             data: data.to_vec(),
         });
         self.model_now = self.model_now.max(at);
@@ -203,6 +607,7 @@ impl Relay {
         };
         if self.net.send(self.model_now, d).is_err() {
             self.held.take(id);
+            counts.dropped += 1;
         }
     }
 
@@ -211,19 +616,29 @@ impl Relay {
         while let Some((at, out)) = self.net.poll(until) {
             self.model_now = at;
             match out {
-                Some(Output::Delivered { id, node }) => {
+                Some(Output::Delivered { id, .. }) => {
                     let h = self.held.take(id);
+                    if h.up {
+                        self.report.upstream.delivered += 1;
+                    } else {
+                        self.report.downstream.delivered += 1;
+                    }
                     let Some(m) = self.slots[h.slot].as_ref().filter(|m| m.gen == h.gen) else {
                         continue;
                     };
-                    if node == dumbbell::SERVER {
+                    if h.up {
                         let _ = m.upstream.send(&h.data).await;
                     } else {
                         let _ = listen.send_to(&h.data, m.client).await;
                     }
                 }
                 Some(Output::Dropped { id, .. }) => {
-                    self.held.take(id);
+                    let h = self.held.take(id);
+                    if h.up {
+                        self.report.upstream.dropped += 1;
+                    } else {
+                        self.report.downstream.dropped += 1;
+                    }
                 }
                 None => {}
             }
@@ -282,9 +697,11 @@ impl Relay {
                 }
             }
         });
+        let node = self.net.attach(slot, self.report.clients_seen);
         self.slots[slot] = Some(Mapping {
             client,
             gen,
+            node,
             upstream,
             reader,
             last_active: now,
@@ -349,16 +766,43 @@ impl Relay {
     }
 
     fn publish(&mut self, monitor: &EmulatorMonitor) {
-        self.report.uplink = self.net.record(Direction::Up);
-        self.report.downlink = self.net.record(Direction::Down);
+        self.net.publish(&mut self.report);
         self.report.mappings_open = self.by_client.len();
         *monitor.0.lock().expect("monitor lock") = self.report.clone();
     }
 }
 
 /// Relays between clients reaching `listen` and `server` until `stop`
-/// completes; returns the final report.
+/// completes; returns the final report. Fails at once if the options are
+/// invalid ([`EmulatedNetwork::validate`]).
 pub async fn run(
+    listen: UdpSocket,
+    server: SocketAddr,
+    opts: EmulatorOptions,
+    monitor: Arc<EmulatorMonitor>,
+    stop: impl Future<Output = ()>,
+) -> Result<EmulatorReport> {
+    let model = Model::new(&opts)?;
+    Ok(run_model(model, listen, server, opts, monitor, stop).await)
+}
+
+async fn run_model(
+    model: Model,
+    listen: UdpSocket,
+    server: SocketAddr,
+    opts: EmulatorOptions,
+    monitor: Arc<EmulatorMonitor>,
+    stop: impl Future<Output = ()>,
+) -> EmulatorReport {
+    match model {
+        Model::Dumbbell(net) => relay(*net, listen, server, opts, monitor, stop).await,
+        Model::Grid(net) => relay(*net, listen, server, opts, monitor, stop).await,
+    }
+}
+
+/// The relay's loop on network `net`.
+async fn relay<N: Emulated>(
+    net: N,
     listen: UdpSocket,
     server: SocketAddr,
     opts: EmulatorOptions,
@@ -366,10 +810,9 @@ pub async fn run(
     stop: impl Future<Output = ()>,
 ) -> EmulatorReport {
     let (tx, mut rx) = mpsc::channel::<FromServer>(4096);
-    let net = opts.network.clone();
     let opts_early = opts.early.as_nanos() as Nanos;
     let mut relay = Relay {
-        net: Dumbbell::new(&net, opts.seed, 1024),
+        net,
         model_now: 0,
         held: HeldPackets::default(),
         opts,
@@ -428,20 +871,21 @@ pub struct EmulatorHandle {
     task: crate::background::Background<EmulatorReport>,
 }
 
-/// Binds `listen` and relays to `server` on a thread of its own until the
-/// handle is stopped (or dropped).
+/// Checks `opts`, binds `listen` and relays to `server` on a thread of its
+/// own until the handle is stopped (or dropped).
 pub fn spawn(
     listen: SocketAddr,
     server: SocketAddr,
     opts: EmulatorOptions,
 ) -> Result<EmulatorHandle> {
+    let model = Model::new(&opts)?;
     let monitor = Arc::new(EmulatorMonitor::default());
     let m = monitor.clone();
     let (addr, task) = crate::background::spawn_on_udp(
         listen,
         "coapcc-emulate",
         move |socket, stop| async move {
-            run(socket, server, opts, m, async {
+            run_model(model, socket, server, opts, m, async {
                 let _ = stop.await;
             })
             .await
@@ -512,7 +956,7 @@ mod tests {
         let monitor = Arc::new(EmulatorMonitor::default());
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let opts = EmulatorOptions {
-            network: net,
+            network: net.into(),
             max_clients: 1,
             ..EmulatorOptions::default()
         };
@@ -542,10 +986,137 @@ mod tests {
         assert!(upstream[3..].iter().all(|a| *a == upstream[3]));
         assert_ne!(upstream[0], upstream[3], "one upstream socket per client");
         stop_tx.send(()).unwrap();
-        let report = relay.await.unwrap();
+        let report = relay.await.unwrap().unwrap();
         assert_eq!(report.clients_seen, 2);
         assert_eq!(report.mappings_closed, 1);
         assert_eq!((report.uplink.packets, report.downlink.packets), (6, 6));
         assert_eq!(report.uplink.bytes, 6 * 38);
+    }
+}
+
+#[cfg(test)]
+mod grid_tests {
+    use super::*;
+
+    /// The attachment rule on the 6 × 6 grid: every node but the root (1) and
+    /// the server (3), in node order, wrapping around after the 34th client.
+    #[test]
+    fn clients_take_the_client_nodes_in_order_and_wrap_around() {
+        let cfg = grid::Config::default();
+        let nodes = default_client_nodes(&cfg);
+        assert_eq!(nodes.len(), 34);
+        assert_eq!(&nodes[..4], &[2, 4, 5, 6]);
+        assert_eq!(nodes[33], 36);
+        let attached: Vec<NodeId> = (0..36).map(|i| client_node(&nodes, i)).collect();
+        assert_eq!(&attached[..3], &[2, 4, 5]);
+        assert_eq!(attached[33], 36, "the 34th client is on node 36");
+        assert_eq!(&attached[34..], &[2, 4], "the 35th wraps around to node 2");
+
+        // another root and server
+        let cfg = grid::Config {
+            root: 36,
+            server: 1,
+            ..grid::Config::default()
+        };
+        let nodes = default_client_nodes(&cfg);
+        assert_eq!((nodes[0], nodes[33]), (2, 35));
+
+        // an explicit list is taken as given, in its order
+        let cfg = grid::Config::default();
+        assert_eq!(grid_client_nodes(&cfg, &[36, 2]).unwrap(), vec![36, 2]);
+        assert_eq!(client_node(&[36, 2], 2), 36);
+        let err = |given: &[NodeId]| grid_client_nodes(&cfg, given).unwrap_err();
+        assert!(err(&[3]).contains("server"), "{}", err(&[3]));
+        assert!(err(&[37]).contains("1 to 36"), "{}", err(&[37]));
+        assert!(err(&[0]).contains("1 to 36"));
+        assert!(err(&[5, 5]).contains("twice"));
+
+        // two nodes, both taken: no room for clients
+        let cfg = grid::Config {
+            rows: 1,
+            cols: 2,
+            root: 1,
+            server: 2,
+            ..grid::Config::default()
+        };
+        let e = EmulatedNetwork::from(cfg).validate().unwrap_err();
+        assert!(e.starts_with("client_nodes: the grid has no node"), "{e}");
+    }
+
+    /// An echo server.
+    async fn echo_server() -> SocketAddr {
+        let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let addr = s.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            while let Ok((n, from)) = s.recv_from(&mut buf).await {
+                let _ = s.send_to(&buf[..n], from).await;
+            }
+        });
+        addr
+    }
+
+    /// Through the grid: three clients on the two listed nodes (the third
+    /// wraps around to the first), each datagram echoed back; a datagram
+    /// larger than the grid carries is refused and counted, not relayed, and
+    /// one that needs four fragments per hop gets through.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn grid_relay_attaches_wraps_and_refuses_oversized_datagrams() {
+        let server = echo_server().await;
+        let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let relay_addr = listen.local_addr().unwrap();
+        let monitor = Arc::new(EmulatorMonitor::default());
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let opts = EmulatorOptions {
+            network: EmulatedNetwork::Grid {
+                config: grid::Config::default(),
+                client_nodes: vec![4, 36],
+            },
+            ..EmulatorOptions::default()
+        };
+        let relay = tokio::spawn(run(listen, server, opts, monitor.clone(), async {
+            let _ = stop_rx.await;
+        }));
+        let max = grid::sixlowpan::max_coap(Default::default(), true);
+        assert_eq!(max, 728);
+        for _ in 0..3 {
+            let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let mut buf = [0u8; 1500];
+            c.send_to(&[7; 40], relay_addr).await.unwrap();
+            let (n, _) = tokio::time::timeout(Duration::from_secs(2), c.recv_from(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(&buf[..n], &[7; 40]);
+        }
+        let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        c.send_to(&vec![1; max + 1], relay_addr).await.unwrap();
+        c.send_to(&[2; 300], relay_addr).await.unwrap();
+        let mut buf = [0u8; 1500];
+        let (n, _) = tokio::time::timeout(Duration::from_secs(3), c.recv_from(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], &[2; 300], "a fragmented datagram got through");
+        stop_tx.send(()).unwrap();
+        let r = relay.await.unwrap().unwrap();
+        let g = r.grid.as_ref().expect("a grid report");
+        let clients: Vec<(NodeId, u64)> = g
+            .nodes
+            .iter()
+            .filter(|n| n.clients > 0)
+            .map(|n| (n.node, n.clients))
+            .collect();
+        assert_eq!(clients, vec![(4, 2), (36, 2)]);
+        assert_eq!(r.clients_seen, 4);
+        assert_eq!(r.upstream.received, 5);
+        assert_eq!(r.upstream.refused_too_large, 1);
+        assert_eq!((r.upstream.delivered, r.downstream.delivered), (4, 4));
+        assert_eq!(r.upstream.bytes, 3 * 40 + (max + 1 + 300) as u64);
+        assert_eq!((r.uplink.packets, r.downlink.packets), (0, 0));
+        let t = g.totals();
+        assert_eq!(g.frames_on_air, t.data_frames + t.ack_frames);
+        assert!(t.data_frames >= 8, "{t:?}");
+        assert_eq!(g.drops.total(), 0);
     }
 }

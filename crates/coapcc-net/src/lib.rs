@@ -9,8 +9,8 @@
 //! - [`load`]: many concurrent clients with the testbed's workloads
 //!   (`testbed.md` §2), reporting the testbed's metrics (§3);
 //! - [`emulate`]: a real-time UDP relay that drives the network model of
-//!   `coapcc-link` (the simulator's own) on the wall clock between clients and
-//!   a server.
+//!   `coapcc-link` (the simulator's own: the constrained-link dumbbell or the
+//!   802.15.4 grid) on the wall clock between clients and a server.
 //!
 //! Time handed to the state machines is nanoseconds since a [`clock::Clock`]'s
 //! start; nothing in this crate changes what the state machines decide.

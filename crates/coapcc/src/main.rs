@@ -160,7 +160,7 @@ enum Command {
     Server(coapcc::net_cli::ServerArgs),
     /// Run N concurrent real clients against a CoAP server; print the testbed's metrics.
     Load(coapcc::net_cli::LoadArgs),
-    /// Relay UDP between clients and a server through the constrained-link model, in real time.
+    /// Relay UDP between real CoAP clients and a server through the dumbbell or the grid, in real time.
     Emulate(coapcc::net_cli::EmulateArgs),
     /// Run a campaign (a whole published evaluation) into a results store.
     ///

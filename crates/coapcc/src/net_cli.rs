@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -14,14 +15,20 @@ use coapcc_proto::message::Code;
 use coapcc_sim::config::{AlgorithmSpec, Buffer, Network, Workload, WorkloadKind};
 use coapcc_sim::link_errors::ErrorProfile;
 use coapcc_sim::metrics::{Percentiles, RunResult, Summary};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 
+use coapcc_link::grid;
+use coapcc_link::NodeId;
 use coapcc_net::client::{ClientOptions, ExchangeReport, NetClient, Outcome};
 use coapcc_net::clock::Clock;
-use coapcc_net::emulate::{self, EmulatorOptions, EmulatorReport};
+use coapcc_net::emulate::{self, EmulatedNetwork, EmulatorOptions, EmulatorReport};
 use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions, Snapshot};
 use coapcc_net::target;
+
+use crate::scenario_file::{self, NetworkKind};
 
 /// A request method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -163,8 +170,34 @@ pub struct LoadArgs {
     pub format: LoadFormat,
 }
 
+/// The network `coapcc emulate --network` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NetworkChoice {
+    /// The constrained, asymmetric link of the Helsinki testbed.
+    Dumbbell,
+    /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
+    Grid,
+}
+
+impl NetworkChoice {
+    fn kind(self) -> NetworkKind {
+        match self {
+            NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
+            NetworkChoice::Grid => NetworkKind::Grid,
+        }
+    }
+}
+
+fn kind_name(k: NetworkKind) -> &'static str {
+    match k {
+        NetworkKind::Dumbbell => "dumbbell",
+        NetworkKind::Grid => "grid",
+    }
+}
+
 /// `coapcc emulate`.
 #[derive(Args, Debug, Clone)]
+#[command(after_long_help = EMULATE_HELP)]
 pub struct EmulateArgs {
     /// Address clients send to.
     #[arg(long, default_value = "0.0.0.0:5684", value_name = "ADDR")]
@@ -172,32 +205,53 @@ pub struct EmulateArgs {
     /// The CoAP server to relay to (host:port).
     #[arg(long, value_name = "HOST:PORT")]
     pub server: String,
-    /// Uplink (client → server) rate, bit/s.
-    #[arg(long, default_value_t = 60_000, value_name = "BPS")]
-    pub uplink_bps: u64,
-    /// Downlink (server → client) rate, bit/s.
-    #[arg(long, default_value_t = 30_000, value_name = "BPS")]
-    pub downlink_bps: u64,
-    /// Uplink one-way propagation delay (ms).
-    #[arg(long, default_value_t = 200.0, value_name = "MS")]
-    pub uplink_delay_ms: f64,
-    /// Downlink one-way propagation delay (ms).
-    #[arg(long, default_value_t = 400.0, value_name = "MS")]
-    pub downlink_delay_ms: f64,
-    /// Router ↔ server one-way delay, uniform in LO,HI ms per packet.
-    #[arg(long, default_value = "10,20", value_name = "LO,HI")]
-    pub path_delay_ms: String,
-    /// Router buffer per direction: bytes of waiting IP packets, or `inf`.
-    #[arg(long, default_value = "inf", value_name = "BYTES|inf")]
-    pub buffer: String,
-    /// Link-error profile: none, low, medium or high.
-    #[arg(long, default_value = "none", value_name = "PROFILE")]
-    pub errors: String,
-    /// Speed the link up F times: rates × F, delays ÷ F (link errors keep
-    /// their time scale).
-    #[arg(long, default_value_t = 1.0, value_name = "F")]
-    pub scale: f64,
-    /// Seed of the error processes and path jitter.
+    /// The network model: `dumbbell` (the constrained link; the default) or
+    /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
+    /// defaults: Contiki MAC, storing routing, border router on node 1,
+    /// server on node 3).
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub network: Option<NetworkChoice>,
+    /// Take the network from the `[network]` table of a scenario file
+    /// (`kind = "grid"`, or the dumbbell); dumbbell options given here
+    /// override the file's values.
+    #[arg(long, value_name = "FILE.toml")]
+    pub scenario: Option<PathBuf>,
+    /// Dumbbell: uplink (client → server) rate, bit/s [default: 60000].
+    #[arg(long, value_name = "BPS")]
+    pub uplink_bps: Option<u64>,
+    /// Dumbbell: downlink (server → client) rate, bit/s [default: 30000].
+    #[arg(long, value_name = "BPS")]
+    pub downlink_bps: Option<u64>,
+    /// Dumbbell: uplink one-way propagation delay, ms [default: 200].
+    #[arg(long, value_name = "MS")]
+    pub uplink_delay_ms: Option<f64>,
+    /// Dumbbell: downlink one-way propagation delay, ms [default: 400].
+    #[arg(long, value_name = "MS")]
+    pub downlink_delay_ms: Option<f64>,
+    /// Dumbbell: router ↔ server one-way delay, uniform in LO,HI ms per
+    /// packet [default: 10,20].
+    #[arg(long, value_name = "LO,HI")]
+    pub path_delay_ms: Option<String>,
+    /// Dumbbell: router buffer per direction, bytes of waiting IP packets, or
+    /// `inf` [default: inf].
+    #[arg(long, value_name = "BYTES|inf")]
+    pub buffer: Option<String>,
+    /// Dumbbell: link-error profile, none, low, medium or high [default:
+    /// none].
+    #[arg(long, value_name = "PROFILE")]
+    pub errors: Option<String>,
+    /// Dumbbell: speed the link up F times: rates × F, delays ÷ F (link
+    /// errors keep their time scale). The grid refuses it: its timings are
+    /// radio constants, not link rates.
+    #[arg(long, value_name = "F")]
+    pub scale: Option<f64>,
+    /// Grid: the nodes clients attach to, in the order clients first send
+    /// (wrapping around when there are more clients) [default: every node but
+    /// the border router and the server, in node order].
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
+    pub nodes: Vec<NodeId>,
+    /// Seed of the model's random streams (dumbbell: link errors and path
+    /// jitter; grid: MAC backoffs and sequence numbers).
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
     /// Most client mappings at once.
@@ -210,6 +264,21 @@ pub struct EmulateArgs {
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
 }
+
+const EMULATE_HELP: &str = "\
+Each client address gets its own upstream socket, so the server sees one endpoint per client.
+
+On the grid the server runs on the grid's server node and the Nth client address to send (from \
+the relay's start) gets the Nth client node: by default every node but the border router and the \
+server, in node order (on the 6 × 6 grid: 2, 4, 5, …, 36, then 2 again). A client whose mapping \
+expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments carry are refused and \
+counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
+cause and MAC buffer overflows for the grid.
+
+Examples:
+  coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
+  coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
+  coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
@@ -449,99 +518,322 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
     })
 }
 
-/// The network `args` describe.
-pub fn emulate_network(args: &EmulateArgs) -> Result<Network> {
-    let (lo, hi) = args
-        .path_delay_ms
-        .split_once(',')
-        .ok_or_else(|| anyhow!("--path-delay-ms: expected LO,HI"))?;
-    let (lo, hi): (f64, f64) = (lo.trim().parse()?, hi.trim().parse()?);
-    if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
-        bail!("--path-delay-ms: expected 0 <= LO <= HI");
+/// The `[network]` table of a scenario (or campaign) file; other tables are
+/// ignored. A missing table is the network's defaults.
+fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
+    #[derive(Deserialize)]
+    #[serde(bound = "T: DeserializeOwned")]
+    struct File<T> {
+        #[serde(default = "Option::default")]
+        network: Option<T>,
     }
-    let buffer = Buffer::parse(&args.buffer).ok_or_else(|| {
-        anyhow!(
-            "--buffer: expected a byte count or `inf`, found `{}`",
-            args.buffer
-        )
-    })?;
-    let errors = ErrorProfile::parse(&args.errors).ok_or_else(|| {
-        anyhow!(
-            "--errors: expected none, low, medium or high, found `{}`",
-            args.errors
-        )
-    })?;
-    if args.uplink_bps == 0 || args.downlink_bps == 0 {
-        bail!("link rates must be greater than 0");
-    }
-    if !(args.uplink_delay_ms >= 0.0 && args.downlink_delay_ms >= 0.0) {
-        bail!("delays must be >= 0");
-    }
-    if !(args.scale.is_finite() && args.scale > 0.0) {
-        bail!("--scale: expected a positive number");
-    }
-    let net = Network {
-        uplink_bps: args.uplink_bps,
-        downlink_bps: args.downlink_bps,
-        uplink_delay_ms: args.uplink_delay_ms,
-        downlink_delay_ms: args.downlink_delay_ms,
-        path_delay_ms: [lo, hi],
-        buffer,
-        errors,
-        ..Network::default()
+    let f: File<T> = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    Ok(f.network.unwrap_or_default())
+}
+
+/// The network `args` describe: `--network` or the `[network]` table of
+/// `--scenario`, with the dumbbell options applied. Options that do not apply
+/// to the chosen network are refused.
+pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
+    let (kind, file) = match &args.scenario {
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--scenario: cannot read `{origin}`"))?;
+            let kind = scenario_file::network_kind(&text, &origin)?;
+            if let Some(choice) = args.network.filter(|c| c.kind() != kind) {
+                bail!(
+                    "--network {}: {origin} describes the {} (its [network] table); \
+                     expected the two to agree (or give only one of them)",
+                    kind_name(choice.kind()),
+                    kind_name(kind)
+                );
+            }
+            (kind, Some((text, origin)))
+        }
+        None => (
+            args.network
+                .map_or(NetworkKind::Dumbbell, NetworkChoice::kind),
+            None,
+        ),
     };
-    Ok(net.scaled(args.scale))
+    match kind {
+        NetworkKind::Dumbbell => dumbbell_network(args, file),
+        NetworkKind::Grid => grid_network(args, file),
+    }
+}
+
+fn dumbbell_network(args: &EmulateArgs, file: Option<(String, String)>) -> Result<EmulatedNetwork> {
+    if !args.nodes.is_empty() {
+        bail!(
+            "--nodes: applies to the grid only, and the emulated network is the dumbbell \
+             (choose the grid with --network grid or a scenario with kind = \"grid\")"
+        );
+    }
+    let (mut net, origin) = match &file {
+        Some((text, origin)) => (network_table::<Network>(text, origin)?, origin.as_str()),
+        None => (Network::default(), "--network dumbbell"),
+    };
+    if let Some(s) = &args.path_delay_ms {
+        let parsed = s.split_once(',').and_then(|(lo, hi)| {
+            Some((
+                lo.trim().parse::<f64>().ok()?,
+                hi.trim().parse::<f64>().ok()?,
+            ))
+        });
+        let Some((lo, hi)) = parsed else {
+            bail!("--path-delay-ms: expected LO,HI in ms, found `{s}`");
+        };
+        if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+            bail!("--path-delay-ms: expected 0 <= LO <= HI, found `{s}`");
+        }
+        net.path_delay_ms = [lo, hi];
+    }
+    if let Some(b) = &args.buffer {
+        net.buffer = Buffer::parse(b)
+            .ok_or_else(|| anyhow!("--buffer: expected a byte count or `inf`, found `{b}`"))?;
+    }
+    if let Some(e) = &args.errors {
+        net.errors = ErrorProfile::parse(e)
+            .ok_or_else(|| anyhow!("--errors: expected none, low, medium or high, found `{e}`"))?;
+    }
+    for (flag, bps, slot) in [
+        ("--uplink-bps", args.uplink_bps, &mut net.uplink_bps),
+        ("--downlink-bps", args.downlink_bps, &mut net.downlink_bps),
+    ] {
+        if let Some(bps) = bps {
+            if bps == 0 {
+                bail!("{flag}: expected a rate greater than 0 bit/s");
+            }
+            *slot = bps;
+        }
+    }
+    for (flag, ms, slot) in [
+        (
+            "--uplink-delay-ms",
+            args.uplink_delay_ms,
+            &mut net.uplink_delay_ms,
+        ),
+        (
+            "--downlink-delay-ms",
+            args.downlink_delay_ms,
+            &mut net.downlink_delay_ms,
+        ),
+    ] {
+        if let Some(ms) = ms {
+            if !(ms >= 0.0 && ms.is_finite()) {
+                bail!("{flag}: expected a delay >= 0 ms, found {ms}");
+            }
+            *slot = ms;
+        }
+    }
+    let scale = args.scale.unwrap_or(1.0);
+    if !(scale.is_finite() && scale > 0.0) {
+        bail!("--scale: expected a positive number, found {scale}");
+    }
+    let net = EmulatedNetwork::Dumbbell(net.scaled(scale));
+    net.validate().map_err(|e| {
+        if scale == 1.0 {
+            anyhow!("{origin}: {e}")
+        } else {
+            anyhow!("{origin} with --scale {scale}: {e}")
+        }
+    })?;
+    Ok(net)
+}
+
+fn grid_network(args: &EmulateArgs, file: Option<(String, String)>) -> Result<EmulatedNetwork> {
+    let dumbbell_only = [
+        ("--uplink-bps", args.uplink_bps.is_some()),
+        ("--downlink-bps", args.downlink_bps.is_some()),
+        ("--uplink-delay-ms", args.uplink_delay_ms.is_some()),
+        ("--downlink-delay-ms", args.downlink_delay_ms.is_some()),
+        ("--path-delay-ms", args.path_delay_ms.is_some()),
+        ("--buffer", args.buffer.is_some()),
+        ("--errors", args.errors.is_some()),
+    ];
+    if let Some((flag, _)) = dumbbell_only.iter().find(|(_, set)| *set) {
+        bail!(
+            "{flag}: applies to the dumbbell only, and the emulated network is the grid \
+             (its buffers are the nodes' MAC queues and it has no link-error model; set the \
+             grid's parameters in a scenario's [network] table and pass it with --scenario)"
+        );
+    }
+    if let Some(f) = args.scale.filter(|&f| f != 1.0) {
+        bail!(
+            "--scale {f}: applies to the dumbbell only; the grid's timings (250 kbit/s airtime, \
+             turnarounds, acknowledgement waits, CSMA backoffs, the reassembly timeout) are \
+             radio constants, not link rates, and speeding them all up would leave the real \
+             clients' CoAP timers behind"
+        );
+    }
+    let (config, origin) = match &file {
+        Some((text, origin)) => (
+            network_table::<grid::Config>(text, origin)?,
+            origin.as_str(),
+        ),
+        None => (grid::Config::default(), "--network grid"),
+    };
+    config.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    if !args.nodes.is_empty() {
+        emulate::grid_client_nodes(&config, &args.nodes).map_err(|e| anyhow!("--nodes: {e}"))?;
+    }
+    let net = EmulatedNetwork::Grid {
+        config,
+        client_nodes: args.nodes.clone(),
+    };
+    net.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    Ok(net)
 }
 
 /// Runs `coapcc emulate`; returns its final report.
 pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     let network = emulate_network(&args)?;
+    let idle_timeout = seconds("idle-timeout", args.idle_timeout)?;
+    let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let rt = runtime()?;
     let server = rt
         .block_on(tokio::net::lookup_host(args.server.as_str()))
         .with_context(|| format!("--server: cannot resolve `{}`", args.server))?
         .next()
         .ok_or_else(|| anyhow!("--server: `{}` has no address", args.server))?;
-    let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let opts = EmulatorOptions {
         network: network.clone(),
         seed: args.seed,
         max_clients: args.max_clients.max(1),
-        idle_timeout: seconds("idle-timeout", args.idle_timeout)?,
+        idle_timeout,
         ..EmulatorOptions::default()
     };
     let h = emulate::spawn(args.listen, server, opts)?;
-    eprintln!(
-        "coapcc emulate: {} → {server}; up {} bit/s {} ms, down {} bit/s {} ms, path {:?} ms, buffer {}, errors {}",
-        h.addr(),
-        network.uplink_bps,
-        network.uplink_delay_ms,
-        network.downlink_bps,
-        network.downlink_delay_ms,
-        network.path_delay_ms,
-        network.buffer.label(),
-        network.errors.name()
-    );
+    eprintln!("{}", emulator_startup(h.addr(), server, &network));
     rt.block_on(until_stopped(duration));
     let r = h.stop();
     eprintln!("{}", emulator_summary(&r));
     Ok(r)
 }
 
+/// `a, b, c` for a few nodes, `a, b, c, …, z` for many.
+fn node_list(nodes: &[NodeId]) -> String {
+    let names: Vec<String> = nodes.iter().map(u32::to_string).collect();
+    if names.len() <= 8 {
+        names.join(", ")
+    } else {
+        format!("{}, …, {}", names[..3].join(", "), names[names.len() - 1])
+    }
+}
+
+/// The line `coapcc emulate` prints when it starts.
+pub fn emulator_startup(
+    listen: SocketAddr,
+    server: SocketAddr,
+    network: &EmulatedNetwork,
+) -> String {
+    match network {
+        EmulatedNetwork::Dumbbell(n) => format!(
+            "coapcc emulate: {listen} → {server}; up {} bit/s {} ms, down {} bit/s {} ms, path {:?} ms, buffer {}, errors {}",
+            n.uplink_bps,
+            n.uplink_delay_ms,
+            n.downlink_bps,
+            n.downlink_delay_ms,
+            n.path_delay_ms,
+            n.buffer.label(),
+            n.errors.name()
+        ),
+        EmulatedNetwork::Grid {
+            config: c,
+            client_nodes,
+        } => {
+            let nodes = emulate::grid_client_nodes(c, client_nodes).unwrap_or_default();
+            format!(
+                "coapcc emulate: {listen} → {server} through the {}-node 802.15.4 grid: {} MAC, {} routing, \
+                 MAC queue {} frames, {} transmissions; border router node {}, server on node {}; \
+                 clients on nodes {} in order of arrival (wrapping around); CoAP messages up to {} bytes",
+                c.nodes(),
+                match c.mac {
+                    grid::MacProfile::Contiki => "contiki",
+                    grid::MacProfile::Ieee802154 => "ieee802154",
+                },
+                match c.routing {
+                    grid::layout::Routing::Storing => "storing",
+                    grid::layout::Routing::Root => "root",
+                },
+                c.queue,
+                c.transmissions,
+                c.root,
+                c.server,
+                node_list(&nodes),
+                grid::sixlowpan::max_coap(c.addressing, c.hop_by_hop)
+            )
+        }
+    }
+}
+
 /// A few lines describing what crossed the relay.
 pub fn emulator_summary(r: &EmulatorReport) -> String {
-    let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
+    let mappings = format!(
+        "{} client mapping(s) opened, {} closed",
+        r.clients_seen, r.mappings_closed
+    );
+    let Some(g) = &r.grid else {
+        let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
+            format!(
+                "{name}: {} packets, {} bytes, busy {:.3} s, dropped {} (buffer) + {} (link errors)",
+                l.packets, l.bytes, l.busy, l.dropped_buffer, l.dropped_error
+            )
+        };
+        return format!(
+            "{}\n{}\n{mappings}",
+            dir("uplink", &r.uplink),
+            dir("downlink", &r.downlink),
+        );
+    };
+    let dir = |name: &str, c: &emulate::DatagramCounts| {
         format!(
-            "{name}: {} packets, {} bytes, busy {:.3} s, dropped {} (buffer) + {} (link errors)",
-            l.packets, l.bytes, l.busy, l.dropped_buffer, l.dropped_error
+            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the grid, {} refused (too large), {} refused (relay full), {} in flight",
+            c.received,
+            c.bytes,
+            c.delivered,
+            c.dropped,
+            c.refused_too_large,
+            c.refused_full,
+            c.in_flight()
         )
     };
+    let t = g.totals();
+    let d = &g.drops;
+    let on: Vec<String> = g
+        .nodes
+        .iter()
+        .filter(|n| n.clients > 0)
+        .map(|n| format!("{} ({})", n.node, n.clients))
+        .collect();
     format!(
-        "{}\n{}\n{} client mapping(s) opened, {} closed",
-        dir("uplink", &r.uplink),
-        dir("downlink", &r.downlink),
-        r.clients_seen,
-        r.mappings_closed
+        "{}\n{}\n\
+         grid frames: {} on the air ({} data, {} acknowledgements, {:.3} s of airtime), {} receptions destroyed by collisions, {} deferrals, {} duplicates filtered, {} datagrams forwarded\n\
+         grid drops: {} datagrams — MAC queue full {}, MAC retries {}, channel access {}, reassembly {}, fragments aborted {}, hop limit {}\n\
+         MAC buffer overflows: {} (frames refused), MAC drops after the last transmission: {}, reassembly drops: {}\n\
+         clients on nodes (mappings): {}\n{mappings}",
+        dir("upstream (clients → server)", &r.upstream),
+        dir("downstream (server → clients)", &r.downstream),
+        g.frames_on_air,
+        t.data_frames,
+        t.ack_frames,
+        t.airtime,
+        g.collisions,
+        t.deferrals,
+        t.duplicates,
+        t.forwarded,
+        d.total(),
+        d.mac_queue,
+        d.mac_retries,
+        d.channel_access,
+        d.reassembly,
+        d.fragments_aborted,
+        d.hop_limit,
+        t.overflows,
+        t.mac_drops,
+        t.reassembly_drops,
+        if on.is_empty() { "none".to_string() } else { on.join(", ") },
     )
 }
 
@@ -570,4 +862,199 @@ pub fn load_header(o: &LoadOutcome) -> String {
         o.spec.workload.exchanges,
         o.result.duration
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        emulate: EmulateArgs,
+    }
+
+    fn network(args: &[&str]) -> Result<EmulatedNetwork> {
+        let mut argv = vec!["emulate", "--server", "127.0.0.1:5683"];
+        argv.extend_from_slice(args);
+        emulate_network(&Cli::try_parse_from(argv).expect("parses").emulate)
+    }
+
+    fn error(args: &[&str]) -> String {
+        format!("{:#}", network(args).expect_err("refused"))
+    }
+
+    fn scenario(name: &str) -> String {
+        format!("{}/../../scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    fn temp_scenario(text: &str) -> tempfile::NamedTempFile {
+        use std::io::Write;
+        let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        f
+    }
+
+    #[test]
+    fn the_dumbbell_by_default_with_its_options_and_scale() {
+        let EmulatedNetwork::Dumbbell(n) = network(&[]).unwrap() else {
+            panic!("the dumbbell")
+        };
+        assert_eq!(n, Network::default());
+        let EmulatedNetwork::Dumbbell(n) = network(&[
+            "--buffer",
+            "2500",
+            "--errors",
+            "medium",
+            "--uplink-bps",
+            "100000",
+            "--scale",
+            "10",
+        ])
+        .unwrap() else {
+            panic!("the dumbbell")
+        };
+        assert_eq!(n.buffer, Buffer::Bytes(2500));
+        assert_eq!(n.errors, ErrorProfile::Medium);
+        assert_eq!((n.uplink_bps, n.downlink_bps), (1_000_000, 300_000));
+        assert_eq!(n.path_delay_ms, [1.0, 2.0]);
+    }
+
+    #[test]
+    fn a_scenarios_network_table_with_command_line_overrides() {
+        let EmulatedNetwork::Dumbbell(n) = network(&[
+            "--scenario",
+            &scenario("fullbackoff/fb-continuous-28200.toml"),
+            "--errors",
+            "low",
+        ])
+        .unwrap() else {
+            panic!("the dumbbell")
+        };
+        assert_eq!(n.buffer, Buffer::Bytes(28_200));
+        assert_eq!(n.errors, ErrorProfile::Low);
+
+        let EmulatedNetwork::Grid {
+            config,
+            client_nodes,
+        } = network(&["--scenario", &scenario("pcocoa/ns3-reference.toml")]).unwrap()
+        else {
+            panic!("the grid")
+        };
+        assert_eq!(config.mac, grid::MacProfile::Ieee802154);
+        assert!(client_nodes.is_empty());
+        // a file with only a [network] table
+        let f = temp_scenario("[network]\nkind = \"grid\"\nqueue = 16\n");
+        let path = f.path().to_str().unwrap();
+        let net = network(&["--scenario", path, "--nodes", "36,35"]).unwrap();
+        assert_eq!(
+            net,
+            EmulatedNetwork::Grid {
+                config: grid::Config {
+                    queue: 16,
+                    ..grid::Config::default()
+                },
+                client_nodes: vec![36, 35],
+            }
+        );
+        assert_eq!(
+            network(&["--network", "grid"]).unwrap(),
+            grid::Config::default().into()
+        );
+    }
+
+    #[test]
+    fn options_that_do_not_apply_are_refused_by_name() {
+        for flag in [
+            "--buffer",
+            "--errors",
+            "--uplink-bps",
+            "--downlink-delay-ms",
+            "--path-delay-ms",
+        ] {
+            let value = match flag {
+                "--buffer" => "100",
+                "--errors" => "low",
+                "--path-delay-ms" => "1,2",
+                _ => "5",
+            };
+            let e = error(&["--network", "grid", flag, value]);
+            assert!(
+                e.starts_with(&format!("{flag}: applies to the dumbbell only")),
+                "{e}"
+            );
+        }
+        let e = error(&["--network", "grid", "--scale", "10"]);
+        assert!(
+            e.starts_with("--scale 10: applies to the dumbbell only"),
+            "{e}"
+        );
+        assert!(e.contains("radio constants"), "{e}");
+        assert!(network(&["--network", "grid", "--scale", "1"]).is_ok());
+        let e = error(&["--nodes", "4"]);
+        assert!(e.starts_with("--nodes: applies to the grid only"), "{e}");
+        let e = error(&["--network", "grid", "--nodes", "3"]);
+        assert!(e.starts_with("--nodes: node 3 is the server's node"), "{e}");
+        let e = error(&["--network", "grid", "--nodes", "2,40"]);
+        assert!(
+            e.contains("expected node numbers from 1 to 36, found 40"),
+            "{e}"
+        );
+        let e = error(&[
+            "--network",
+            "dumbbell",
+            "--scenario",
+            &scenario("pcocoa/periodic.toml"),
+        ]);
+        assert!(
+            e.starts_with("--network dumbbell:") && e.contains("grid"),
+            "{e}"
+        );
+        let e = error(&["--scenario", "/nonexistent/x.toml"]);
+        assert!(e.starts_with("--scenario: cannot read"), "{e}");
+        let f = temp_scenario("[network]\nkind = \"grid\"\nqueue = 0\n");
+        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        assert!(e.contains("network.queue: expected 1 to 64 frames"), "{e}");
+        let f = temp_scenario("[network]\nkind = \"grid\"\nqeue = 8\n");
+        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        assert!(e.contains("qeue"), "{e}");
+        let f = temp_scenario("[network]\nkind = \"star\"\n");
+        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        assert!(e.contains("network.kind: expected"), "{e}");
+        let e = error(&["--uplink-bps", "0"]);
+        assert!(
+            e.starts_with("--uplink-bps: expected a rate greater than 0"),
+            "{e}"
+        );
+        let e = error(&["--path-delay-ms", "5"]);
+        assert!(e.starts_with("--path-delay-ms: expected LO,HI"), "{e}");
+        let e = error(&["--scale", "0"]);
+        assert!(e.starts_with("--scale: expected a positive number"), "{e}");
+        let e = error(&["--scale", "0.000001"]);
+        assert_eq!(
+            e,
+            "--network dumbbell with --scale 0.000001: network.uplink_bps: expected a rate greater than 0 bit/s"
+        );
+    }
+
+    #[test]
+    fn the_startup_line_and_summary_describe_the_grid() {
+        let net = network(&["--network", "grid"]).unwrap();
+        let a: SocketAddr = "127.0.0.1:5684".parse().unwrap();
+        let line = emulator_startup(a, a, &net);
+        assert!(
+            line.contains("36-node 802.15.4 grid: contiki MAC, storing routing")
+                && line.contains("server on node 3")
+                && line.contains("clients on nodes 2, 4, 5, …, 36"),
+            "{line}"
+        );
+        let r = EmulatorReport {
+            grid: Some(emulate::GridReport::default()),
+            ..EmulatorReport::default()
+        };
+        let s = emulator_summary(&r);
+        assert!(s.contains("grid frames: 0 on the air") && s.contains("MAC buffer overflows: 0"));
+        assert!(emulator_summary(&EmulatorReport::default()).starts_with("uplink: 0 packets"));
+    }
 }

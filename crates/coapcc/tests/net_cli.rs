@@ -185,3 +185,78 @@ fn server_and_emulate_subcommands_serve_and_delay() {
     }
     let _ = server.0.kill();
 }
+
+/// `coapcc emulate --scenario <a grid scenario> --nodes 36`: a client's
+/// exchanges cross eight hops of the grid; the startup line says which grid
+/// and where clients attach, the summary what the grid did. Options that do
+/// not apply to the grid are refused before anything starts.
+#[test]
+fn emulate_puts_the_grid_between_client_and_server() {
+    let any = "127.0.0.1:0".parse().unwrap();
+    let h = server::spawn(any, ServerOptions::default(), Resources::standard()).unwrap();
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/pcocoa/periodic.toml"
+    );
+    let emu_addr = free_addr();
+    let emu = bin()
+        .args([
+            "emulate",
+            "--listen",
+            &emu_addr.to_string(),
+            "--server",
+            &h.addr().to_string(),
+            "--scenario",
+            scenario,
+            "--nodes",
+            "36",
+            "--duration",
+            "3",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let uri = format!("coap://127.0.0.1:{}/sense", emu_addr.port());
+    let (ok, out, err) = run_bounded(bin().args(["client", "--count", "3", &uri]));
+    assert!(ok, "{err}");
+    for l in out.lines().skip(1).take(3) {
+        let rtt: f64 = l.split_whitespace().nth(2).unwrap().parse().unwrap();
+        // eight hops each way: about 129 ms for these sizes
+        assert!((100.0..200.0).contains(&rtt), "{l}");
+    }
+    let o = emu.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(
+        log.contains("through the 36-node 802.15.4 grid: contiki MAC, storing routing")
+            && log.contains("clients on nodes 36 in order of arrival"),
+        "{log}"
+    );
+    assert!(
+        log.contains("upstream (clients → server): 3 datagrams (42 bytes): 3 delivered"),
+        "{log}"
+    );
+    assert!(
+        log.contains("grid frames: ") && log.contains("grid drops: 0 datagrams"),
+        "{log}"
+    );
+    assert!(log.contains("clients on nodes (mappings): 36 (1)"), "{log}");
+    assert_eq!(h.stop().stats.requests, 3);
+
+    let (ok, _, err) = run_bounded(bin().args([
+        "emulate",
+        "--server",
+        "127.0.0.1:9",
+        "--network",
+        "grid",
+        "--buffer",
+        "2500",
+    ]));
+    assert!(!ok);
+    assert!(
+        err.contains("--buffer: applies to the dumbbell only"),
+        "{err}"
+    );
+}

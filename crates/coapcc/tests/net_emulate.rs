@@ -45,7 +45,7 @@ fn load_through_emulator(
         free_addr(),
         srv.addr(),
         EmulatorOptions {
-            network: net.clone(),
+            network: net.clone().into(),
             seed: 7,
             ..EmulatorOptions::default()
         },
