@@ -155,9 +155,9 @@ fn marking_algorithms_fall_back_against_a_server_without_echo() {
 /// `--no-echo` they do not and FASOR+Option falls back.
 #[test]
 fn marking_algorithms_get_their_echo_from_our_server() {
-    let with = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let with = server::spawn(any_port(), ServerOptions::default(), Resources::standard()).unwrap();
     let without = server::spawn(
-        free_addr(),
+        any_port(),
         ServerOptions {
             echo: false,
             ..ServerOptions::default()
@@ -262,7 +262,7 @@ fn libcoap_client_against_our_server() {
             "coap-client-notls not found",
         );
     }
-    let h = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let h = server::spawn(any_port(), ServerOptions::default(), Resources::standard()).unwrap();
     let uri = |p: &str| format!("coap://127.0.0.1:{}/{p}", h.addr().port());
     let (ok, out, err) =
         run_bounded(Command::new("coap-client-notls").args(["-m", "get", &uri("hello")]));
@@ -307,7 +307,7 @@ fn aiocoap_client_against_our_server() {
             "python3 with aiocoap not found",
         );
     }
-    let h = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let h = server::spawn(any_port(), ServerOptions::default(), Resources::standard()).unwrap();
     let port = h.addr().port();
     // A Python snippet rather than the aiocoap-client CLI, whose output
     // format varies between versions.

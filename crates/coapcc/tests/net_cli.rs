@@ -18,7 +18,7 @@ fn bin() -> Command {
 
 #[test]
 fn client_methods_payload_from_stdin_and_count() {
-    let h = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let h = server::spawn(any_port(), ServerOptions::default(), Resources::standard()).unwrap();
     let uri = |p: &str| format!("coap://127.0.0.1:{}/{p}", h.addr().port());
     let (ok, out, err) = run_bounded(bin().args(["client", &uri("hello")]));
     assert!(ok, "{err}");
@@ -78,7 +78,7 @@ fn client_rejects_unknown_algorithms_and_bad_uris() {
 
 #[test]
 fn load_prints_the_testbed_metrics_as_json_and_table() {
-    let h = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let h = server::spawn(any_port(), ServerOptions::default(), Resources::standard()).unwrap();
     let uri = format!("coap://127.0.0.1:{}/sense", h.addr().port());
     let (ok, out, err) = run_bounded(bin().args([
         "load",

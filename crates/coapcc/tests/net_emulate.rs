@@ -14,7 +14,7 @@ use coapcc_net::server::{self, ServerOptions};
 use coapcc_sim::config::{AlgorithmSpec, Buffer, Coap, Group, Network, RunSpec, Workload};
 use coapcc_sim::link_errors::ErrorProfile;
 use coapcc_sim::metrics::Summary;
-use net_support::free_addr;
+use net_support::any_port;
 
 /// The testbed's network sped up ten times: 600/300 kbit/s, 20/40 ms,
 /// 1–2 ms to the server.
@@ -40,9 +40,9 @@ fn load_through_emulator(
     workload: Workload,
     alg: AlgorithmSpec,
 ) -> Outcome {
-    let srv = server::spawn(free_addr(), ServerOptions::default(), Resources::standard()).unwrap();
+    let srv = server::spawn(any_port(), ServerOptions::default(), Resources::standard()).unwrap();
     let emu = emulate::spawn(
-        free_addr(),
+        any_port(),
         srv.addr(),
         EmulatorOptions {
             network: net.clone().into(),

@@ -15,7 +15,7 @@ use coapcc_net::server::{self, ServerOptions};
 use coapcc_proto::message::Code;
 use coapcc_sim::config::AlgorithmSpec;
 use coapcc_sim::rng::SimRng;
-use net_support::{exchanges, free_addr};
+use net_support::{any_port, exchanges};
 
 const CAP: usize = 256;
 
@@ -97,7 +97,7 @@ fn flood(to: SocketAddr, sockets: &[UdpSocket], rng: &mut SimRng, n: u64, limit:
 #[test]
 fn server_survives_malformed_flood_with_bounded_memory() {
     let srv = server::spawn(
-        free_addr(),
+        any_port(),
         ServerOptions {
             max_cache_entries: CAP,
             ..ServerOptions::default()

@@ -14,6 +14,14 @@ use coapcc_proto::client::Request;
 use coapcc_proto::message::Code;
 
 /// A loopback address with a port nobody uses right now.
+/// A loopback address with port 0: whatever binds it gets a free port
+/// (no race with other tests, unlike [`free_addr`]).
+pub fn any_port() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+/// A loopback address with a port free a moment ago, for a child process
+/// that must be told its port beforehand.
 pub fn free_addr() -> SocketAddr {
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
     s.local_addr().unwrap()
