@@ -11,6 +11,8 @@
 //! - [`grid`], [`grid_scenario`]: the pCoCoA evaluation on the 802.15.4 grid
 //!   ([`coapcc_link::grid`]): periodic clients, bursty interferers, and its
 //!   metrics;
+//! - [`star`]: the lwIP evaluation on the Wi-Fi star ([`coapcc_link::star`]):
+//!   bulk TCP senders and a sink;
 //! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithm
 //!   `tcp`);
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
@@ -26,6 +28,8 @@ pub mod config;
 pub mod grid;
 pub mod grid_scenario;
 pub mod scenario;
+pub mod star;
+pub mod star_scenario;
 pub mod tcp_endpoint;
 pub mod testbed;
 
@@ -38,6 +42,7 @@ pub use grid_scenario::{run_grid_scenario, GridScenario, GridScenarioResult, Gri
 pub use link_errors::ErrorProfile;
 pub use metrics::{Percentiles, RunResult, Summary};
 pub use scenario::{run_scenario, Scenario, ScenarioResult};
+pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, StarSummary};
 
 /// Names the simulation model in result stores: change it whenever a change to
 /// the simulator, the protocol code or an algorithm changes what a run

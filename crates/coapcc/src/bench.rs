@@ -173,6 +173,66 @@ pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &st
     Ok(())
 }
 
+/// `coapcc bench --network star`: one run of the Wi-Fi star (12 stations,
+/// 1000 writes each, TCP `algorithm`), timed, beside this project's ns-3
+/// reference of the same star (`baselines/ns3-star`, ns-3's NewReno).
+pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &str) -> Result<()> {
+    let spec = coapcc_sim::star::StarRunSpec {
+        network: coapcc_link::star::Config {
+            stations,
+            ..Default::default()
+        },
+        workload: Default::default(),
+        algorithm: AlgorithmSpec::named(algorithm),
+        seed,
+    };
+    coapcc_sim::star::validate(&spec).map_err(|e| anyhow!("{e}"))?;
+    let mut walls = Vec::new();
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let (result, wall) = coapcc_sim::star::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        walls.push(wall.as_secs_f64());
+        last = Some(result);
+    }
+    walls.sort_by(f64::total_cmp);
+    let ours = walls[walls.len() / 2];
+    let r = last.expect("at least one run");
+    let rexmit: u64 = r.stations.iter().map(|s| s.retransmitted_segments).sum();
+    println!(
+        "coapcc: star, {stations} stations, {algorithm}: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; goodput {:.0} bit/s, {rexmit} retransmitted segments, {} collisions",
+        walls.len(),
+        r.events,
+        r.events as f64 / ours / 1e6,
+        r.goodput_bps,
+        r.mac.collisions,
+    );
+    if ns3 == "none" {
+        return Ok(());
+    }
+    let line = run_reference(
+        ns3,
+        &[format!("--stations={stations}"), format!("--seed={seed}")],
+    )?;
+    let kv = parse_kv(&line);
+    let get = |k: &str| {
+        kv.get(k)
+            .copied()
+            .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
+    };
+    let (wall, events) = (get("wall_s")?, get("events")?);
+    println!(
+        "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; goodput {:.0} bit/s, {} retransmitted segments",
+        events / wall / 1e6,
+        get("goodput_bps")?,
+        get("retransmissions")?,
+    );
+    println!(
+        "speed-up: coapcc is {:.1}x faster than ns-3 on the same network",
+        wall / ours
+    );
+    Ok(())
+}
+
 /// Runs the benchmark and prints the comparison.
 pub fn run(
     clients: u32,

@@ -12,4 +12,5 @@ pub mod pcap;
 pub mod published;
 pub mod report;
 pub mod scenario_file;
+pub mod star_output;
 pub mod store;

@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use coapcc::scenario_file::{self, AnyScenario, Overrides};
-use coapcc::{grid_output, output};
+use coapcc::{grid_output, output, star_output};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -38,6 +38,8 @@ enum BenchNetwork {
     Dumbbell,
     /// The 802.15.4 grid.
     Grid,
+    /// The Wi-Fi star.
+    Star,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -121,13 +123,15 @@ enum Command {
     /// buffer; `ns3-grid/run.sh` for the grid: the period), whose `wall_s` also
     /// excludes set-up; prints both and the ratio.
     Bench {
-        /// Which network: `dumbbell` (the constrained link) or `grid` (the
-        /// 802.15.4 grid, with the ns-3 reference's settings).
+        /// Which network: `dumbbell` (the constrained link), `grid` (the
+        /// 802.15.4 grid, with the ns-3 reference's settings) or `star` (the
+        /// Wi-Fi star of the lwIP evaluation).
         #[arg(long, default_value = "dumbbell", value_name = "NETWORK")]
         network: BenchNetwork,
-        /// Number of continuous clients (dumbbell).
-        #[arg(long, default_value_t = 400)]
-        clients: u32,
+        /// Number of continuous clients (dumbbell), or of stations (star,
+        /// default 12).
+        #[arg(long)]
+        clients: Option<u32>,
         /// Request period (grid).
         #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
         period: f64,
@@ -138,9 +142,10 @@ enum Command {
         /// Router buffer: bytes or `inf` (ns-3 gets 1410000 B for `inf`).
         #[arg(long, default_value = "inf")]
         buffer: String,
-        /// Algorithm (ns-3 always runs Default CoAP).
-        #[arg(long, default_value = "default")]
-        algorithm: String,
+        /// Algorithm (dumbbell: ns-3 always runs Default CoAP; star: a TCP
+        /// flavour, default `tcp`, ns-3 runs its NewReno).
+        #[arg(long)]
+        algorithm: Option<String>,
         /// Repetitions of the coapcc run (the median is reported).
         #[arg(long, default_value_t = 5)]
         repeat: usize,
@@ -148,7 +153,8 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// The ns-3 reference script, or `none` to skip it (default:
-        /// ../shared/baselines/ns3/run.sh, or ns3-grid/run.sh for the grid).
+        /// ../shared/baselines/ns3/run.sh, ns3-grid/run.sh for the grid,
+        /// baselines/ns3-star/run.sh of this repository for the star).
         #[arg(long, value_name = "SCRIPT|none")]
         ns3: Option<String>,
     },
@@ -250,6 +256,12 @@ fn real_main() -> Result<()> {
             let scenario = match overrides.apply_any(base, &origin)? {
                 AnyScenario::Dumbbell(s) => *s,
                 AnyScenario::Grid(s) => return run_grid(&s, &pool, format, pcap.as_deref()),
+                AnyScenario::Star(s) => {
+                    if pcap.is_some() {
+                        anyhow::bail!("--pcap: not available on the Wi-Fi star yet");
+                    }
+                    return run_star(&s, &pool, format);
+                }
             };
             let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
             let bar = run_progress(total);
@@ -308,9 +320,9 @@ fn real_main() -> Result<()> {
             ns3,
         } => match network {
             BenchNetwork::Dumbbell => coapcc::bench::run(
-                clients,
+                clients.unwrap_or(400),
                 &buffer,
-                &algorithm,
+                algorithm.as_deref().unwrap_or("default"),
                 repeat,
                 seed,
                 ns3.as_deref().unwrap_or("../shared/baselines/ns3/run.sh"),
@@ -325,6 +337,13 @@ fn real_main() -> Result<()> {
                 seed,
                 ns3.as_deref()
                     .unwrap_or("../shared/baselines/ns3-grid/run.sh"),
+            ),
+            BenchNetwork::Star => coapcc::bench::run_star(
+                clients.unwrap_or(12),
+                algorithm.as_deref().unwrap_or("tcp"),
+                repeat,
+                seed,
+                ns3.as_deref().unwrap_or("baselines/ns3-star/run.sh"),
             ),
         },
         Command::DefaultScenario => {
@@ -388,6 +407,32 @@ fn run_grid(
         Format::Markdown => print!("{}", grid_output::markdown(scenario, &result.summaries)),
         Format::Table => {
             print!("{}", grid_output::table(scenario, &result));
+            let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
+            println!(
+                "\n{total} runs, {events} events in {:.2} s wall time",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `coapcc run` on a star scenario.
+fn run_star(
+    scenario: &coapcc_sim::StarScenario,
+    pool: &rayon::ThreadPool,
+    format: Format,
+) -> Result<()> {
+    let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
+    let bar = run_progress(total);
+    let started = Instant::now();
+    let result = pool.install(|| coapcc_sim::run_star_scenario(scenario, &|| bar.inc(1)))?;
+    bar.finish_and_clear();
+    match format {
+        Format::Json => println!("{}", star_output::json(scenario, &result.summaries)),
+        Format::Markdown => print!("{}", star_output::markdown(scenario, &result.summaries)),
+        Format::Table => {
+            print!("{}", star_output::table(scenario, &result.summaries));
             let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
             println!(
                 "\n{total} runs, {events} events in {:.2} s wall time",

@@ -192,6 +192,7 @@ fn kind_name(k: NetworkKind) -> &'static str {
     match k {
         NetworkKind::Dumbbell => "dumbbell",
         NetworkKind::Grid => "grid",
+        NetworkKind::Star => "star",
     }
 }
 
@@ -560,6 +561,9 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
     match kind {
         NetworkKind::Dumbbell => dumbbell_network(args, file),
         NetworkKind::Grid => grid_network(args, file),
+        NetworkKind::Star => bail!(
+            "--scenario: the emulator runs the dumbbell and the grid; this scenario describes the Wi-Fi star"
+        ),
     }
 }
 

@@ -8,7 +8,9 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, GridScenario, Scenario, WorkloadKind};
+use coapcc_sim::{
+    AlgorithmSpec, Buffer, ErrorProfile, GridScenario, Scenario, StarScenario, WorkloadKind,
+};
 use serde::Deserialize;
 
 /// The scenario `coapcc run` uses when no file is given: the constrained-link
@@ -22,6 +24,8 @@ pub enum AnyScenario {
     Dumbbell(Box<Scenario>),
     /// On the 802.15.4 grid.
     Grid(Box<GridScenario>),
+    /// On the Wi-Fi star.
+    Star(Box<StarScenario>),
 }
 
 /// The network kinds a scenario may name.
@@ -31,6 +35,8 @@ pub enum NetworkKind {
     Dumbbell,
     /// `kind = "grid"`.
     Grid,
+    /// `kind = "star"`.
+    Star,
 }
 
 /// Reads `[network] kind` of a TOML document (scenario or campaign), with
@@ -51,9 +57,10 @@ pub fn network_kind(text: &str, origin: &str) -> Result<NetworkKind> {
         None => Ok(NetworkKind::Dumbbell),
         Some(toml::Value::String(k)) if k == "dumbbell" => Ok(NetworkKind::Dumbbell),
         Some(toml::Value::String(k)) if k == "grid" => Ok(NetworkKind::Grid),
-        Some(other) => {
-            bail!("{origin}: network.kind: expected \"dumbbell\" or \"grid\", found {other}")
-        }
+        Some(toml::Value::String(k)) if k == "star" => Ok(NetworkKind::Star),
+        Some(other) => bail!(
+            "{origin}: network.kind: expected \"dumbbell\", \"grid\" or \"star\", found {other}"
+        ),
     }
 }
 
@@ -66,6 +73,12 @@ pub fn parse_any(text: &str, origin: &str) -> Result<AnyScenario> {
                 toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
             scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
             Ok(AnyScenario::Grid(Box::new(scenario)))
+        }
+        NetworkKind::Star => {
+            let scenario: StarScenario =
+                toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+            scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+            Ok(AnyScenario::Star(Box::new(scenario)))
         }
     }
 }
@@ -130,6 +143,9 @@ impl Overrides {
             AnyScenario::Grid(s) => self
                 .apply_grid(*s, origin)
                 .map(|s| AnyScenario::Grid(Box::new(s))),
+            AnyScenario::Star(s) => self
+                .apply_star(*s, origin)
+                .map(|s| AnyScenario::Star(Box::new(s))),
         }
     }
 
@@ -158,6 +174,35 @@ impl Overrides {
         }
         if let Some(p) = self.period {
             s.workload.period_s = p;
+        }
+        s.validate()
+            .map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;
+        Ok(s)
+    }
+
+    /// Applies the overrides to a star scenario and re-validates.
+    pub fn apply_star(&self, mut s: StarScenario, origin: &str) -> Result<StarScenario> {
+        let not_here = [
+            ("--clients", self.clients.is_some()),
+            ("--buffer", self.buffer.is_some()),
+            ("--errors", self.errors.is_some()),
+            ("--workload", self.workload.is_some()),
+            ("--period", self.period.is_some()),
+        ];
+        if let Some((flag, _)) = not_here.iter().find(|(_, set)| *set) {
+            bail!("{flag}: does not apply to {origin}, which runs on the Wi-Fi star");
+        }
+        if let Some(list) = &self.algorithms {
+            s.algorithms = choose(&s.algorithms, list)?;
+        }
+        if let Some(r) = self.replications {
+            if r == 0 {
+                bail!("--replications: expected at least 1");
+            }
+            s.replications = r;
+        }
+        if let Some(seed) = self.seed {
+            s.seed = seed;
         }
         s.validate()
             .map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;

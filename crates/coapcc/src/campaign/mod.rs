@@ -17,7 +17,7 @@ pub mod runner;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::scenario_file::{network_kind, NetworkKind};
@@ -41,6 +41,10 @@ pub fn parse_any(text: &str, origin: &str) -> Result<AnyPlan> {
     Ok(match network_kind(text, origin)? {
         NetworkKind::Dumbbell => AnyPlan::Dumbbell(Box::new(parse(text, origin)?)),
         NetworkKind::Grid => AnyPlan::Grid(Box::new(grid::parse(text, origin)?)),
+        NetworkKind::Star => bail!(
+            "{origin}: campaigns on the Wi-Fi star are not supported yet; run its scenarios with \
+             `coapcc run` (scenarios/lwip/)"
+        ),
     })
 }
 

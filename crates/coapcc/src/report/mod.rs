@@ -159,6 +159,10 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
             let report = grid::data::gather(&db, def, others)?;
             (grid::write(&report, out)?, report.progress())
         }
+        NetworkKind::Star => anyhow::bail!(
+            "{}: campaign `{name}` ran on the Wi-Fi star, whose reports are not supported yet",
+            store.display()
+        ),
     };
     println!(
         "report of campaign `{name}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",

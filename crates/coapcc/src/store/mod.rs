@@ -90,6 +90,7 @@ fn network_name(n: NetworkKind) -> &'static str {
     match n {
         NetworkKind::Dumbbell => "dumbbell",
         NetworkKind::Grid => "grid",
+        NetworkKind::Star => "star",
     }
 }
 
@@ -507,10 +508,10 @@ impl Store {
                         source: r.get(4)?,
                         text: r.get(5)?,
                         model_version: r.get(6)?,
-                        network: if r.get::<_, String>(11)? == "grid" {
-                            NetworkKind::Grid
-                        } else {
-                            NetworkKind::Dumbbell
+                        network: match r.get::<_, String>(11)?.as_str() {
+                            "grid" => NetworkKind::Grid,
+                            "star" => NetworkKind::Star,
+                            _ => NetworkKind::Dumbbell,
                         },
                         skipped: Vec::new(),
                         runs: r.get::<_, i64>(8)? as u64,

@@ -1,0 +1,611 @@
+//! The lwIP evaluation (spec `testbed.md` §2, §5; `radio.md` §2): bulk TCP
+//! senders on the stations of the Wi-Fi star of [`coapcc_link::star`], a TCP
+//! sink behind the access point, and the paper's metrics.
+//!
+//! - Station `i` connects to the sink at `start_s` + U[0, interval) and,
+//!   once connected, writes `write_bytes` every `interval_s`, `writes`
+//!   times. A write that does not fit the send buffer waits, and is
+//!   completed as soon as there is room (the application blocks).
+//! - The sink accepts every connection and reads everything at once; it
+//!   acknowledges every segment (no delayed ACK) and advertises 14 · MSS
+//!   (`radio.md` §2.3).
+//! - The run ends when every byte written has been acknowledged, or
+//!   `drain_s` after the last write is due.
+//! - Goodput at the access point: bytes the sink received × 8 / the time
+//!   from the first write to the last byte received. Uncongested, that is
+//!   the offered load (the ns-3 reference's figure); late bytes lower it.
+//! - Every station's congestion window, slow-start threshold, RTO and
+//!   smoothed RTT are sampled every `sample_s` (default 0.5 s, lwIP's slow
+//!   tick).
+
+use coapcc_link::star::{self, Star, StarRecord, SERVER};
+use coapcc_link::{Datagram, Network, Output, PacketId};
+use coapcc_tcp::{Segment, TcpConfig, TcpEvent, TcpSocket};
+use serde::{Deserialize, Serialize};
+
+use crate::agenda::Agenda;
+use crate::config::AlgorithmSpec;
+use crate::metrics::Conservation;
+use crate::rng::{derive, SimRng, Stream};
+use crate::testbed::SpecError;
+use crate::time::{from_secs, to_secs, Nanos};
+
+/// The star's workload: bulk senders (the paper: 1024 bytes every 0.4 s,
+/// 1000 times).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StarWorkload {
+    /// Writes per station.
+    pub writes: u32,
+    /// Bytes per write.
+    pub write_bytes: u32,
+    /// Time between writes (s).
+    pub interval_s: f64,
+    /// Stations connect at this time plus U[0, interval) (s).
+    pub start_s: f64,
+    /// How long after the last write is due the run may go on (s).
+    pub drain_s: f64,
+    /// Sampling period of the per-station traces (s).
+    pub sample_s: f64,
+    /// TCP maximum segment size (the paper: 536).
+    pub mss: u16,
+}
+
+impl Default for StarWorkload {
+    fn default() -> Self {
+        StarWorkload {
+            writes: 1000,
+            write_bytes: 1024,
+            interval_s: 0.4,
+            start_s: 1.0,
+            drain_s: 60.0,
+            sample_s: 0.5,
+            mss: 536,
+        }
+    }
+}
+
+/// One run on the star.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StarRunSpec {
+    /// The network.
+    pub network: star::Config,
+    /// The workload.
+    pub workload: StarWorkload,
+    /// The stations' TCP (`tcp`, `tcp-lwip`, …).
+    pub algorithm: AlgorithmSpec,
+    /// The seed; each replication derives its own.
+    pub seed: u64,
+}
+
+/// One sample of a station's TCP state.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TcpSample {
+    /// Seconds since the start of the run.
+    pub t: f64,
+    /// Congestion window (bytes).
+    pub cwnd: u64,
+    /// Slow-start threshold (bytes).
+    pub ssthresh: u64,
+    /// Retransmission timeout in force (s).
+    pub rto: f64,
+    /// Smoothed RTT (s; 0 before the first sample).
+    pub srtt: f64,
+}
+
+/// What one station did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StationResult {
+    /// Its number (1 …).
+    pub station: u32,
+    /// Bytes its application wrote.
+    pub written: u64,
+    /// Bytes the sink received from it.
+    pub received: u64,
+    /// Whether every byte written was acknowledged.
+    pub complete: bool,
+    /// Segments it resent.
+    pub retransmitted_segments: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits.
+    pub fast_retransmits: u64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+    /// The largest RTO that expired (s; 0 if none did).
+    pub max_expired_rto: f64,
+    /// The largest RTO in force at any sample (s).
+    pub max_rto: f64,
+    /// Its sampled TCP state.
+    pub trace: Vec<TcpSample>,
+}
+
+/// The outcome of one replication on the star.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StarRunResult {
+    /// Per station.
+    pub stations: Vec<StationResult>,
+    /// Goodput at the sink (bit/s from the first write to the last byte
+    /// received).
+    pub goodput_bps: f64,
+    /// What the wireless part did.
+    pub mac: StarRecord,
+    /// When the run ended (s).
+    pub duration: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Packets handed to the network = delivered + dropped + in flight.
+    pub conservation: Conservation,
+}
+
+/// The TCP configuration `algorithm` selects for the star, both ends
+/// (the sink's window and ACK policy are set by the caller).
+pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<TcpConfig, SpecError> {
+    if !algorithm.is_tcp() {
+        return Err(SpecError(format!(
+            "algorithm `{}`: the star runs TCP senders; expected `tcp` or a `tcp-lwip` profile",
+            algorithm.name
+        )));
+    }
+    algorithm.check().map_err(SpecError)?;
+    let mut cfg = TcpConfig::linux();
+    cfg.mss = mss;
+    Ok(cfg)
+}
+
+/// Checks that `spec` can run.
+pub fn validate(spec: &StarRunSpec) -> Result<(), SpecError> {
+    spec.network.validate().map_err(SpecError)?;
+    let w = &spec.workload;
+    let positive = |v: f64| v > 0.0 && v.is_finite() && v <= 1e7;
+    if w.writes == 0 || w.write_bytes == 0 || w.write_bytes > 1 << 20 {
+        return Err(SpecError(
+            "workload.writes, workload.write_bytes: expected at least 1 (and at most 1 MiB a write)"
+                .into(),
+        ));
+    }
+    if !positive(w.interval_s) || !positive(w.sample_s) {
+        return Err(SpecError(
+            "workload.interval_s, workload.sample_s: expected positive times up to 1e7 s".into(),
+        ));
+    }
+    if !(0.0..=1e7).contains(&w.start_s) || !(0.0..=1e7).contains(&w.drain_s) {
+        return Err(SpecError(
+            "workload.start_s, workload.drain_s: expected 0 to 1e7 s".into(),
+        ));
+    }
+    if !(64..=1460).contains(&w.mss) {
+        return Err(SpecError(format!(
+            "workload.mss: expected 64 to 1460 bytes, found {}",
+            w.mss
+        )));
+    }
+    tcp_config(&spec.algorithm, w.mss)?;
+    Ok(())
+}
+
+/// Runs one replication of `spec`.
+pub fn run(spec: &StarRunSpec, replication: u32) -> Result<StarRunResult, SpecError> {
+    let mut w = World::new(spec, replication)?;
+    w.run();
+    Ok(w.finish())
+}
+
+/// Runs one replication, timing its event loop alone (for benchmarks).
+pub fn run_timed(
+    spec: &StarRunSpec,
+    replication: u32,
+) -> Result<(StarRunResult, std::time::Duration), SpecError> {
+    let mut w = World::new(spec, replication)?;
+    let t0 = std::time::Instant::now();
+    w.run();
+    let wall = t0.elapsed();
+    Ok((w.finish(), wall))
+}
+
+/// A segment in the network.
+struct Slot {
+    seg: Segment,
+    /// The station whose connection it belongs to (index from 0).
+    station: u32,
+    to_server: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    /// A station connects.
+    Connect(u32),
+    /// A station's next write is due.
+    Write(u32),
+    /// A TCP timer (`station * 2 + side`, side 1 = the sink's end; stale
+    /// unless it is the socket's current deadline).
+    Timer(u32),
+    /// Sample every station's TCP state.
+    Sample,
+    /// The end of the run.
+    End,
+}
+
+struct Station {
+    client: Option<TcpSocket>,
+    server: Option<TcpSocket>,
+    /// Writes started, and bytes of the current write not yet accepted.
+    writes_started: u32,
+    pending: u32,
+    written: u64,
+    received: u64,
+    timer_queued: [Option<Nanos>; 2],
+    max_expired_rto: f64,
+    max_rto: f64,
+    trace: Vec<TcpSample>,
+    /// Every byte written has been acknowledged.
+    complete: bool,
+}
+
+struct World<'a> {
+    spec: &'a StarRunSpec,
+    net: Star,
+    now: Nanos,
+    events: Agenda<Event>,
+    processed: u64,
+    stations: Vec<Station>,
+    slots: Vec<Slot>,
+    free: Vec<PacketId>,
+    client_cfg: TcpConfig,
+    sink_cfg: TcpConfig,
+    data: Vec<u8>,
+    scratch: Vec<u8>,
+    conservation: Conservation,
+    done: u32,
+    running: bool,
+    /// Segments a service step produced (reused).
+    outbox: Vec<PacketId>,
+    /// The first write, and the last time the sink received data.
+    first_write: Option<Nanos>,
+    last_receive: Nanos,
+}
+
+impl<'a> World<'a> {
+    fn new(spec: &'a StarRunSpec, replication: u32) -> Result<Self, SpecError> {
+        validate(spec)?;
+        let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
+        let net = Star::new(&spec.network, seed).map_err(SpecError)?;
+        let w = &spec.workload;
+        let mut client_cfg = tcp_config(&spec.algorithm, w.mss)?;
+        client_cfg.record_events = true;
+        let mut sink_cfg = client_cfg.clone();
+        sink_cfg.record_events = false;
+        sink_cfg.delayed_ack = 0;
+        sink_cfg.rcv_wnd = (14 * u32::from(w.mss)).min(65_535) as u16;
+        let n = spec.network.stations;
+        let mut events = Agenda::new(0, 8 * n as usize + 16);
+        for i in 0..n {
+            let mut rng = SimRng::new(derive(seed, Stream::Workload, u64::from(i)));
+            let at = from_secs(w.start_s + w.interval_s * rng.uniform());
+            events.push(at, Event::Connect(i));
+        }
+        events.push(from_secs(w.sample_s), Event::Sample);
+        let last_write = w.start_s + w.interval_s * (f64::from(w.writes) + 1.0);
+        events.push(from_secs(last_write + w.drain_s), Event::End);
+        let stations = (0..n)
+            .map(|_| Station {
+                client: None,
+                server: None,
+                writes_started: 0,
+                pending: 0,
+                written: 0,
+                received: 0,
+                timer_queued: [None; 2],
+                max_expired_rto: 0.0,
+                max_rto: 0.0,
+                trace: Vec::new(),
+                complete: false,
+            })
+            .collect();
+        Ok(World {
+            spec,
+            net,
+            now: 0,
+            events,
+            processed: 0,
+            stations,
+            slots: Vec::new(),
+            free: Vec::new(),
+            client_cfg,
+            sink_cfg,
+            data: vec![b'd'; w.write_bytes as usize],
+            scratch: vec![0; 1 << 16],
+            conservation: Conservation::default(),
+            done: 0,
+            running: true,
+            outbox: Vec::new(),
+            first_write: None,
+            last_receive: 0,
+        })
+    }
+
+    fn run(&mut self) {
+        while self.running {
+            let net_at = self.net.next_wakeup();
+            let timer_at = self.events.peek_time();
+            if net_at.is_some_and(|n| timer_at.is_none_or(|t| n <= t)) {
+                let (at, out) = self.net.poll(Nanos::MAX).expect("a network event is due");
+                self.now = at;
+                match out {
+                    Some(Output::Delivered { id, .. }) => self.delivered(id),
+                    Some(Output::Dropped { id, .. }) => {
+                        self.conservation.dropped += 1;
+                        self.free.push(id);
+                    }
+                    None => {}
+                }
+                continue;
+            }
+            let Some((at, ev)) = self.events.pop() else {
+                break;
+            };
+            self.now = at;
+            self.processed += 1;
+            match ev {
+                Event::Connect(i) => {
+                    let mut cfg = self.client_cfg.clone();
+                    cfg.isn = (i + 1).wrapping_mul(0x9e37_79b9);
+                    self.stations[i as usize].client = Some(TcpSocket::connect(at, cfg));
+                    self.service(i, false);
+                }
+                Event::Write(i) => self.write(i),
+                Event::Timer(ep) => {
+                    let (i, side) = (ep / 2, (ep % 2) as usize);
+                    let st = &mut self.stations[i as usize];
+                    if st.timer_queued[side] == Some(at) {
+                        st.timer_queued[side] = None;
+                        let sock = if side == 0 {
+                            st.client.as_mut()
+                        } else {
+                            st.server.as_mut()
+                        };
+                        if let Some(s) = sock {
+                            s.handle_timeout(at);
+                        }
+                        self.service(i, side == 1);
+                    }
+                }
+                Event::Sample => {
+                    self.sample();
+                    let next = at + from_secs(self.spec.workload.sample_s);
+                    self.events.push(next, Event::Sample);
+                }
+                Event::End => self.running = false,
+            }
+        }
+    }
+
+    /// A station's next write: 1024 bytes handed to its socket (or what
+    /// fits; the rest waits for room).
+    fn write(&mut self, i: u32) {
+        let w = &self.spec.workload;
+        let st = &mut self.stations[i as usize];
+        if st.writes_started < w.writes {
+            self.first_write.get_or_insert(self.now);
+            st.writes_started += 1;
+            st.pending += w.write_bytes;
+            if st.writes_started < w.writes {
+                let next = self.now + from_secs(w.interval_s);
+                self.events.push(next, Event::Write(i));
+            }
+        }
+        self.service(i, false);
+    }
+
+    /// Moves pending application bytes into the socket, drains its segments
+    /// and events, re-arms its timer (`sink`: the sink's end).
+    fn service(&mut self, i: u32, sink: bool) {
+        let side = usize::from(sink);
+        let now = self.now;
+        let st = &mut self.stations[i as usize];
+        let Some(sock) = (if sink {
+            st.server.as_mut()
+        } else {
+            st.client.as_mut()
+        }) else {
+            return;
+        };
+        if !sink && st.pending > 0 && sock.is_established() {
+            let n = sock.send(&self.data[..st.pending.min(self.data.len() as u32) as usize]);
+            st.pending -= n as u32;
+            st.written += n as u64;
+        }
+        if sink {
+            loop {
+                let n = sock.recv(&mut self.scratch);
+                if n == 0 {
+                    break;
+                }
+                st.received += n as u64;
+                self.last_receive = now;
+            }
+        }
+        let mut connected = false;
+        while let Some(ev) = sock.poll_event() {
+            match ev {
+                TcpEvent::Connected => connected = true,
+                TcpEvent::RtoExpired { expired, .. } => {
+                    st.max_expired_rto = st.max_expired_rto.max(to_secs(expired));
+                }
+                _ => {}
+            }
+        }
+        let mut out = std::mem::take(&mut self.outbox);
+        out.clear();
+        loop {
+            let id = match self.free.pop() {
+                Some(id) => id,
+                None => {
+                    self.slots.push(Slot {
+                        seg: Segment::default(),
+                        station: 0,
+                        to_server: false,
+                    });
+                    (self.slots.len() - 1) as PacketId
+                }
+            };
+            let slot = &mut self.slots[id as usize];
+            if !sock.poll_transmit_into(now, &mut slot.seg) {
+                self.free.push(id);
+                break;
+            }
+            slot.station = i;
+            slot.to_server = !sink;
+            out.push(id);
+        }
+        let deadline = sock.poll_timeout();
+        let complete = !sink
+            && st.writes_started == self.spec.workload.writes
+            && st.pending == 0
+            && sock.all_acked();
+        if deadline != st.timer_queued[side] {
+            if let Some(t) = deadline {
+                st.timer_queued[side] = deadline;
+                self.events
+                    .push(t.max(now), Event::Timer(i * 2 + side as u32));
+            } else {
+                st.timer_queued[side] = None;
+            }
+        }
+        if connected && !sink {
+            // the first write as soon as the connection is up
+            self.events.push(now, Event::Write(i));
+        }
+        for &id in &out {
+            self.send(id);
+        }
+        self.outbox = out;
+        if complete && !self.stations[i as usize].complete {
+            self.stations[i as usize].complete = true;
+            self.done += 1;
+            if self.done == self.spec.network.stations {
+                self.running = false;
+            }
+        }
+    }
+
+    /// Hands segment `id` to the star.
+    fn send(&mut self, id: PacketId) {
+        self.conservation.sent += 1;
+        let slot = &self.slots[id as usize];
+        let payload = slot.seg.payload.len() as u16;
+        let header = (slot.seg.wire_len() - usize::from(star::IPV4_HEADER)) as u16 - payload;
+        let station = slot.station + 1;
+        let (src, dst) = if slot.to_server {
+            (station, SERVER)
+        } else {
+            (SERVER, station)
+        };
+        let d = Datagram {
+            id,
+            src,
+            dst,
+            transport_header: header,
+            payload,
+            unnecessary: false,
+        };
+        if self.net.send(self.now, d).is_err() {
+            self.conservation.dropped += 1;
+            self.free.push(id);
+        }
+    }
+
+    /// A segment reached its end.
+    fn delivered(&mut self, id: PacketId) {
+        self.conservation.delivered += 1;
+        let (i, to_server) = {
+            let s = &self.slots[id as usize];
+            (s.station, s.to_server)
+        };
+        let now = self.now;
+        let st = &mut self.stations[i as usize];
+        if to_server {
+            if st.server.is_none() {
+                st.server =
+                    TcpSocket::accept(now, self.sink_cfg.clone(), &self.slots[id as usize].seg);
+            } else if let Some(s) = st.server.as_mut() {
+                s.handle_segment(now, &self.slots[id as usize].seg);
+            }
+        } else if let Some(c) = st.client.as_mut() {
+            c.handle_segment(now, &self.slots[id as usize].seg);
+        }
+        self.free.push(id);
+        // (for the client: an acknowledgement may have made room for
+        // pending bytes, which `service` hands over)
+        self.service(i, to_server);
+    }
+
+    /// Samples every station's TCP state.
+    fn sample(&mut self) {
+        let t = to_secs(self.now);
+        for st in &mut self.stations {
+            if let Some(c) = st.client.as_ref() {
+                let rto = to_secs(c.rto());
+                st.max_rto = st.max_rto.max(rto);
+                st.trace.push(TcpSample {
+                    t,
+                    cwnd: c.cwnd(),
+                    ssthresh: c.ssthresh(),
+                    rto,
+                    srtt: c.srtt().map_or(0.0, to_secs),
+                });
+            }
+        }
+    }
+
+    fn finish(self) -> StarRunResult {
+        let mut conservation = self.conservation;
+        conservation.in_flight = self.net.in_flight();
+        assert!(
+            conservation.holds(),
+            "packet conservation violated on the star: {conservation:?}"
+        );
+        let stations: Vec<StationResult> = self
+            .stations
+            .into_iter()
+            .enumerate()
+            .map(|(i, st)| {
+                let stats = st
+                    .client
+                    .as_ref()
+                    .map(|c| c.stats().clone())
+                    .unwrap_or_default();
+                let complete = st.complete;
+                StationResult {
+                    station: i as u32 + 1,
+                    written: st.written,
+                    received: st.received,
+                    complete,
+                    retransmitted_segments: stats.retransmitted_segments,
+                    timeouts: stats.rto_expirations,
+                    fast_retransmits: stats.fast_retransmits,
+                    rtt_samples: stats.rtt_samples,
+                    max_expired_rto: st.max_expired_rto,
+                    max_rto: st.max_rto,
+                    trace: st.trace,
+                }
+            })
+            .collect();
+        let received: u64 = stations.iter().map(|s| s.received).sum();
+        let span = self
+            .first_write
+            .map_or(0.0, |f| to_secs(self.last_receive.saturating_sub(f)));
+        StarRunResult {
+            goodput_bps: if span > 0.0 {
+                received as f64 * 8.0 / span
+            } else {
+                0.0
+            },
+            stations,
+            mac: self.net.record(),
+            duration: to_secs(self.now),
+            events: self.processed + self.net.events(),
+            conservation,
+        }
+    }
+}
