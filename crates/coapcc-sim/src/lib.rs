@@ -11,8 +11,9 @@
 //! - [`grid`], [`grid_scenario`]: the pCoCoA evaluation on the 802.15.4 grid
 //!   ([`coapcc_link::grid`]): periodic clients, bursty interferers, and its
 //!   metrics;
-//! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithm
-//!   `tcp`);
+//! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithms
+//!   `tcp`, `tcp-lwip`, `tcp-lwip-backoff`, `tcp-lwip-cwnd`,
+//!   `tcp-lwip-backoff-cwnd`);
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
 //!
 //! The network model lives in `coapcc-link` and the workloads' vocabulary and
