@@ -13,8 +13,9 @@
 //!   metrics;
 //! - [`star`]: the lwIP evaluation on the Wi-Fi star ([`coapcc_link::star`]):
 //!   bulk TCP senders and a sink;
-//! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithm
-//!   `tcp`);
+//! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithms
+//!   `tcp`, `tcp-lwip`, `tcp-lwip-backoff`, `tcp-lwip-cwnd`,
+//!   `tcp-lwip-backoff-cwnd`);
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
 //!
 //! The network model lives in `coapcc-link` and the workloads' vocabulary and

@@ -1,10 +1,14 @@
-//! CoAP over TCP in the constrained-link testbed (spec `transport-tcp.md` §1–2,
+//! CoAP over TCP in the constrained-link testbed (spec `transport-tcp.md` §1–3,
 //! `testbed.md` §2–3): the clients' connections, the server's accepted
 //! connections, and their workloads.
 //!
 //! Every client connection is a pair of sans-IO endpoints — a `coapcc-tcp`
-//! [`TcpSocket`] with an RFC 8323 [`CoapTcpConnection`] on top — one at the
+//! [`AnySocket`] with an RFC 8323 [`CoapTcpConnection`] on top — one at the
 //! client, one accepted by the single server node when the connection's SYN
+//! reaches it. Both ends run the TCP profile the client's algorithm names
+//! (`tcp`: `linux`; `tcp-lwip*`: lwIP and its variants). lwIP keeps one timer
+//! grid per device ([`coapcc_tcp::lwip::TickClock`]): each client's starts
+//! 250 ms after its first connect, the server's 250 ms after the first SYN
 //! reaches it. The testbed ([`crate::testbed`]) carries the segments this module
 //! emits over the bottleneck (their size is [`Segment::wire_len`]) and hands
 //! them back when they arrive; timers come back as events.
@@ -32,7 +36,8 @@ use coapcc_proto::message::Code;
 use coapcc_proto::tcp::{
     CoapTcpConnection, ConnEvent, RefuseRequests, RequestHandler, TestbedHandler,
 };
-use coapcc_tcp::{Segment, TcpConfig, TcpSocket, TcpState};
+use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
+use coapcc_tcp::{AnySocket, Flags, Segment, SocketConfig, TcpProfile, TcpState};
 
 use crate::config::WorkloadKind;
 use crate::metrics::ClientRecord;
@@ -102,7 +107,7 @@ struct SegSlot {
 
 /// One end of a connection: the socket and the CoAP connection above it.
 struct Endpoint {
-    sock: TcpSocket,
+    sock: AnySocket,
     app: CoapTcpConnection,
     /// The deadline for which a timer event is queued.
     timer: Option<Nanos>,
@@ -111,7 +116,7 @@ struct Endpoint {
 }
 
 impl Endpoint {
-    fn new(sock: TcpSocket, app: CoapTcpConnection) -> Self {
+    fn new(sock: AnySocket, app: CoapTcpConnection) -> Self {
         let csm_len = app.output().len() as u64;
         Endpoint {
             sock,
@@ -187,13 +192,21 @@ struct TcpClient {
     warm: bool,
     /// Continuous clients: the workload may start.
     go: bool,
+    /// lwIP: the client device's first TCP timer call.
+    timer_origin: Option<Nanos>,
     record: ClientRecord,
     tcp: TcpRecord,
 }
 
 /// Every TCP client, connection and in-flight segment of a run.
 pub(crate) struct TcpWorld {
-    cfg: TcpConfig,
+    /// Per group: the socket configuration of its TCP profile (`None` for
+    /// UDP groups).
+    cfgs: Vec<Option<SocketConfig>>,
+    /// Initial sequence number of every socket (the same in all profiles).
+    isn: u32,
+    /// lwIP: the server device's first TCP timer call.
+    server_origin: Option<Nanos>,
     path: Vec<u8>,
     handler: TestbedHandler,
     slots: Vec<SegSlot>,
@@ -222,14 +235,24 @@ pub(crate) struct TcpWorld {
 }
 
 impl TcpWorld {
-    /// An empty world: `mtu` sets the MSS, `groups` sizes the histograms.
-    pub(crate) fn new(mtu: usize, path: &str, payload_len: usize, groups: usize) -> Self {
-        let cfg = TcpConfig {
-            mss: TcpConfig::mss_for_mtu(mtu.min(u16::MAX as usize) as u16),
-            ..TcpConfig::linux()
-        };
+    /// An empty world: `mtu` sets the MSS, `profiles` holds each group's TCP
+    /// profile (`None` for UDP groups) and sizes the histograms.
+    pub(crate) fn new(
+        mtu: usize,
+        path: &str,
+        payload_len: usize,
+        profiles: &[Option<TcpProfile>],
+    ) -> Self {
+        let mtu = mtu.min(u16::MAX as usize) as u16;
+        let cfgs: Vec<Option<SocketConfig>> =
+            profiles.iter().map(|p| p.map(|p| p.config(mtu))).collect();
+        let isn = cfgs.iter().flatten().next().map_or(0, SocketConfig::isn);
+        debug_assert!(cfgs.iter().flatten().all(|c| c.isn() == isn));
+        let groups = profiles.len();
         TcpWorld {
-            cfg,
+            cfgs,
+            isn,
+            server_origin: None,
             path: path.as_bytes().to_vec(),
             handler: TestbedHandler { payload_len },
             slots: Vec::new(),
@@ -273,6 +296,7 @@ impl TcpWorld {
             finished: false,
             warm: false,
             go: false,
+            timer_origin: None,
             record: ClientRecord {
                 group,
                 ..ClientRecord::default()
@@ -350,15 +374,24 @@ impl TcpWorld {
         self.open(now, c);
     }
 
+    /// The socket configuration of client `c`'s group.
+    fn cfg_of(&self, c: u32) -> &SocketConfig {
+        let group = self.clients[c as usize].group as usize;
+        self.cfgs[group]
+            .as_ref()
+            .expect("TCP clients belong to TCP groups")
+    }
+
     /// Opens a new connection for client `c`; its SYN leaves at once.
     fn open(&mut self, now: Nanos, c: u32) {
         let id = self.conns.len() as u32;
+        let origin = *self.clients[c as usize]
+            .timer_origin
+            .get_or_insert(now + FIRST_TIMER_DELAY);
+        let cfg = self.cfg_of(c).clone().with_timer_origin(origin);
         let conn = Box::new(Conn {
             client: c,
-            cl: Endpoint::new(
-                TcpSocket::connect(now, self.cfg.clone()),
-                CoapTcpConnection::initiator(),
-            ),
+            cl: Endpoint::new(AnySocket::connect(now, cfg), CoapTcpConnection::initiator()),
             sv: None,
             cl_connected: false,
             sv_accepted: false,
@@ -394,10 +427,38 @@ impl TcpWorld {
         let offset = |seq: u32, isn: u32| u64::from(seq.wrapping_sub(isn.wrapping_add(1)));
         let c = conn.client as usize;
         let mut dup = false;
+        // lwIP answers a segment for which it has no connection any more
+        // (`tcp_input`, `tcp_listen_input`: `tcp_rst`) with a RST; the linux
+        // profile's sockets keep the testbed's earlier rule (discarded).
+        let receiver_closed = if to_server {
+            conn.sv
+                .as_ref()
+                .is_some_and(|sv| sv.sock.state() == TcpState::Closed)
+        } else {
+            conn.cl.sock.state() == TcpState::Closed
+        };
+        if receiver_closed
+            && self.is_lwip(c as u32)
+            && seg.flags.contains(Flags::ACK)
+            && !seg.flags.contains(Flags::RST)
+        {
+            let (rst_seq, rst_ack) = (seg.ack, seg.seq.wrapping_add(seg.seq_len()));
+            self.free.push(sid);
+            self.push_rst(id, conn.client, !to_server, rst_seq, rst_ack);
+            self.put_back(id, conn);
+            return 0;
+        }
         if to_server {
             match conn.sv.as_mut() {
                 None => {
-                    if let Some(sock) = TcpSocket::accept(now, self.cfg.clone(), seg) {
+                    let origin = *self.server_origin.get_or_insert(now + FIRST_TIMER_DELAY);
+                    let group = self.clients[c].group as usize;
+                    let cfg = self.cfgs[group]
+                        .as_ref()
+                        .expect("TCP clients belong to TCP groups")
+                        .clone()
+                        .with_timer_origin(origin);
+                    if let Some(sock) = AnySocket::accept(now, cfg, seg) {
                         conn.sv = Some(Endpoint::new(sock, CoapTcpConnection::responder()));
                     }
                 }
@@ -408,7 +469,7 @@ impl TcpWorld {
                     let tcp = &mut self.clients[c].tcp;
                     if after.dup_data_segments > before.dup_data_segments {
                         dup = true;
-                        if offset(seg.seq, self.cfg.isn) < conn.cl.csm_len {
+                        if offset(seg.seq, self.isn) < conn.cl.csm_len {
                             tcp.unnecessary_csm += 1;
                         } else {
                             tcp.unnecessary_requests += 1;
@@ -422,13 +483,22 @@ impl TcpWorld {
             }
         } else {
             let before = conn.cl.sock.stats().clone();
+            let rto = conn.cl.sock.rto();
             conn.cl.sock.handle_segment(now, seg);
             let after = conn.cl.sock.stats();
+            // lwIP runs the ticks due at `now` before the segment: a timer
+            // may expire here (never with the linux profile).
+            let expired = after.rto_expirations - before.rto_expirations;
+            if expired > 0 {
+                let r = &mut self.clients[c].record;
+                r.expirations += expired as u32;
+                r.max_expired_timer = r.max_expired_timer.max(to_secs(rto));
+            }
             let tcp = &mut self.clients[c].tcp;
             if after.dup_data_segments > before.dup_data_segments {
                 dup = true;
                 let csm = conn.sv.as_ref().map_or(0, |s| s.csm_len);
-                if offset(seg.seq, self.cfg.isn) < csm {
+                if offset(seg.seq, self.isn) < csm {
                     tcp.unnecessary_csm += 1;
                 } else {
                     tcp.unnecessary_responses += 1;
@@ -668,6 +738,44 @@ impl TcpWorld {
         }
     }
 
+    /// Whether client `c` runs an lwIP profile.
+    fn is_lwip(&self, c: u32) -> bool {
+        self.cfg_of(c).is_lwip()
+    }
+
+    /// A pooled segment slot.
+    fn slot(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.slots.push(SegSlot {
+                conn: 0,
+                client: 0,
+                to_server: false,
+                seg: Segment::default(),
+            });
+            (self.slots.len() - 1) as u32
+        })
+    }
+
+    /// Sends the RST of a stack that has no connection for a segment it
+    /// received (lwIP's `tcp_rst`: sequence number the segment's ACK, ACK its
+    /// sequence number plus its length).
+    fn push_rst(&mut self, id: u32, client: u32, to_server: bool, seq: u32, ack: u32) {
+        let sid = self.slot();
+        let slot = &mut self.slots[sid as usize];
+        slot.seg.clear();
+        slot.seg.seq = seq;
+        slot.seg.ack = ack;
+        slot.seg.flags = Flags::RST | Flags::ACK;
+        slot.conn = id;
+        slot.client = client;
+        slot.to_server = to_server;
+        if to_server {
+            self.out_up.push(sid);
+        } else {
+            self.out_down.push(sid);
+        }
+    }
+
     /// Drains an endpoint's transmissions into pooled segments.
     fn flush(&mut self, now: Nanos, id: u32, conn: &mut Conn, side: u32) {
         let client = conn.client;
@@ -700,7 +808,7 @@ impl TcpWorld {
                 let cl = &mut self.clients[client as usize];
                 let len = slot.seg.payload.len() as u64;
                 if let (Some(req), true) = (cl.req.as_mut(), len > 0 && cl.conn == Some(id)) {
-                    let off = u64::from(slot.seg.seq.wrapping_sub(self.cfg.isn.wrapping_add(1)));
+                    let off = u64::from(slot.seg.seq.wrapping_sub(self.isn.wrapping_add(1)));
                     if off <= req.off && req.off < off + len {
                         req.tx += 1;
                         req.first_tx.get_or_insert(now);
@@ -726,7 +834,7 @@ impl TcpWorld {
 
     /// Stores `conn` again, or retires it once both ends are closed.
     fn put_back(&mut self, id: u32, conn: Box<Conn>) {
-        let closed = |s: &TcpSocket| s.state() == TcpState::Closed;
+        let closed = |s: &AnySocket| s.state() == TcpState::Closed;
         if closed(&conn.cl.sock) && conn.sv.as_ref().is_none_or(|s| closed(&s.sock)) {
             let c = conn.client;
             if self.clients[c as usize].conn == Some(id) {

@@ -11,8 +11,8 @@
 //! every packet carries the bytes they encoded, and its size on the wire is the
 //! IPv4 + UDP header plus those bytes.
 //!
-//! Clients of the algorithm `tcp` run CoAP over TCP instead (transport-tcp.md
-//! §1–2, [`crate::tcp_endpoint`]): their packets are TCP segments of real size
+//! Clients of the algorithms `tcp` and `tcp-lwip*` run CoAP over TCP instead
+//! (transport-tcp.md §1–3, [`crate::tcp_endpoint`]): their packets are TCP segments of real size
 //! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
 //! error model and delays. A run may mix UDP and TCP groups.
 
@@ -283,11 +283,16 @@ impl<'a> Testbed<'a> {
         let mut clients = Vec::new();
         let mut udp_global = Vec::new();
         let mut order = Vec::new();
+        let profiles: Vec<_> = spec
+            .groups
+            .iter()
+            .map(|g| g.algorithm.tcp_profile())
+            .collect();
         let mut tcp = TcpWorld::new(
             n.mtu,
             &spec.coap.path,
             spec.coap.response_payload,
-            spec.groups.len(),
+            &profiles,
         );
         for (gi, g) in spec.groups.iter().enumerate() {
             for _ in 0..g.clients {

@@ -62,7 +62,7 @@ fn exchange_rtt() -> Nanos {
 }
 
 #[test]
-fn tcp_validates_and_lwip_is_not_implemented_yet() {
+fn tcp_and_the_lwip_names_validate() {
     let s = spec(
         1,
         WorkloadKind::Continuous,
@@ -70,10 +70,29 @@ fn tcp_validates_and_lwip_is_not_implemented_yet() {
         ErrorProfile::None,
     );
     assert_eq!(validate(&s), Ok(()));
-    let mut lwip = s.clone();
-    lwip.groups[0].algorithm = AlgorithmSpec::named("tcp-lwip-backoff");
-    let e = validate(&lwip).unwrap_err().0;
-    assert!(e.contains("not implemented"), "{e}");
+    for name in [
+        "tcp-lwip",
+        "tcp-lwip-backoff",
+        "tcp-lwip-cwnd",
+        "tcp-lwip-backoff-cwnd",
+    ] {
+        let mut lwip = s.clone();
+        lwip.groups[0].algorithm = AlgorithmSpec::named(name);
+        assert_eq!(validate(&lwip), Ok(()), "{name}");
+        lwip.groups[0].algorithm.aging = Some(true);
+        let e = validate(&lwip).unwrap_err().0;
+        assert!(
+            e.contains(name) && e.contains("`aging` does not apply"),
+            "{e}"
+        );
+    }
+    let mut other = s.clone();
+    other.groups[0].algorithm = AlgorithmSpec::named("tcp-lwip-foo");
+    let e = validate(&other).unwrap_err().0;
+    assert!(
+        e.contains("unknown") && e.contains("tcp-lwip-backoff-cwnd"),
+        "{e}"
+    );
     let mut capped = s.clone();
     capped.groups[0].algorithm.cap = Some(60.0);
     let e = validate(&capped).unwrap_err().0;

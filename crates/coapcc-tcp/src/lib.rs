@@ -1,8 +1,15 @@
-//! A sans-IO TCP model for the coapcc simulator (transport-tcp.md §2, the
-//! `linux` profile): handshake with SYN / SYN-ACK retries, Linux's RTO
-//! estimator with Karn's rule and backoff, NewReno, Nagle, delayed ACKs, FIN
-//! close. Shaped like smoltcp and quinn-proto: time comes in as `u64`
-//! nanoseconds, segments are values, nothing touches a socket or a clock.
+//! A sans-IO TCP model for the coapcc simulator, in two profiles:
+//!
+//! - `linux` (transport-tcp.md §2, [`TcpSocket`]): handshake with SYN /
+//!   SYN-ACK retries, Linux's RTO estimator with Karn's rule and backoff,
+//!   NewReno, Nagle, delayed ACKs, FIN close;
+//! - `lwip` (transport-tcp.md §3, [`lwip::LwipSocket`]): lwIP 2.1's TCP on its
+//!   500 ms timer grid, and the three published variants.
+//!
+//! [`profile`] names them (`tcp`, `tcp-lwip`, …) and [`AnySocket`] runs
+//! either behind one API. Shaped like smoltcp and quinn-proto: time comes in
+//! as `u64` nanoseconds, segments are values, nothing touches a socket or a
+//! clock.
 //!
 //! ```
 //! use coapcc_tcp::{TcpConfig, TcpSocket};
@@ -20,6 +27,7 @@
 pub mod config;
 pub mod lwip;
 pub mod newreno;
+pub mod profile;
 pub mod reasm;
 pub mod rtt;
 pub mod segment;
@@ -27,6 +35,8 @@ pub mod socket;
 pub mod stats;
 
 pub use config::{Nagle, TcpConfig, MS, SEC};
+pub use lwip::{LwipConfig, LwipSocket};
+pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};
 pub use segment::{Flags, Segment};
 pub use socket::{TcpSocket, TcpState};
 pub use stats::{AbortReason, TcpEvent, TcpStats};

@@ -5,7 +5,9 @@ use coapcc_rto::registry;
 use serde::{Deserialize, Serialize};
 
 /// The name that selects CoAP over TCP with the `linux` profile (spec
-/// `algorithms.md` §8, `transport-tcp.md` §2).
+/// `algorithms.md` §8, `transport-tcp.md` §2). `tcp-lwip`,
+/// `tcp-lwip-backoff`, `tcp-lwip-cwnd` and `tcp-lwip-backoff-cwnd` select it
+/// with lwIP's TCP (`transport-tcp.md` §3); see [`coapcc_tcp::PROFILES`].
 pub const TCP: &str = "tcp";
 
 /// An algorithm with its parameters, as written in a scenario (spec
@@ -73,9 +75,14 @@ impl AlgorithmSpec {
     }
 
     /// Whether this selects CoAP over TCP (not a CoAP congestion-control
-    /// algorithm).
+    /// algorithm): `tcp` or one of the lwIP names.
     pub fn is_tcp(&self) -> bool {
-        self.name == TCP
+        self.tcp_profile().is_some()
+    }
+
+    /// The TCP profile this name selects, if it is a CoAP-over-TCP name.
+    pub fn tcp_profile(&self) -> Option<coapcc_tcp::TcpProfile> {
+        coapcc_tcp::TcpProfile::from_name(&self.name)
     }
 
     /// Checks that the algorithm exists and accepts its parameters.
@@ -83,18 +90,12 @@ impl AlgorithmSpec {
         if self.is_tcp() {
             return self.check_tcp();
         }
-        if self.name.starts_with("tcp-lwip") {
-            return Err(format!(
-                "algorithm `{}`: the lwIP TCP profiles (transport-tcp.md §3) are not implemented \
-                 in the testbed yet; `tcp` (the linux profile) is",
-                self.name
-            ));
-        }
         let info = registry::find(&self.name).ok_or_else(|| {
             format!(
-                "algorithm `{}`: unknown; expected one of: {}, {TCP}",
+                "algorithm `{}`: unknown; expected one of: {}, {}",
                 self.name,
-                registry::names()
+                registry::names(),
+                coapcc_tcp::TcpProfile::names()
             )
         })?;
         let params = self
@@ -115,7 +116,10 @@ impl AlgorithmSpec {
         String,
     > {
         if self.is_tcp() {
-            return Err("algorithm `tcp`: CoAP over TCP has no UDP client".into());
+            return Err(format!(
+                "algorithm `{}`: CoAP over TCP has no UDP client",
+                self.name
+            ));
         }
         self.check()?;
         let info = registry::find(&self.name).expect("checked");
@@ -133,8 +137,9 @@ impl AlgorithmSpec {
             ("ack_random_factor", self.ack_random_factor.is_some()),
         ];
         match set.iter().find(|(_, on)| *on) {
-            Some((name, _)) => Err(format!(
-                "algorithm `tcp`: parameter `{name}` does not apply to CoAP over TCP"
+            Some((param, _)) => Err(format!(
+                "algorithm `{}`: parameter `{param}` does not apply to CoAP over TCP",
+                self.name
             )),
             None => Ok(()),
         }

@@ -286,15 +286,26 @@ fn real_main() -> Result<()> {
             Ok(())
         }
         Command::Algorithms => {
-            println!("{:<16} {:<9} {:>6}  description", "name", "spec", "state");
+            // CoAP algorithms: state per destination. CoAP over TCP: the
+            // socket a connection holds (`size_of`; its buffers and queues
+            // are on the heap), at each end.
+            println!("{:<21} {:<9} {:>6}  description", "name", "spec", "state");
             for a in coapcc_rto::registry::ALGORITHMS {
                 let approx = if a.approximate { " (approximate)" } else { "" };
                 println!(
-                    "{:<16} {:<9} {:>4} B  {}{}",
+                    "{:<21} {:<9} {:>4} B  {}{}",
                     a.name, a.section, a.state_bytes, a.summary, approx
                 );
             }
-            println!("{:<16} {:<9} {:>6}  CoAP over TCP (RFC 8323) with the linux TCP profile (transport-tcp.md §2)", "tcp", "tcp §2", "—");
+            for p in coapcc_tcp::PROFILES {
+                println!(
+                    "{:<21} {:<9} {:>4} B  {}",
+                    p.name,
+                    p.section,
+                    p.profile.state_bytes(),
+                    p.summary
+                );
+            }
             Ok(())
         }
         Command::Calibrate { replications, seed } => {

@@ -1,0 +1,363 @@
+//! The TCP profiles by name (spec algorithms.md §8) and one socket type that
+//! runs either: [`AnySocket`] has the API of [`TcpSocket`] and
+//! [`LwipSocket`], so a simulator drives every profile the same way.
+//!
+//! | name | profile |
+//! | --- | --- |
+//! | `tcp` | `linux` (transport-tcp.md §2) |
+//! | `tcp-lwip` | lwIP 2.1 (transport-tcp.md §3) |
+//! | `tcp-lwip-backoff` | lwIP with the RTO ×2 up to 3 s, ×1.3 above |
+//! | `tcp-lwip-cwnd` | lwIP with cwnd = max(ssthresh/2, MSS) after a timeout |
+//! | `tcp-lwip-backoff-cwnd` | both |
+
+use crate::config::TcpConfig;
+use crate::lwip::{LwipBackoff, LwipConfig, LwipLossWindow, LwipSocket};
+use crate::segment::Segment;
+use crate::socket::{TcpSocket, TcpState};
+use crate::stats::{AbortReason, TcpEvent, TcpStats};
+
+/// Which TCP a connection runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpProfile {
+    /// The `linux` profile (transport-tcp.md §2).
+    Linux,
+    /// lwIP (transport-tcp.md §3), original or a published variant.
+    Lwip {
+        /// RTO growth on timeouts.
+        backoff: LwipBackoff,
+        /// cwnd after a timeout.
+        loss_window: LwipLossWindow,
+    },
+}
+
+/// A named profile and what `coapcc algorithms` says about it.
+#[derive(Clone, Copy, Debug)]
+pub struct ProfileInfo {
+    /// The name used in scenarios and on the command line.
+    pub name: &'static str,
+    /// The profile.
+    pub profile: TcpProfile,
+    /// The spec section defining it.
+    pub section: &'static str,
+    /// One line of description.
+    pub summary: &'static str,
+}
+
+const LWIP: TcpProfile = TcpProfile::Lwip {
+    backoff: LwipBackoff::Table,
+    loss_window: LwipLossWindow::OneMss,
+};
+
+/// Every TCP name, in the order `coapcc algorithms` lists them.
+pub const PROFILES: [ProfileInfo; 5] = [
+    ProfileInfo {
+        name: "tcp",
+        profile: TcpProfile::Linux,
+        section: "tcp §2",
+        summary: "CoAP over TCP (RFC 8323) with the linux TCP profile (Linux 4.9 as configured)",
+    },
+    ProfileInfo {
+        name: "tcp-lwip",
+        profile: LWIP,
+        section: "tcp §3",
+        summary: "CoAP over TCP with lwIP 2.1's TCP (500 ms ticks, backoff table, Reno)",
+    },
+    ProfileInfo {
+        name: "tcp-lwip-backoff",
+        profile: TcpProfile::Lwip {
+            backoff: LwipBackoff::TwoThenOnePointThree,
+            loss_window: LwipLossWindow::OneMss,
+        },
+        section: "tcp §3",
+        summary: "lwIP back-off: RTO ×2 while ≤ 3 s, ×1.3 above",
+    },
+    ProfileInfo {
+        name: "tcp-lwip-cwnd",
+        profile: TcpProfile::Lwip {
+            backoff: LwipBackoff::Table,
+            loss_window: LwipLossWindow::HalfSsthresh,
+        },
+        section: "tcp §3",
+        summary: "lwIP cwnd: cwnd = max(ssthresh/2, MSS) after a timeout",
+    },
+    ProfileInfo {
+        name: "tcp-lwip-backoff-cwnd",
+        profile: TcpProfile::Lwip {
+            backoff: LwipBackoff::TwoThenOnePointThree,
+            loss_window: LwipLossWindow::HalfSsthresh,
+        },
+        section: "tcp §3",
+        summary: "lwIP back-off & cwnd: both changes",
+    },
+];
+
+impl TcpProfile {
+    /// The profile a name selects (`tcp`, `tcp-lwip`, …), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        PROFILES.iter().find(|p| p.name == name).map(|p| p.profile)
+    }
+
+    /// The name of this profile.
+    pub fn name(self) -> &'static str {
+        PROFILES
+            .iter()
+            .find(|p| p.profile == self)
+            .map_or("tcp-lwip", |p| p.name)
+    }
+
+    /// Every TCP name, comma-separated.
+    pub fn names() -> String {
+        PROFILES.map(|p| p.name).join(", ")
+    }
+
+    /// Bytes of per-connection state: `size_of` of the socket a connection
+    /// holds (buffers and queues on the heap come on top).
+    pub fn state_bytes(self) -> usize {
+        match self {
+            TcpProfile::Linux => std::mem::size_of::<TcpSocket>(),
+            TcpProfile::Lwip { .. } => std::mem::size_of::<LwipSocket>(),
+        }
+    }
+
+    /// The configuration of this profile on a path with the given MTU: the
+    /// `linux` profile's MSS is `MTU − 40`; lwIP keeps `TCP_MSS` = 536 and
+    /// derives its send MSS from the MTU as lwIP does (`min(536, MTU − 40)`).
+    pub fn config(self, mtu: u16) -> SocketConfig {
+        match self {
+            TcpProfile::Linux => SocketConfig::Linux(TcpConfig {
+                mss: TcpConfig::mss_for_mtu(mtu),
+                ..TcpConfig::linux()
+            }),
+            TcpProfile::Lwip {
+                backoff,
+                loss_window,
+            } => SocketConfig::Lwip(LwipConfig {
+                mtu,
+                ..LwipConfig::variant(backoff, loss_window)
+            }),
+        }
+    }
+}
+
+/// The configuration of a socket of either profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SocketConfig {
+    /// The `linux` profile.
+    Linux(TcpConfig),
+    /// lwIP.
+    Lwip(LwipConfig),
+}
+
+impl SocketConfig {
+    /// The initial send sequence number.
+    pub fn isn(&self) -> u32 {
+        match self {
+            SocketConfig::Linux(c) => c.isn,
+            SocketConfig::Lwip(c) => c.isn,
+        }
+    }
+
+    /// The same, on a device whose TCP timer first fires at `origin` (lwIP's
+    /// timer grid; nothing for the `linux` profile, whose timers are per
+    /// connection).
+    pub fn with_timer_origin(mut self, origin: u64) -> Self {
+        if let SocketConfig::Lwip(c) = &mut self {
+            c.timer_origin = origin;
+        }
+        self
+    }
+
+    /// The same with trace events on or off.
+    pub fn with_events(mut self, on: bool) -> Self {
+        match &mut self {
+            SocketConfig::Linux(c) => c.record_events = on,
+            SocketConfig::Lwip(c) => c.record_events = on,
+        }
+        self
+    }
+
+    /// Whether this is an lwIP configuration.
+    pub fn is_lwip(&self) -> bool {
+        matches!(self, SocketConfig::Lwip(_))
+    }
+}
+
+/// A socket of either profile.
+#[derive(Debug)]
+pub enum AnySocket {
+    /// The `linux` profile.
+    Linux(TcpSocket),
+    /// lwIP.
+    Lwip(LwipSocket),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            AnySocket::Linux($s) => $e,
+            AnySocket::Lwip($s) => $e,
+        }
+    };
+}
+
+impl AnySocket {
+    /// Opens a connection actively.
+    pub fn connect(now: u64, cfg: SocketConfig) -> Self {
+        match cfg {
+            SocketConfig::Linux(c) => AnySocket::Linux(TcpSocket::connect(now, c)),
+            SocketConfig::Lwip(c) => AnySocket::Lwip(LwipSocket::connect(now, c)),
+        }
+    }
+
+    /// Answers a SYN received by a listener.
+    pub fn accept(now: u64, cfg: SocketConfig, syn: &Segment) -> Option<Self> {
+        match cfg {
+            SocketConfig::Linux(c) => TcpSocket::accept(now, c, syn).map(AnySocket::Linux),
+            SocketConfig::Lwip(c) => LwipSocket::accept(now, c, syn).map(AnySocket::Lwip),
+        }
+    }
+
+    /// The connection state.
+    pub fn state(&self) -> TcpState {
+        dispatch!(self, s => s.state())
+    }
+    /// Whether the handshake is done and the connection not yet fully closed.
+    pub fn is_established(&self) -> bool {
+        dispatch!(self, s => s.is_established())
+    }
+    /// Whether the connection ended by timeout or reset, and why.
+    pub fn abort_reason(&self) -> Option<AbortReason> {
+        dispatch!(self, s => s.abort_reason())
+    }
+    /// The sending MSS in force.
+    pub fn mss(&self) -> u64 {
+        dispatch!(self, s => s.mss())
+    }
+    /// The RTO in force (ns).
+    pub fn rto(&self) -> u64 {
+        dispatch!(self, s => s.rto())
+    }
+    /// Timeouts (retransmissions, for lwIP) since the last valid sample or
+    /// new ACK.
+    pub fn backoff(&self) -> u32 {
+        dispatch!(self, s => s.backoff())
+    }
+    /// Smoothed RTT (ns), once sampled.
+    pub fn srtt(&self) -> Option<u64> {
+        dispatch!(self, s => s.srtt())
+    }
+    /// Congestion window (bytes).
+    pub fn cwnd(&self) -> u64 {
+        dispatch!(self, s => s.cwnd())
+    }
+    /// Slow-start threshold (bytes).
+    pub fn ssthresh(&self) -> u64 {
+        dispatch!(self, s => s.ssthresh())
+    }
+    /// Whether fast recovery is under way.
+    pub fn in_fast_recovery(&self) -> bool {
+        dispatch!(self, s => s.in_fast_recovery())
+    }
+    /// Sent but unacknowledged sequence space.
+    pub fn bytes_in_flight(&self) -> u64 {
+        dispatch!(self, s => s.bytes_in_flight())
+    }
+    /// Bytes written and not yet acknowledged.
+    pub fn send_queue_len(&self) -> usize {
+        dispatch!(self, s => s.send_queue_len())
+    }
+    /// Whether everything written (and the FIN, if closing) is acknowledged.
+    pub fn all_acked(&self) -> bool {
+        dispatch!(self, s => s.all_acked())
+    }
+    /// Counters.
+    pub fn stats(&self) -> &TcpStats {
+        dispatch!(self, s => s.stats())
+    }
+    /// Bytes ready to read.
+    pub fn recv_len(&self) -> usize {
+        dispatch!(self, s => s.recv_len())
+    }
+    /// Whether the peer's FIN has arrived and every byte before it was read.
+    pub fn recv_finished(&self) -> bool {
+        dispatch!(self, s => s.recv_finished())
+    }
+    /// Queues application bytes; returns how many were taken.
+    pub fn send(&mut self, data: &[u8]) -> usize {
+        dispatch!(self, s => s.send(data))
+    }
+    /// Reads delivered bytes into `buf`.
+    pub fn recv(&mut self, buf: &mut [u8]) -> usize {
+        dispatch!(self, s => s.recv(buf))
+    }
+    /// The delivered bytes as two slices.
+    pub fn recv_slices(&self) -> (&[u8], &[u8]) {
+        dispatch!(self, s => s.recv_slices())
+    }
+    /// Drops `n` delivered bytes.
+    pub fn consume(&mut self, n: usize) {
+        dispatch!(self, s => s.consume(n))
+    }
+    /// Closes our direction.
+    pub fn close(&mut self) {
+        dispatch!(self, s => s.close())
+    }
+    /// Aborts with a RST.
+    pub fn abort(&mut self) {
+        dispatch!(self, s => s.abort())
+    }
+    /// Next trace event.
+    pub fn poll_event(&mut self) -> Option<TcpEvent> {
+        dispatch!(self, s => s.poll_event())
+    }
+    /// When the socket next wants [`Self::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<u64> {
+        dispatch!(self, s => s.poll_timeout())
+    }
+    /// Runs every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: u64) {
+        dispatch!(self, s => s.handle_timeout(now))
+    }
+    /// Processes one arriving segment.
+    pub fn handle_segment(&mut self, now: u64, seg: &Segment) {
+        dispatch!(self, s => s.handle_segment(now, seg))
+    }
+    /// The next segment to send, if any.
+    pub fn poll_transmit(&mut self, now: u64) -> Option<Segment> {
+        dispatch!(self, s => s.poll_transmit(now))
+    }
+    /// Writes the next segment to send into `out`; false when there is none.
+    pub fn poll_transmit_into(&mut self, now: u64, out: &mut Segment) -> bool {
+        dispatch!(self, s => s.poll_transmit_into(now, out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in PROFILES {
+            assert_eq!(TcpProfile::from_name(p.name), Some(p.profile));
+            assert_eq!(p.profile.name(), p.name);
+        }
+        assert_eq!(TcpProfile::from_name("tcp-lwip-foo"), None);
+        assert!(TcpProfile::names().starts_with("tcp, tcp-lwip,"));
+    }
+
+    #[test]
+    fn configs_follow_the_mtu() {
+        let SocketConfig::Linux(l) = TcpProfile::Linux.config(296) else {
+            panic!()
+        };
+        assert_eq!(l, TcpConfig::linux());
+        let SocketConfig::Lwip(w) = TcpProfile::from_name("tcp-lwip-cwnd").unwrap().config(296)
+        else {
+            panic!()
+        };
+        assert_eq!((w.tcp_mss, w.announced_mss()), (536, 256));
+        assert_eq!(w.loss_window, LwipLossWindow::HalfSsthresh);
+        assert_eq!(w.backoff, LwipBackoff::Table);
+    }
+}
