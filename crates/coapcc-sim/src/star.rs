@@ -6,9 +6,14 @@
 //!   once connected, writes `write_bytes` every `interval_s`, `writes`
 //!   times. A write that does not fit the send buffer waits, and is
 //!   completed as soon as there is room (the application blocks).
-//! - The sink accepts every connection and reads everything at once; it
-//!   acknowledges every segment (no delayed ACK) and advertises 14 · MSS
-//!   (`radio.md` §2.3).
+//! - The stations run the TCP the algorithm names (`tcp`: the `linux`
+//!   profile; `tcp-lwip` and its variants: lwIP 2.1), with the workload's
+//!   MSS. An lwIP station's timers tick on its own 500 ms grid, from 250 ms
+//!   after it connects.
+//! - The sink is the same Reno-like receiver whatever the stations run (the
+//!   `linux` profile): it accepts every connection, reads everything at
+//!   once, acknowledges every segment (no delayed ACK) and advertises
+//!   14 · MSS (`radio.md` §2.3).
 //! - The run ends when every byte written has been acknowledged, or
 //!   `drain_s` after the last write is due.
 //! - Goodput at the access point: bytes the sink received × 8 / the time
@@ -20,7 +25,8 @@
 
 use coapcc_link::star::{self, Star, StarRecord, SERVER};
 use coapcc_link::{Datagram, Network, Output, PacketId};
-use coapcc_tcp::{Segment, TcpConfig, TcpEvent, TcpSocket};
+use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
+use coapcc_tcp::{AnySocket, Segment, SocketConfig, TcpConfig, TcpEvent, TcpProfile};
 use serde::{Deserialize, Serialize};
 
 use crate::agenda::Agenda;
@@ -138,19 +144,33 @@ pub struct StarRunResult {
     pub conservation: Conservation,
 }
 
-/// The TCP configuration `algorithm` selects for the star, both ends
-/// (the sink's window and ACK policy are set by the caller).
-pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<TcpConfig, SpecError> {
-    if !algorithm.is_tcp() {
-        return Err(SpecError(format!(
-            "algorithm `{}`: the star runs TCP senders; expected `tcp` or a `tcp-lwip` profile",
-            algorithm.name
-        )));
-    }
+/// The stations' TCP configuration `algorithm` selects, for segments of at
+/// most `mss` bytes.
+pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, SpecError> {
+    let profile = TcpProfile::from_name(&algorithm.name).ok_or_else(|| {
+        SpecError(format!(
+            "algorithm `{}`: the star runs TCP senders; expected `tcp` or one of {}",
+            algorithm.name,
+            TcpProfile::names()
+        ))
+    })?;
     algorithm.check().map_err(SpecError)?;
-    let mut cfg = TcpConfig::linux();
-    cfg.mss = mss;
-    Ok(cfg)
+    Ok(match profile.config(mss + 40) {
+        SocketConfig::Linux(c) => SocketConfig::Linux(TcpConfig { mss, ..c }),
+        lwip => lwip,
+    })
+}
+
+/// The sink's end of every connection: a Reno-like receiver acknowledging
+/// every segment, with a 14 · MSS window.
+fn sink_config(mss: u16) -> SocketConfig {
+    SocketConfig::Linux(TcpConfig {
+        mss,
+        delayed_ack: 0,
+        rcv_wnd: (14 * u32::from(mss)).min(65_535) as u16,
+        record_events: false,
+        ..TcpConfig::linux()
+    })
 }
 
 /// Checks that `spec` can run.
@@ -227,8 +247,8 @@ enum Event {
 }
 
 struct Station {
-    client: Option<TcpSocket>,
-    server: Option<TcpSocket>,
+    client: Option<AnySocket>,
+    server: Option<AnySocket>,
     /// Writes started, and bytes of the current write not yet accepted.
     writes_started: u32,
     pending: u32,
@@ -251,8 +271,8 @@ struct World<'a> {
     stations: Vec<Station>,
     slots: Vec<Slot>,
     free: Vec<PacketId>,
-    client_cfg: TcpConfig,
-    sink_cfg: TcpConfig,
+    client_cfg: SocketConfig,
+    sink_cfg: SocketConfig,
     data: Vec<u8>,
     scratch: Vec<u8>,
     conservation: Conservation,
@@ -271,12 +291,8 @@ impl<'a> World<'a> {
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let net = Star::new(&spec.network, seed).map_err(SpecError)?;
         let w = &spec.workload;
-        let mut client_cfg = tcp_config(&spec.algorithm, w.mss)?;
-        client_cfg.record_events = true;
-        let mut sink_cfg = client_cfg.clone();
-        sink_cfg.record_events = false;
-        sink_cfg.delayed_ack = 0;
-        sink_cfg.rcv_wnd = (14 * u32::from(w.mss)).min(65_535) as u16;
+        let client_cfg = tcp_config(&spec.algorithm, w.mss)?.with_events(true);
+        let sink_cfg = sink_config(w.mss);
         let n = spec.network.stations;
         let mut events = Agenda::new(0, 8 * n as usize + 16);
         for i in 0..n {
@@ -348,9 +364,9 @@ impl<'a> World<'a> {
             self.processed += 1;
             match ev {
                 Event::Connect(i) => {
-                    let mut cfg = self.client_cfg.clone();
-                    cfg.isn = (i + 1).wrapping_mul(0x9e37_79b9);
-                    self.stations[i as usize].client = Some(TcpSocket::connect(at, cfg));
+                    let cfg = with_isn(self.client_cfg.clone(), (i + 1).wrapping_mul(0x9e37_79b9))
+                        .with_timer_origin(at + FIRST_TIMER_DELAY);
+                    self.stations[i as usize].client = Some(AnySocket::connect(at, cfg));
                     self.service(i, false);
                 }
                 Event::Write(i) => self.write(i),
@@ -527,7 +543,7 @@ impl<'a> World<'a> {
         if to_server {
             if st.server.is_none() {
                 st.server =
-                    TcpSocket::accept(now, self.sink_cfg.clone(), &self.slots[id as usize].seg);
+                    AnySocket::accept(now, self.sink_cfg.clone(), &self.slots[id as usize].seg);
             } else if let Some(s) = st.server.as_mut() {
                 s.handle_segment(now, &self.slots[id as usize].seg);
             }
@@ -607,5 +623,13 @@ impl<'a> World<'a> {
             events: self.processed + self.net.events(),
             conservation,
         }
+    }
+}
+
+/// `cfg` with initial sequence number `isn`.
+fn with_isn(cfg: SocketConfig, isn: u32) -> SocketConfig {
+    match cfg {
+        SocketConfig::Linux(c) => SocketConfig::Linux(TcpConfig { isn, ..c }),
+        SocketConfig::Lwip(c) => SocketConfig::Lwip(coapcc_tcp::lwip::LwipConfig { isn, ..c }),
     }
 }
