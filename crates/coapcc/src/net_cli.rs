@@ -1025,7 +1025,11 @@ mod tests {
         assert!(e.contains("qeue"), "{e}");
         let f = temp_scenario("[network]\nkind = \"star\"\n");
         let e = error(&["--scenario", f.path().to_str().unwrap()]);
-        assert!(e.contains("network.kind: expected"), "{e}");
+        assert!(
+            e.starts_with("--scenario: the emulator runs the dumbbell and the grid")
+                && e.contains("Wi-Fi star"),
+            "{e}"
+        );
         let e = error(&["--uplink-bps", "0"]);
         assert!(
             e.starts_with("--uplink-bps: expected a rate greater than 0"),
