@@ -76,7 +76,35 @@ impl Default for Config {
     }
 }
 
+/// The longest delay a dumbbell takes, in ms: 10⁷ s, the bound every
+/// duration of coapcc has (far beyond any real path, far below where the
+/// conversion to nanoseconds would overflow).
+pub const MAX_DELAY_MS: f64 = 1e10;
+
 impl Config {
+    /// Checks the propagation and path delays: finite, `>= 0`, at most
+    /// [`MAX_DELAY_MS`], and `lo <= hi`. Errors name the field.
+    pub fn validate_delays(&self) -> Result<(), String> {
+        let ok = |ms: f64| (0.0..=MAX_DELAY_MS).contains(&ms);
+        for (field, ms) in [
+            ("uplink_delay_ms", self.uplink_delay_ms),
+            ("downlink_delay_ms", self.downlink_delay_ms),
+        ] {
+            if !ok(ms) {
+                return Err(format!(
+                    "network.{field}: expected a delay from 0 to 1e10 ms (1e7 s), found {ms}"
+                ));
+            }
+        }
+        let [lo, hi] = self.path_delay_ms;
+        if !(ok(lo) && ok(hi) && lo <= hi) {
+            return Err(format!(
+                "network.path_delay_ms: expected [lo, hi] with 0 <= lo <= hi <= 1e10 ms (1e7 s), found [{lo}, {hi}]"
+            ));
+        }
+        Ok(())
+    }
+
     /// This network sped up `f` times: rates × `f`, propagation and path delays
     /// ÷ `f`. Buffers (bytes) and the link-error processes (whose sojourn times
     /// are fixed by the model) are unchanged.

@@ -58,10 +58,18 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
-use crate::RECV_BUFFER;
 
 /// UDP header bytes (the relay carries UDP datagrams).
 const UDP_HEADER: u16 = 8;
+
+/// The largest datagram the relay carries: the largest UDP payload over IPv4
+/// (65 535 − 20 − 8). Larger ones (possible over IPv6) are refused and
+/// counted ([`DatagramCounts::refused_too_large`]); none is ever cut.
+pub const MAX_DATAGRAM: usize = 65_507;
+
+/// The relay's receive buffer: larger than any UDP payload, so a datagram
+/// is never read truncated.
+const RELAY_BUFFER: usize = 65_536;
 
 /// The network the relay runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,23 +126,7 @@ impl EmulatedNetwork {
                         ));
                     }
                 }
-                for (field, ms) in [
-                    ("uplink_delay_ms", n.uplink_delay_ms),
-                    ("downlink_delay_ms", n.downlink_delay_ms),
-                ] {
-                    if !(ms >= 0.0 && ms.is_finite()) {
-                        return Err(format!(
-                            "network.{field}: expected a finite delay >= 0 ms, found {ms}"
-                        ));
-                    }
-                }
-                let [lo, hi] = n.path_delay_ms;
-                if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
-                    return Err(
-                        "network.path_delay_ms: expected [lo, hi] with 0 <= lo <= hi".into(),
-                    );
-                }
-                Ok(())
+                n.validate_delays()
             }
             EmulatedNetwork::Grid {
                 config,
@@ -372,8 +364,8 @@ impl Emulated for Dumbbell {
     }
 
     fn payload(&self, len: usize) -> Option<u16> {
-        // relayed whole whatever the MTU; sizes beyond u16 are capped
-        Some(len.min(usize::from(u16::MAX - 64)) as u16)
+        // relayed whole whatever the MTU, up to the largest IPv4 UDP payload
+        (len <= MAX_DATAGRAM).then_some(len as u16)
     }
 
     fn count_full(&mut self, up: bool) {
@@ -683,15 +675,24 @@ impl<N: Emulated> Relay<N> {
         let gen = self.next_gen;
         let (sock, tx) = (upstream.clone(), self.from_server.clone());
         let reader = tokio::spawn(async move {
-            let mut buf = vec![0u8; RECV_BUFFER];
+            // the buffer exists only while a datagram is read, so an idle
+            // mapping holds none
             loop {
-                match sock.recv(&mut buf).await {
+                if sock.readable().await.is_err() {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+                let mut buf = vec![0u8; RELAY_BUFFER];
+                match sock.try_recv(&mut buf) {
                     Ok(n) => {
                         let at = Instant::now();
-                        if tx.send((slot, gen, buf[..n].to_vec(), at)).await.is_err() {
+                        buf.truncate(n);
+                        buf.shrink_to_fit();
+                        if tx.send((slot, gen, buf, at)).await.is_err() {
                             return;
                         }
                     }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                     // ICMP port unreachable while the server is down: keep going
                     Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
                 }
@@ -825,7 +826,7 @@ async fn relay<N: Emulated>(
         from_server: tx,
         early: opts_early,
     };
-    let mut buf = vec![0u8; RECV_BUFFER];
+    let mut buf = vec![0u8; RELAY_BUFFER];
     let mut sweep = tokio::time::interval(Duration::from_secs(1));
     tokio::pin!(stop);
     loop {
@@ -926,7 +927,7 @@ mod tests {
         let addr = s.local_addr().unwrap();
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
-            let mut buf = [0u8; 1500];
+            let mut buf = vec![0u8; 65_536];
             while let Ok((n, from)) = s.recv_from(&mut buf).await {
                 let _ = tx.send(from).await;
                 let _ = s.send_to(&buf[..n], from).await;
@@ -991,6 +992,50 @@ mod tests {
         assert_eq!(report.mappings_closed, 1);
         assert_eq!((report.uplink.packets, report.downlink.packets), (6, 6));
         assert_eq!(report.uplink.bytes, 6 * 38);
+    }
+
+    /// Datagrams above 1500 bytes, up to the largest UDP payload over IPv4
+    /// (65 507 bytes), cross the dumbbell whole in both directions.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn large_datagrams_are_relayed_whole_both_ways() {
+        let (server, _sources) = echo_server().await;
+        let net = dumbbell::Config {
+            uplink_bps: 1_000_000_000,
+            downlink_bps: 1_000_000_000,
+            uplink_delay_ms: 1.0,
+            downlink_delay_ms: 1.0,
+            path_delay_ms: [0.0, 0.0],
+            buffer: Buffer::Infinite,
+            ..dumbbell::Config::default()
+        };
+        let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let relay_addr = listen.local_addr().unwrap();
+        let monitor = Arc::new(EmulatorMonitor::default());
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let opts = EmulatorOptions {
+            network: net.into(),
+            ..EmulatorOptions::default()
+        };
+        let relay = tokio::spawn(run(listen, server, opts, monitor.clone(), async {
+            let _ = stop_rx.await;
+        }));
+        let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let mut buf = vec![0u8; 70_000];
+        for len in [1501usize, 9000, MAX_DATAGRAM] {
+            let sent: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            c.send_to(&sent, relay_addr).await.unwrap();
+            let (n, _) = tokio::time::timeout(Duration::from_secs(3), c.recv_from(&mut buf))
+                .await
+                .expect("echoed")
+                .unwrap();
+            assert_eq!(n, len, "a {len}-byte datagram came back with {n} bytes");
+            assert_eq!(&buf[..n], &sent[..]);
+        }
+        stop_tx.send(()).unwrap();
+        let r = relay.await.unwrap().unwrap();
+        assert_eq!((r.upstream.delivered, r.downstream.delivered), (3, 3));
+        assert_eq!(r.upstream.bytes, (1501 + 9000 + MAX_DATAGRAM) as u64);
+        assert_eq!(r.downstream.bytes, r.upstream.bytes);
     }
 }
 

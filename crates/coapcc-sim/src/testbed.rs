@@ -194,15 +194,7 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
             n.mtu
         )));
     }
-    let [lo, hi] = n.path_delay_ms;
-    if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
-        return Err(SpecError(
-            "network.path_delay_ms: expected [lo, hi] with 0 <= lo <= hi".into(),
-        ));
-    }
-    if !(n.uplink_delay_ms >= 0.0 && n.downlink_delay_ms >= 0.0) {
-        return Err(SpecError("network: delays must be >= 0".into()));
-    }
+    n.validate_delays().map_err(SpecError)?;
     let any_tcp = spec.groups.iter().any(|g| is_tcp(&g.algorithm));
     let any_udp = spec.groups.iter().any(|g| !is_tcp(&g.algorithm));
     let largest = IPV4_HEADER + UDP_HEADER + 4 + 8 + 1 + spec.coap.response_payload + 8;

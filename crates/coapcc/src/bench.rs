@@ -132,14 +132,14 @@ pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &st
         MacProfile::Contiki => "contiki",
         MacProfile::Ieee802154 => "ieee802154",
     };
-    println!(
+    crate::outln!(
         "coapcc: grid, {mac_name} MAC, T = {period} s, 800 s: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {mac_drops} MAC drops, {overflows} MAC buffer overflows",
         walls.len(),
         result.events,
         result.events as f64 / ours / 1e6,
         s.carried.mean,
         s.tx_per_transaction.mean,
-    );
+    )?;
     if ns3 == "none" {
         return Ok(());
     }
@@ -158,18 +158,18 @@ pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &st
             .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
     };
     let (wall, events) = (get("wall_s")?, get("events")?);
-    println!(
+    crate::outln!(
         "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {} MAC drops, {} MAC queue drops",
         events / wall / 1e6,
         get("carried_Bps")?,
         get("tx_per_transaction")?,
         get("mac_tx_fail")?,
         get("mac_queue_drops")?,
-    );
-    println!(
+    )?;
+    crate::outln!(
         "speed-up: coapcc is {:.1}x faster than ns-3 on the same network",
         wall / ours
-    );
+    )?;
     Ok(())
 }
 
@@ -198,14 +198,14 @@ pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &
     let ours = walls[walls.len() / 2];
     let r = last.expect("at least one run");
     let rexmit: u64 = r.stations.iter().map(|s| s.retransmitted_segments).sum();
-    println!(
+    crate::outln!(
         "coapcc: star, {stations} stations, {algorithm}: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; goodput {:.0} bit/s, {rexmit} retransmitted segments, {} collisions",
         walls.len(),
         r.events,
         r.events as f64 / ours / 1e6,
         r.goodput_bps,
         r.mac.collisions,
-    );
+    )?;
     if ns3 == "none" {
         return Ok(());
     }
@@ -220,16 +220,16 @@ pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &
             .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
     };
     let (wall, events) = (get("wall_s")?, get("events")?);
-    println!(
+    crate::outln!(
         "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; goodput {:.0} bit/s, {} retransmitted segments",
         events / wall / 1e6,
         get("goodput_bps")?,
         get("retransmissions")?,
-    );
-    println!(
+    )?;
+    crate::outln!(
         "speed-up: coapcc is {:.1}x faster than ns-3 on the same network",
         wall / ours
-    );
+    )?;
     Ok(())
 }
 
@@ -270,7 +270,7 @@ pub fn run(
     let result = last.expect("at least one run");
     let mut summary = coapcc_sim::Summary::of(algorithm, 0, std::slice::from_ref(&result));
     let events = result.events;
-    println!(
+    crate::outln!(
         "coapcc: {clients} clients, {algorithm}, buffer {}: event loop {:.4} s (median of {}), {events} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client median {:.1}",
         buffer.label(),
         ours,
@@ -278,7 +278,7 @@ pub fn run(
         events as f64 / ours / 1e6,
         summary.fct.p50,
         summary.unnecessary.p50,
-    );
+    )?;
     summary.histogram.clear();
     if ns3 == "none" {
         return Ok(());
@@ -296,18 +296,18 @@ pub fn run(
         ],
     )?;
     let n = parse_ns3(&line)?;
-    println!(
+    crate::outln!(
         "ns-3:   Simulator::Run {:.4} s, {} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client mean {:.1}",
         n.wall,
         n.events,
         n.events as f64 / n.wall / 1e6,
         n.p50,
         n.unnecessary
-    );
-    println!(
+    )?;
+    crate::outln!(
         "speed-up: coapcc is {:.1}x faster than ns-3 on the same work",
         n.wall / ours
-    );
+    )?;
     Ok(())
 }
 

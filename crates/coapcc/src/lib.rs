@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod campaign;
+pub mod duration;
 pub mod grid_output;
 pub mod net_cli;
 pub mod output;
@@ -13,4 +14,5 @@ pub mod published;
 pub mod report;
 pub mod scenario_file;
 pub mod star_output;
+pub mod stdout;
 pub mod store;

@@ -272,15 +272,17 @@ fn real_main() -> Result<()> {
                 write_pcaps(&scenario, path)?;
             }
             match format {
-                Format::Json => println!("{}", output::json(&scenario, &result.summaries)),
-                Format::Markdown => print!("{}", output::markdown(&scenario, &result.summaries)),
+                Format::Json => coapcc::outln!("{}", output::json(&scenario, &result.summaries))?,
+                Format::Markdown => {
+                    coapcc::out!("{}", output::markdown(&scenario, &result.summaries))?
+                }
                 Format::Table => {
-                    print!("{}", output::table(&scenario, &result.summaries));
+                    coapcc::out!("{}", output::table(&scenario, &result.summaries))?;
                     let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
-                    println!(
+                    coapcc::outln!(
                         "\n{total} runs, {events} events in {:.2} s wall time",
                         started.elapsed().as_secs_f64()
-                    );
+                    )?;
                 }
             }
             Ok(())
@@ -289,22 +291,26 @@ fn real_main() -> Result<()> {
             // CoAP algorithms: state per destination. CoAP over TCP: the
             // socket a connection holds (`size_of`; its buffers and queues
             // are on the heap), at each end.
-            println!("{:<21} {:<9} {:>6}  description", "name", "spec", "state");
+            coapcc::outln!("{:<21} {:<9} {:>6}  description", "name", "spec", "state")?;
             for a in coapcc_rto::registry::ALGORITHMS {
                 let approx = if a.approximate { " (approximate)" } else { "" };
-                println!(
+                coapcc::outln!(
                     "{:<21} {:<9} {:>4} B  {}{}",
-                    a.name, a.section, a.state_bytes, a.summary, approx
-                );
+                    a.name,
+                    a.section,
+                    a.state_bytes,
+                    a.summary,
+                    approx
+                )?;
             }
             for p in coapcc_tcp::PROFILES {
-                println!(
+                coapcc::outln!(
                     "{:<21} {:<9} {:>4} B  {}",
                     p.name,
                     p.section,
                     p.profile.state_bytes(),
                     p.summary
-                );
+                )?;
             }
             Ok(())
         }
@@ -316,7 +322,7 @@ fn real_main() -> Result<()> {
             );
             let rows = coapcc::calibrate::run(seed, replications, &|| bar.inc(1))?;
             bar.finish_and_clear();
-            print!("{}", coapcc::calibrate::markdown(&rows));
+            coapcc::out!("{}", coapcc::calibrate::markdown(&rows))?;
             Ok(())
         }
         Command::Bench {
@@ -358,7 +364,7 @@ fn real_main() -> Result<()> {
             ),
         },
         Command::DefaultScenario => {
-            print!("{}", scenario_file::DEFAULT_SCENARIO);
+            coapcc::out!("{}", scenario_file::DEFAULT_SCENARIO)?;
             Ok(())
         }
         Command::Client(args) => coapcc::net_cli::client(args),
@@ -367,9 +373,9 @@ fn real_main() -> Result<()> {
             let json = args.format == coapcc::net_cli::LoadFormat::Json;
             let o = coapcc::net_cli::load(args)?;
             if json {
-                println!("{}", coapcc::net_cli::load_json(&o));
+                coapcc::outln!("{}", coapcc::net_cli::load_json(&o))?;
             } else {
-                print!("{}", load_table(&o));
+                coapcc::out!("{}", load_table(&o))?;
             }
             Ok(())
         }
@@ -414,15 +420,15 @@ fn run_grid(
         write_grid_pcaps(scenario, path)?;
     }
     match format {
-        Format::Json => println!("{}", grid_output::json(scenario, &result.summaries)),
-        Format::Markdown => print!("{}", grid_output::markdown(scenario, &result.summaries)),
+        Format::Json => coapcc::outln!("{}", grid_output::json(scenario, &result.summaries))?,
+        Format::Markdown => coapcc::out!("{}", grid_output::markdown(scenario, &result.summaries))?,
         Format::Table => {
-            print!("{}", grid_output::table(scenario, &result));
+            coapcc::out!("{}", grid_output::table(scenario, &result))?;
             let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
-            println!(
+            coapcc::outln!(
                 "\n{total} runs, {events} events in {:.2} s wall time",
                 started.elapsed().as_secs_f64()
-            );
+            )?;
         }
     }
     Ok(())
@@ -440,15 +446,15 @@ fn run_star(
     let result = pool.install(|| coapcc_sim::run_star_scenario(scenario, &|| bar.inc(1)))?;
     bar.finish_and_clear();
     match format {
-        Format::Json => println!("{}", star_output::json(scenario, &result.summaries)),
-        Format::Markdown => print!("{}", star_output::markdown(scenario, &result.summaries)),
+        Format::Json => coapcc::outln!("{}", star_output::json(scenario, &result.summaries))?,
+        Format::Markdown => coapcc::out!("{}", star_output::markdown(scenario, &result.summaries))?,
         Format::Table => {
-            print!("{}", star_output::table(scenario, &result.summaries));
+            coapcc::out!("{}", star_output::table(scenario, &result.summaries))?;
             let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
-            println!(
+            coapcc::outln!(
                 "\n{total} runs, {events} events in {:.2} s wall time",
                 started.elapsed().as_secs_f64()
-            );
+            )?;
         }
     }
     Ok(())

@@ -28,6 +28,7 @@ use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions, Snapshot};
 use coapcc_net::target;
 
+use crate::duration::{delay_ms, seconds};
 use crate::scenario_file::{self, NetworkKind};
 
 /// A request method.
@@ -287,13 +288,6 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-fn seconds(name: &str, s: f64) -> Result<Duration> {
-    if !(s.is_finite() && s > 0.0) {
-        bail!("--{name}: expected a positive number of seconds, found {s}");
-    }
-    Ok(Duration::from_secs_f64(s))
-}
-
 /// Waits for `duration` if given, else for Ctrl-C.
 async fn until_stopped(duration: Option<Duration>) {
     match duration {
@@ -321,6 +315,8 @@ fn exchange_line(i: u32, r: &ExchangeReport) -> String {
         timers.join(",")
     )
 }
+
+const STDOUT: &str = "cannot write to standard output";
 
 /// Runs `coapcc client`.
 pub fn client(args: ClientArgs) -> Result<()> {
@@ -376,7 +372,8 @@ pub fn client(args: ClientArgs) -> Result<()> {
                 stdout,
                 "{:>6}  {:<8} {:>10}  {:>7}  {:>4}  timers (s)",
                 "#", "code", "rtt (ms)", "rexmits", "echo"
-            )?;
+            )
+            .context(STDOUT)?;
         }
         for i in 0..args.count {
             let r = c.exchange(t.addr, &req, limit).await?;
@@ -392,9 +389,9 @@ pub fn client(args: ClientArgs) -> Result<()> {
                             r.retransmissions,
                             timers.join(", ")
                         );
-                        stdout.write_all(payload)?;
+                        stdout.write_all(payload).context(STDOUT)?;
                         if !payload.is_empty() && payload.last() != Some(&b'\n') {
-                            writeln!(stdout)?;
+                            writeln!(stdout).context(STDOUT)?;
                         }
                     }
                     Outcome::Failed(reason) => {
@@ -404,9 +401,10 @@ pub fn client(args: ClientArgs) -> Result<()> {
                         )
                     }
                 }
+                stdout.flush().context(STDOUT)?;
                 return Ok(());
             }
-            writeln!(stdout, "{}", exchange_line(i, &r))?;
+            writeln!(stdout, "{}", exchange_line(i, &r)).context(STDOUT)?;
             match r.outcome {
                 Outcome::Response { .. } => rtts.push(r.elapsed as f64 / 1e6),
                 Outcome::Failed(_) => failed += 1,
@@ -417,7 +415,8 @@ pub fn client(args: ClientArgs) -> Result<()> {
             stdout,
             "{} exchanges, {} failed; RTT (ms) min {:.3} median {:.3} p90 {:.3} max {:.3}",
             args.count, failed, p.min, p.p50, p.p90, p.max
-        )?;
+        )
+        .context(STDOUT)?;
         if failed > 0 {
             bail!("{failed} exchange(s) failed");
         }
@@ -588,7 +587,9 @@ fn dumbbell_network(args: &EmulateArgs, file: Option<(String, String)>) -> Resul
         let Some((lo, hi)) = parsed else {
             bail!("--path-delay-ms: expected LO,HI in ms, found `{s}`");
         };
-        if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+        delay_ms("path-delay-ms", lo)?;
+        delay_ms("path-delay-ms", hi)?;
+        if lo > hi {
             bail!("--path-delay-ms: expected 0 <= LO <= HI, found `{s}`");
         }
         net.path_delay_ms = [lo, hi];
@@ -625,10 +626,7 @@ fn dumbbell_network(args: &EmulateArgs, file: Option<(String, String)>) -> Resul
         ),
     ] {
         if let Some(ms) = ms {
-            if !(ms >= 0.0 && ms.is_finite()) {
-                bail!("{flag}: expected a delay >= 0 ms, found {ms}");
-            }
-            *slot = ms;
+            *slot = delay_ms(&flag[2..], ms)?;
         }
     }
     let scale = args.scale.unwrap_or(1.0);

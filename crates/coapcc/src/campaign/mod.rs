@@ -153,7 +153,7 @@ pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u
         AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true)?,
         AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true)?,
     };
-    println!(
+    crate::outln!(
         "campaign `{name}` (definition {}): {} runs, {} already in {}, {} computed in {:.1} s",
         &definition[..12],
         out.total,
@@ -161,6 +161,6 @@ pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u
         store.display(),
         out.computed,
         started.elapsed().as_secs_f64()
-    );
+    )?;
     Ok(())
 }

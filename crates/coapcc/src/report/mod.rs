@@ -164,12 +164,12 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
             store.display()
         ),
     };
-    println!(
+    crate::outln!(
         "report of campaign `{name}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",
         &hash[..12],
         w.html.display(),
         w.svgs.len(),
         w.csvs.len()
-    );
+    )?;
     Ok(())
 }
