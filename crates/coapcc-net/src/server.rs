@@ -5,7 +5,9 @@
 //!
 //! One datagram at a time through fixed buffers: whatever arrives, the
 //! server's memory is its deduplication cache (bounded by
-//! [`ServerOptions::max_cache_entries`]) plus the resource table.
+//! [`ServerOptions::max_cache_entries`]) plus the resource table. Replies to
+//! unverified sources are bounded to a multiple of the request's size
+//! ([`ServerOptions::amplification`], [`crate::amplification`]).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -17,6 +19,7 @@ use coapcc_proto::message::MAX_MESSAGE_SIZE;
 use coapcc_proto::server::{Server, ServerConfig, ServerOutput, ServerStats};
 use tokio::net::UdpSocket;
 
+use crate::amplification::{AmplificationLimit, Guard, Verdict};
 use crate::clock::Clock;
 use crate::resources::Resources;
 use crate::RECV_BUFFER;
@@ -30,16 +33,19 @@ pub struct ServerOptions {
     pub max_cache_entries: usize,
     /// How long an exchange is remembered.
     pub exchange_lifetime: Duration,
+    /// The bound on replies to unverified sources.
+    pub amplification: AmplificationLimit,
 }
 
 impl Default for ServerOptions {
     /// Echo on; 16 384 remembered exchanges; RFC 7252's EXCHANGE_LIFETIME
-    /// (247 s).
+    /// (247 s); replies to unverified sources at most 3 × the request.
     fn default() -> Self {
         ServerOptions {
             echo: true,
             max_cache_entries: 16_384,
             exchange_lifetime: Duration::from_nanos(ServerConfig::RFC_EXCHANGE_LIFETIME),
+            amplification: AmplificationLimit::default(),
         }
     }
 }
@@ -63,6 +69,11 @@ pub struct Snapshot {
     pub datagrams: u64,
     /// Replies sent.
     pub replies: u64,
+    /// Replies too large for an unverified source, replaced by a 4.01 with
+    /// an Echo option.
+    pub challenged: u64,
+    /// Replies too large for an unverified source even as a 4.01: not sent.
+    pub withheld: u64,
     /// Exchanges in the deduplication cache now.
     pub cached: usize,
     /// The most ever held in the cache.
@@ -93,6 +104,7 @@ pub async fn serve(
     let mut rx = vec![0u8; RECV_BUFFER];
     let mut tx = vec![0u8; MAX_MESSAGE_SIZE];
     let mut snap = Snapshot::default();
+    let guard = Guard::new(opts.amplification);
     tokio::pin!(stop);
     loop {
         let (n, from) = tokio::select! {
@@ -108,8 +120,21 @@ pub async fn serve(
         if let ServerOutput::Reply { len, .. } =
             server.handle_datagram(now, from, &rx[..n], &mut tx)
         {
-            if socket.send_to(&tx[..len], from).await.is_ok() {
-                snap.replies += 1;
+            let len = match guard.check(from, &rx[..n], &mut tx, len, now / 1_000_000_000) {
+                Verdict::Send(len) => Some(len),
+                Verdict::Challenge(len) => {
+                    snap.challenged += 1;
+                    Some(len)
+                }
+                Verdict::Drop => {
+                    snap.withheld += 1;
+                    None
+                }
+            };
+            if let Some(len) = len {
+                if socket.send_to(&tx[..len], from).await.is_ok() {
+                    snap.replies += 1;
+                }
             }
         }
         snap.stats = server.stats();

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod budget;
 pub mod calibrate;
 pub mod campaign;
 pub mod duration;

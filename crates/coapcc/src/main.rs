@@ -102,6 +102,9 @@ enum Command {
         /// algorithm: FILE's stem + `-<label>.pcap`.
         #[arg(long, value_name = "FILE")]
         pcap: Option<PathBuf>,
+        /// Run even if the estimated memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// List every algorithm with a one-line description and its spec section.
     Algorithms,
@@ -188,6 +191,9 @@ enum Command {
         /// Sleep after each stored run (for tests of interruption).
         #[arg(long, hide = true, value_name = "MS")]
         pause_ms: Option<u64>,
+        /// Run even if the estimated memory exceeds what the machine has available.
+        #[arg(long)]
+        force: bool,
     },
     /// Write the report of a results store: one HTML page, SVG figures, CSV tables.
     Report {
@@ -228,6 +234,7 @@ fn real_main() -> Result<()> {
             threads,
             pcap,
             period,
+            force,
         } => {
             let (base, origin) = match &scenario {
                 Some(p) => (scenario_file::load_any(p)?, p.display().to_string()),
@@ -249,11 +256,14 @@ fn real_main() -> Result<()> {
                 seed,
                 period,
             };
+            let threads = coapcc::budget::threads(threads)?;
+            let scenario = overrides.apply_any(base, &origin)?;
+            check_budget(&scenario, &origin, threads, force)?;
             let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads.unwrap_or(0))
+                .num_threads(threads)
                 .build()
                 .context("cannot start worker threads")?;
-            let scenario = match overrides.apply_any(base, &origin)? {
+            let scenario = match scenario {
                 AnyScenario::Dumbbell(s) => *s,
                 AnyScenario::Grid(s) => return run_grid(&s, &pool, format, pcap.as_deref()),
                 AnyScenario::Star(s) => {
@@ -385,13 +395,32 @@ fn real_main() -> Result<()> {
             store,
             threads,
             pause_ms,
-        } => coapcc::campaign::cli(&file, &store, threads, pause_ms),
+            force,
+        } => coapcc::campaign::cli(&file, &store, threads, pause_ms, force),
         Command::Report {
             store,
             out,
             campaign,
         } => coapcc::report::cli(&store, &out, campaign.as_deref()),
     }
+}
+
+/// Refuses a scenario asking for more replications than allowed, or (unless
+/// `force`) more memory than the machine has available.
+fn check_budget(scenario: &AnyScenario, origin: &str, threads: usize, force: bool) -> Result<()> {
+    let (replications, algorithms, clients) = match scenario {
+        AnyScenario::Dumbbell(s) => (s.replications, s.algorithms.len(), u64::from(s.clients)),
+        AnyScenario::Grid(s) => (s.replications, s.algorithms.len(), s.network.nodes() as u64),
+        AnyScenario::Star(s) => (s.replications, s.algorithms.len(), 0),
+    };
+    coapcc::budget::check_replications(&format!("{origin}: replications"), replications)?;
+    let runs = algorithms as u64 * u64::from(replications);
+    let bytes = coapcc::budget::simulation_bytes(clients, runs, threads as u64, true);
+    coapcc::budget::check_memory(
+        bytes,
+        &format!("{origin}: {runs} run(s) of {clients} clients on {threads} thread(s)"),
+        force,
+    )
 }
 
 /// A progress bar over `total` runs, on stderr.

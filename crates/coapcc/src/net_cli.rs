@@ -98,9 +98,16 @@ pub struct ClientArgs {
 /// `coapcc server`.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0:5683", value_name = "ADDR")]
+    /// Address to listen on (loopback by default; 0.0.0.0:5683 serves every
+    /// interface, see docs/security.md).
+    #[arg(long, default_value = "127.0.0.1:5683", value_name = "ADDR")]
     pub listen: SocketAddr,
+    /// Answer a source that has not proven it receives at its address (an
+    /// Echo round trip, RFC 9175; loopback sources are exempt) with at most F
+    /// times its request's size: larger responses become a 4.01 carrying an
+    /// Echo option. 0 turns the bound off.
+    #[arg(long, default_value_t = 3, value_name = "F")]
+    pub amplification_factor: usize,
     /// A resource: PATH=SIZE (GET returns SIZE bytes), PATH=text:STRING or
     /// PATH=store (GET/PUT/POST/DELETE). Repeatable; default: sense=60,
     /// large=1000, hello=text, store.
@@ -201,8 +208,9 @@ fn kind_name(k: NetworkKind) -> &'static str {
 #[derive(Args, Debug, Clone)]
 #[command(after_long_help = EMULATE_HELP)]
 pub struct EmulateArgs {
-    /// Address clients send to.
-    #[arg(long, default_value = "0.0.0.0:5684", value_name = "ADDR")]
+    /// Address clients send to (loopback by default; see docs/security.md
+    /// before serving other hosts).
+    #[arg(long, default_value = "127.0.0.1:5684", value_name = "ADDR")]
     pub listen: SocketAddr,
     /// The CoAP server to relay to (host:port).
     #[arg(long, value_name = "HOST:PORT")]
@@ -438,6 +446,10 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
         echo: !args.no_echo,
         max_cache_entries: args.cache.max(1),
         exchange_lifetime: seconds("lifetime", args.lifetime)?,
+        amplification: coapcc_net::amplification::AmplificationLimit {
+            factor: args.amplification_factor,
+            exempt_loopback: true,
+        },
     };
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let paths: Vec<String> = resources.paths().map(|p| format!("/{p}")).collect();
@@ -446,13 +458,16 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
     runtime()?.block_on(until_stopped(duration));
     let s = h.stop();
     eprintln!(
-        "{} datagrams: {} requests, {} duplicates, {} malformed, {} rejected, {} ignored; cache peak {}",
+        "{} datagrams: {} requests, {} duplicates, {} malformed, {} rejected, {} ignored; \
+         {} challenged and {} withheld (amplification bound); cache peak {}",
         s.datagrams,
         s.stats.requests,
         s.stats.duplicates,
         s.stats.malformed,
         s.stats.rejected,
         s.stats.ignored,
+        s.challenged,
+        s.withheld,
         s.max_cached
     );
     Ok(s)

@@ -198,3 +198,173 @@ fn writing_to_a_full_disk_is_an_error() {
         );
     }
 }
+
+#[test]
+fn unbounded_resources_are_refused_before_anything_starts() {
+    let t0 = std::time::Instant::now();
+    assert_refused(
+        &["run", "--clients", "1000000000", "--replications", "1"],
+        &["memory", "available", "--force"],
+    );
+    assert_refused(
+        &["run", "--replications", "1000000000"],
+        &["replications: expected 1 to 10000, found 1000000000"],
+    );
+    assert_refused(
+        &["run", "--threads", "100000", "--clients", "2"],
+        &["--threads: expected 1 to"],
+    );
+    let f = temp_toml(&scenario_with("").replace("clients = 2", "clients = 1000000000"));
+    let path = f.path().to_str().unwrap();
+    assert_refused(&["run", path], &[path, "memory", "--force"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let store = store.to_str().unwrap();
+    for (clients, replications, needle) in [
+        ("1000000000", "1", "memory"),
+        ("2", "1000000000", "replications: expected 1 to 10000"),
+    ] {
+        let f = temp_toml(&format!(
+            "name = \"big\"\n[[set]]\nname = \"s\"\nclients = [{clients}]\nreplications = {replications}\n\
+             [[algorithms]]\nname = \"default\"\n"
+        ));
+        let path = f.path().to_str().unwrap();
+        assert_refused(&["campaign", path, "--store", store], &[path, needle]);
+    }
+    assert_refused(
+        &[
+            "campaign",
+            "x.toml",
+            "--store",
+            store,
+            "--threads",
+            "100000",
+        ],
+        &["--threads: expected 1 to"],
+    );
+    assert!(
+        t0.elapsed().as_secs() < 20,
+        "refusals took {:?}",
+        t0.elapsed()
+    );
+}
+
+/// A small campaign file on the dumbbell.
+fn tiny_campaign(name: &str) -> tempfile::NamedTempFile {
+    temp_toml(&format!(
+        "name = \"{name}\"\nalgorithms = [\"default\"]\n[workload]\nexchanges = 2\n\
+         [[set]]\nname = \"s\"\nclients = [1, 2]\nreplications = 1\n"
+    ))
+}
+
+#[test]
+fn a_campaign_logs_progress_when_stderr_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = tiny_campaign("p");
+    let store = dir.path().join("s.sqlite");
+    let o = bin()
+        .args(["campaign", f.path().to_str().unwrap(), "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("progress: 0/2 runs") && err.contains("progress: 2/2 runs"),
+        "{err}"
+    );
+}
+
+/// A GET of `path` with Message ID `mid`, no token, and an Echo option if given.
+fn get(path: &str, mid: u16, echo: Option<&[u8]>) -> Vec<u8> {
+    use coapcc_proto::message::{option, Code, MessageType, MessageWriter};
+    let mut buf = [0u8; 128];
+    let mut w = MessageWriter::new(&mut buf, MessageType::Con, Code::GET, mid, &[]).unwrap();
+    w.option(option::URI_PATH, path.as_bytes()).unwrap();
+    if let Some(e) = echo {
+        w.option(coapcc_net::amplification::ECHO, e).unwrap();
+    }
+    w.bytes().to_vec()
+}
+
+/// Sends `req` from `sock` to `to`, returns the reply.
+fn ask(sock: &std::net::UdpSocket, to: std::net::SocketAddr, req: &[u8]) -> Vec<u8> {
+    sock.send_to(req, to).unwrap();
+    let mut buf = vec![0u8; 2048];
+    let (n, _) = sock.recv_from(&mut buf).expect("a reply");
+    buf.truncate(n);
+    buf
+}
+
+/// RFC 7252 §11.3 / RFC 9175 §2.4: a 10-byte GET /large from a source that
+/// has not proven it is on-path gets at most 3 × 10 bytes — a 4.01 with an
+/// Echo option; repeating the request with that Echo value gets the 1005-byte
+/// response. A forged or missing Echo does not.
+#[test]
+fn the_server_bounds_amplification_until_the_client_echoes() {
+    use coapcc_net::amplification::{AmplificationLimit, ECHO};
+    use coapcc_net::resources::Resources;
+    use coapcc_net::server::{self, ServerOptions};
+    use coapcc_proto::message::{Code, MessageView};
+    let opts = ServerOptions {
+        amplification: AmplificationLimit {
+            factor: 3,
+            // loopback stands for a remote source here
+            exempt_loopback: false,
+        },
+        ..ServerOptions::default()
+    };
+    let h = server::spawn("127.0.0.1:0".parse().unwrap(), opts, Resources::standard()).unwrap();
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let req = get("large", 1, None);
+    assert_eq!(req.len(), 10);
+    let reply = ask(&sock, h.addr(), &req);
+    assert!(
+        reply.len() <= 30,
+        "{} bytes for a 10-byte request",
+        reply.len()
+    );
+    let v = MessageView::decode(&reply).unwrap();
+    assert_eq!(v.code, Code::UNAUTHORIZED);
+    assert_eq!(v.mid, 1);
+    let echo = v.option(ECHO).expect("an Echo option").to_vec();
+    // the same request again (a retransmission) is still bounded
+    assert!(ask(&sock, h.addr(), &req).len() <= 30);
+    // a forged Echo value does not verify
+    let forged = get("large", 2, Some(&[0; 8]));
+    assert_eq!(
+        MessageView::decode(&ask(&sock, h.addr(), &forged))
+            .unwrap()
+            .code,
+        Code::UNAUTHORIZED
+    );
+    // the Echo value it was given does
+    let reply = ask(&sock, h.addr(), &get("large", 3, Some(&echo)));
+    let v = MessageView::decode(&reply).unwrap();
+    assert_eq!(v.code, Code::CONTENT);
+    assert_eq!(v.payload.len(), 1000);
+    // small responses are not affected
+    let v = ask(&sock, h.addr(), &get("hello", 4, None));
+    assert_eq!(MessageView::decode(&v).unwrap().code, Code::CONTENT);
+    let s = h.stop();
+    assert_eq!((s.challenged, s.withheld), (3, 0));
+
+    // by default loopback sources are verified: the full response at once
+    let h = server::spawn(
+        "127.0.0.1:0".parse().unwrap(),
+        ServerOptions::default(),
+        Resources::standard(),
+    )
+    .unwrap();
+    assert!(ask(&sock, h.addr(), &get("large", 5, None)).len() > 1000);
+
+    // the server and the relay listen on loopback unless told otherwise
+    for (cmd, default) in [("server", "127.0.0.1:5683"), ("emulate", "127.0.0.1:5684")] {
+        let o = bin().args([cmd, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(help.contains(&format!("[default: {default}]")), "{help}");
+    }
+}

@@ -55,18 +55,72 @@ pub fn load_any(path: &Path) -> Result<AnyPlan> {
     parse_any(&text, &path.display().to_string())
 }
 
-/// The progress bar of a campaign: `total` is the summed weight of its runs.
-fn progress_bar(total: u64, show: bool) -> ProgressBar {
-    let bar = if show {
-        ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {msg} runs, {elapsed} elapsed, ETA {eta}")
-            .expect("valid template"),
-    );
-    bar
+/// A campaign's progress on stderr: a bar with an ETA on a terminal; when
+/// stderr is not a terminal (a log, CI), a plain line at most every
+/// [`Progress::PLAIN_EVERY`], so a long campaign is never silent.
+pub(crate) struct Progress {
+    bar: ProgressBar,
+    /// Runs to compute, and how many are done.
+    n: usize,
+    finished: usize,
+    /// Plain lines: when the last one was printed.
+    plain: Option<Instant>,
+    started: Instant,
+}
+
+impl Progress {
+    /// The interval of plain progress lines.
+    pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
+
+    /// Progress over `n` runs of summed weight `weight`; nothing if `!show`.
+    pub(crate) fn new(weight: u64, n: usize, show: bool) -> Self {
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let bar = if show && terminal {
+            ProgressBar::with_draw_target(Some(weight), ProgressDrawTarget::stderr())
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {msg} runs, {elapsed} elapsed, ETA {eta}")
+                .expect("valid template"),
+        );
+        bar.set_message(format!("0/{n}"));
+        let now = Instant::now();
+        if show && !terminal {
+            eprintln!("progress: 0/{n} runs");
+        }
+        Progress {
+            bar,
+            n,
+            finished: 0,
+            plain: (show && !terminal).then_some(now),
+            started: now,
+        }
+    }
+
+    /// A run of `weight` was stored.
+    pub(crate) fn stored(&mut self, weight: u64) {
+        self.finished += 1;
+        self.bar.inc(weight);
+        self.bar
+            .set_message(format!("{}/{}", self.finished, self.n));
+        if let Some(last) = self.plain {
+            if last.elapsed() >= Self::PLAIN_EVERY || self.finished == self.n {
+                eprintln!(
+                    "progress: {}/{} runs, {:.0} s elapsed",
+                    self.finished,
+                    self.n,
+                    self.started.elapsed().as_secs_f64()
+                );
+                self.plain = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Clears the bar.
+    pub(crate) fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
 }
 
 /// Runs every run of `plan` missing from `store`. `threads` = 0 uses every core;
@@ -89,19 +143,14 @@ pub fn run(
         computed: 0,
     };
     let weight: u64 = jobs.iter().map(|j| j.weight).sum();
-    let bar = progress_bar(weight, show_progress);
-    let n = jobs.len();
-    bar.set_message(format!("0/{n}"));
-    let mut finished = 0;
+    let mut progress = Progress::new(weight, jobs.len(), show_progress);
     let computed = runner::execute(&jobs, store, threads, &mut |job| {
-        finished += 1;
-        bar.inc(job.weight);
-        bar.set_message(format!("{finished}/{n}"));
+        progress.stored(job.weight);
         if let Some(p) = pause {
             std::thread::sleep(p);
         }
     })?;
-    bar.finish_and_clear();
+    progress.finish();
     Ok(Outcome {
         computed,
         ..outcome
@@ -110,8 +159,32 @@ pub fn run(
 
 /// `coapcc campaign <file> --store … --threads …`: a dumbbell or a grid
 /// campaign, as the file's `[network] kind` says.
-pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u64>) -> Result<()> {
+pub fn cli(
+    file: &Path,
+    store: &Path,
+    threads: Option<usize>,
+    pause_ms: Option<u64>,
+    force: bool,
+) -> Result<()> {
+    let threads = crate::budget::threads(threads)?;
     let plan = load_any(file)?;
+    let largest = match &plan {
+        AnyPlan::Dumbbell(p) => p
+            .cells
+            .iter()
+            .map(|c| c.spec.groups.iter().map(|g| u64::from(g.clients)).sum())
+            .max(),
+        AnyPlan::Grid(p) => p.cells.iter().map(|c| c.spec.network.nodes() as u64).max(),
+    }
+    .unwrap_or(0);
+    crate::budget::check_memory(
+        crate::budget::simulation_bytes(largest, u64::MAX, threads as u64, false),
+        &format!(
+            "{}: runs of up to {largest} clients on {threads} thread(s)",
+            file.display()
+        ),
+        force,
+    )?;
     let mut db = Store::open(store)?;
     if let Some(old) = db.upgraded_from() {
         eprintln!(
@@ -148,7 +221,6 @@ pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u
     }
     let started = Instant::now();
     let pause = pause_ms.map(Duration::from_millis);
-    let threads = threads.unwrap_or(0);
     let out = match &plan {
         AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true)?,
         AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true)?,

@@ -200,8 +200,15 @@ fn expand(file: CampaignFile, text: &str, origin: &str) -> Result<Plan> {
     let mut cells = Vec::new();
     for set in &file.sets {
         let ctx = |what: &str| format!("set `{}`: {what}", set.name);
-        if set.replications == 0 {
-            bail!("{}", ctx("replications: expected at least 1"));
+        if !(1..=crate::budget::MAX_REPLICATIONS).contains(&set.replications) {
+            bail!(
+                "{}",
+                ctx(&format!(
+                    "replications: expected 1 to {}, found {}",
+                    crate::budget::MAX_REPLICATIONS,
+                    set.replications
+                ))
+            );
         }
         if set.clients.is_empty() || set.clients.contains(&0) {
             bail!(

@@ -90,10 +90,7 @@ pub fn run(
     let total = plan.distinct_keys().len();
     let jobs = pending(plan, &done);
     let weight: u64 = jobs.iter().map(|j| j.weight).sum();
-    let bar = super::progress_bar(weight, show_progress);
-    let n = jobs.len();
-    bar.set_message(format!("0/{n}"));
-    let mut finished = 0;
+    let mut progress = super::Progress::new(weight, jobs.len(), show_progress);
     let computed = execute_with(
         &jobs,
         threads,
@@ -103,18 +100,16 @@ pub fn run(
         },
         |job, result| store.insert_grid_run(job.key, job.spec, job.replication, &result),
         &mut |job| {
-            finished += 1;
-            bar.inc(job.weight);
-            bar.set_message(format!("{finished}/{n}"));
+            progress.stored(job.weight);
             if let Some(p) = pause {
                 std::thread::sleep(p);
             }
         },
     )?;
-    bar.finish_and_clear();
+    progress.finish();
     Ok(Outcome {
         total,
-        reused: total - n,
+        reused: total - jobs.len(),
         computed,
     })
 }

@@ -129,8 +129,12 @@ fn expand(file: GridCampaignFile, text: &str, origin: &str) -> Result<GridPlan> 
 
 fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell>> {
     let ctx = |what: String| anyhow!("set `{}`: {what}", set.name);
-    if set.replications == 0 {
-        return Err(ctx("replications: expected at least 1".into()));
+    if !(1..=crate::budget::MAX_REPLICATIONS).contains(&set.replications) {
+        return Err(ctx(format!(
+            "replications: expected 1 to {}, found {}",
+            crate::budget::MAX_REPLICATIONS,
+            set.replications
+        )));
     }
     let (kind, field, points) = match (&set.periods_s, &set.on_s) {
         (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
@@ -305,7 +309,7 @@ mod tests {
             (
                 "replications = 3",
                 "replications = 0",
-                "replications: expected at least 1",
+                "replications: expected 1 to 10000, found 0",
             ),
             (
                 "name = \"bursty\"",
