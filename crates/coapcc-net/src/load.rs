@@ -15,6 +15,7 @@
 //! copies' share) is not in the load generator's result; `coapcc emulate`
 //! reports it for traffic that crosses it.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
@@ -70,6 +71,15 @@ struct Progress {
     ended: bool,
     record: ClientRecord,
     histogram: Vec<u64>,
+    codes: ResponseCodes,
+}
+
+/// Responses received, by code.
+pub type ResponseCodes = BTreeMap<Code, u64>;
+
+/// Whether `code` is an error response (4.xx or 5.xx).
+pub fn is_error(code: Code) -> bool {
+    code.0 >> 5 >= 4
 }
 
 impl Progress {
@@ -87,8 +97,10 @@ impl Progress {
                 ClientEvent::Response {
                     retransmissions,
                     elapsed,
+                    code,
                     ..
                 } => {
+                    *self.codes.entry(code).or_default() += 1;
                     self.record.completed += 1;
                     self.record.rtt_sum += to_secs(elapsed);
                     let n = retransmissions as usize;
@@ -119,7 +131,7 @@ async fn one_client(
     index: u32,
     clock: Clock,
     until: Instant,
-) -> Result<(ClientRecord, Vec<u64>)> {
+) -> Result<(ClientRecord, Vec<u64>, ResponseCodes)> {
     let seed = derive(spec.seed, Stream::Client, u64::from(index));
     let mut rng = SimRng::new(seed);
     let opts = ClientOptions {
@@ -136,6 +148,7 @@ async fn one_client(
         ended: false,
         record: ClientRecord::default(),
         histogram: Vec::new(),
+        codes: ResponseCodes::new(),
     };
     let mut remaining = spec.workload.exchanges;
     let mut batch_left = 0u32;
@@ -175,11 +188,17 @@ async fn one_client(
         .coap()
         .algorithm(spec.target)
         .map_or(0, |a| a.spurious_detected() as u32);
-    Ok((p.record, p.histogram))
+    Ok((p.record, p.histogram, p.codes))
 }
 
 /// Runs `spec` on the current tokio runtime.
 pub async fn run(spec: &LoadSpec) -> Result<RunResult> {
+    Ok(run_counting(spec).await?.0)
+}
+
+/// Runs `spec` on the current tokio runtime; also returns the responses
+/// received, by code.
+pub async fn run_counting(spec: &LoadSpec) -> Result<(RunResult, ResponseCodes)> {
     if spec.clients == 0 || spec.workload.exchanges == 0 {
         bail!("load: expected at least one client and one exchange");
     }
@@ -203,8 +222,12 @@ pub async fn run(spec: &LoadSpec) -> Result<RunResult> {
         histograms: vec![Vec::new()],
         ..RunResult::default()
     };
+    let mut codes = ResponseCodes::new();
     for t in tasks {
-        let (record, hist) = t.await??;
+        let (record, hist, c) = t.await??;
+        for (code, n) in c {
+            *codes.entry(code).or_default() += n;
+        }
         let h = &mut result.histograms[0];
         if h.len() < hist.len() {
             h.resize(hist.len(), 0);
@@ -215,7 +238,7 @@ pub async fn run(spec: &LoadSpec) -> Result<RunResult> {
         result.clients.push(record);
     }
     result.duration = to_secs(clock.now());
-    Ok(result)
+    Ok((result, codes))
 }
 
 /// Runs `spec` on a runtime of its own.

@@ -387,7 +387,7 @@ fn real_main() -> Result<()> {
             } else {
                 coapcc::out!("{}", load_table(&o))?;
             }
-            Ok(())
+            o.check()
         }
         Command::Emulate(args) => coapcc::net_cli::emulate(args).map(|_| ()),
         Command::Campaign {

@@ -2,6 +2,7 @@
 //! definitions (clap) and what each one runs. Each builds its own tokio
 //! runtime, so the caller stays synchronous.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -93,6 +94,10 @@ pub struct ClientArgs {
     /// Seed of the client's random stream (timer dithering, tokens, Message IDs).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Exit 0 on 4.xx and 5.xx responses too (by default an error response,
+    /// though printed, makes the exit status non-zero).
+    #[arg(long)]
+    pub no_fail: bool,
 }
 
 /// `coapcc server`.
@@ -375,6 +380,7 @@ pub fn client(args: ClientArgs) -> Result<()> {
         let mut stdout = std::io::stdout().lock();
         let mut rtts = Vec::new();
         let mut failed = 0u32;
+        let mut errors = 0u32;
         if args.count > 1 {
             writeln!(
                 stdout,
@@ -410,23 +416,36 @@ pub fn client(args: ClientArgs) -> Result<()> {
                     }
                 }
                 stdout.flush().context(STDOUT)?;
+                if let Outcome::Response { code, .. } = &r.outcome {
+                    if load::is_error(*code) && !args.no_fail {
+                        bail!("error response {code} (exit 0 with --no-fail)");
+                    }
+                }
                 return Ok(());
             }
             writeln!(stdout, "{}", exchange_line(i, &r)).context(STDOUT)?;
             match r.outcome {
-                Outcome::Response { .. } => rtts.push(r.elapsed as f64 / 1e6),
+                Outcome::Response { code, .. } => {
+                    rtts.push(r.elapsed as f64 / 1e6);
+                    if load::is_error(code) {
+                        errors += 1;
+                    }
+                }
                 Outcome::Failed(_) => failed += 1,
             }
         }
         let p = Percentiles::of(&mut rtts);
         writeln!(
             stdout,
-            "{} exchanges, {} failed; RTT (ms) min {:.3} median {:.3} p90 {:.3} max {:.3}",
-            args.count, failed, p.min, p.p50, p.p90, p.max
+            "{} exchanges, {} failed, {} error responses; RTT (ms) min {:.3} median {:.3} p90 {:.3} max {:.3}",
+            args.count, failed, errors, p.min, p.p50, p.p90, p.max
         )
         .context(STDOUT)?;
         if failed > 0 {
             bail!("{failed} exchange(s) failed");
+        }
+        if errors > 0 && !args.no_fail {
+            bail!("{errors} error response(s) (4.xx or 5.xx; exit 0 with --no-fail)");
         }
         Ok(())
     })
@@ -484,6 +503,46 @@ pub struct LoadOutcome {
     pub result: RunResult,
     /// The summary `coapcc run` prints.
     pub summary: Summary,
+    /// Responses received, by code.
+    pub codes: load::ResponseCodes,
+}
+
+impl LoadOutcome {
+    /// Responses with a 4.xx or 5.xx code.
+    pub fn error_responses(&self) -> u64 {
+        self.codes
+            .iter()
+            .filter(|(c, _)| load::is_error(**c))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// `2.05 × 480, 4.04 × 20`, or `none`.
+    pub fn codes_line(&self) -> String {
+        if self.codes.is_empty() {
+            return "none".into();
+        }
+        let parts: Vec<String> = self
+            .codes
+            .iter()
+            .map(|(c, n)| format!("{c} × {n}"))
+            .collect();
+        parts.join(", ")
+    }
+
+    /// An error if any response was an error response (after the results
+    /// are printed: they say what was measured).
+    pub fn check(&self) -> Result<()> {
+        let errors = self.error_responses();
+        if errors > 0 {
+            let total: u64 = self.codes.values().sum();
+            bail!(
+                "{errors} of {total} responses were errors ({}); the metrics do not measure the resource",
+                self.codes_line()
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Parses `LO-HI`.
@@ -523,13 +582,14 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
-    let result = rt.block_on(load::run(&spec))?;
+    let (result, codes) = rt.block_on(load::run_counting(&spec))?;
     let summary = Summary::of(&args.cc, 0, std::slice::from_ref(&result));
     Ok(LoadOutcome {
         spec,
         uri: args.uri,
         result,
         summary,
+        codes,
     })
 }
 
@@ -864,6 +924,8 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "max_retransmit": o.spec.max_retransmit,
         "seed": o.spec.seed,
         "duration": o.result.duration,
+        "responses": o.codes.iter().map(|(c, n)| (c.to_string(), *n)).collect::<BTreeMap<String, u64>>(),
+        "error_responses": o.error_responses(),
         "algorithms": [o.summary],
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
@@ -872,12 +934,13 @@ pub fn load_json(o: &LoadOutcome) -> String {
 /// The header line of `coapcc load`'s table.
 pub fn load_header(o: &LoadOutcome) -> String {
     format!(
-        "load against {} — {} clients, {} workload, {} exchanges each, {:.2} s wall time",
+        "load against {} — {} clients, {} workload, {} exchanges each, {:.2} s wall time; responses: {}",
         o.uri,
         o.spec.clients,
         o.spec.workload.kind.name(),
         o.spec.workload.exchanges,
-        o.result.duration
+        o.result.duration,
+        o.codes_line()
     )
 }
 

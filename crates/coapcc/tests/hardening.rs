@@ -368,3 +368,141 @@ fn the_server_bounds_amplification_until_the_client_echoes() {
         assert!(help.contains(&format!("[default: {default}]")), "{help}");
     }
 }
+
+/// Runs `coapcc args…`; returns (exit code, stdout, stderr).
+fn run_out(args: &[&str]) -> (i32, String, String) {
+    let o = bin().args(args).stdin(Stdio::null()).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr(&o),
+    )
+}
+
+#[test]
+fn error_responses_are_counted_and_fail_the_command() {
+    use coapcc_net::resources::Resources;
+    use coapcc_net::server::{self, ServerOptions};
+    let h = server::spawn(
+        "127.0.0.1:0".parse().unwrap(),
+        ServerOptions::default(),
+        Resources::standard(),
+    )
+    .unwrap();
+    let uri = |p: &str| format!("coap://127.0.0.1:{}/{p}", h.addr().port());
+    let load = |p: &str| {
+        run_out(&[
+            "load",
+            &uri(p),
+            "--clients",
+            "2",
+            "--exchanges",
+            "3",
+            "--format",
+            "json",
+        ])
+    };
+    let (code, out, err) = load("nope");
+    assert!(code != 0 && code != 101, "exit {code}: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("results still printed");
+    assert_eq!(v["responses"]["4.04"], 6, "{out}");
+    assert_eq!(v["error_responses"], 6, "{out}");
+    assert!(
+        err.contains("6 of 6 responses were errors") && err.contains("4.04"),
+        "{err}"
+    );
+    let (code, out, err) = load("hello");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["responses"]["2.05"], 6, "{out}");
+    assert_eq!(v["error_responses"], 0, "{out}");
+    let (code, out, _) = run_out(&["load", &uri("nope"), "--clients", "1", "--exchanges", "1"]);
+    assert!(code != 0);
+    assert!(out.contains("responses: 4.04 × 1"), "{out}");
+
+    let (code, _, err) = run_out(&["client", &uri("nope")]);
+    assert!(code != 0 && code != 101, "exit {code}: {err}");
+    assert!(
+        err.contains("4.04") && err.contains("error response"),
+        "{err}"
+    );
+    let (code, _, err) = run_out(&["client", "--no-fail", &uri("nope")]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run_out(&["client", "--count", "2", &uri("nope")]);
+    assert!(code != 0, "{err}");
+    assert!(
+        out.contains("2 exchanges, 0 failed, 2 error responses"),
+        "{out}"
+    );
+    let (code, _, err) = run_out(&["client", &uri("hello")]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A store of the tiny campaign (cells of 1 and 2 clients), computed.
+fn tiny_store(dir: &std::path::Path) -> std::path::PathBuf {
+    let f = tiny_campaign("tiny");
+    let store = dir.join("s.sqlite");
+    let (code, _, err) = run_out(&[
+        "campaign",
+        f.path().to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    store
+}
+
+/// Deletes the stored runs of `clients` clients.
+fn forget_runs(store: &std::path::Path, clients: usize) {
+    let db = rusqlite::Connection::open(store).unwrap();
+    db.execute_batch(&format!(
+        "DELETE FROM clients WHERE run IN (SELECT run FROM clients GROUP BY run HAVING count(*) = {clients});
+         DELETE FROM runs WHERE id NOT IN (SELECT run FROM clients);"
+    ))
+    .unwrap();
+}
+
+#[test]
+fn conditions_without_finished_runs_are_empty_cells_and_an_empty_report_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    forget_runs(&store, 2);
+    let out = dir.path().join("r");
+    let (code, _, err) = run_out(&[
+        "report",
+        store.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let col = |name: &str| rows[0].iter().position(|h| *h == name).unwrap();
+    let (clients, fct, reps) = (col("clients"), col("FCT median"), col("replications"));
+    let row = |n: &str| rows.iter().find(|r| r[clients] == n).unwrap();
+    assert_eq!(row("2")[reps], "0/1");
+    assert_eq!(
+        row("2")[fct],
+        "",
+        "no finished run: an empty cell, not 0.000"
+    );
+    assert!(row("2")[reps + 1..].iter().all(|c| c.is_empty()), "{csv}");
+    assert!(row("1")[fct].parse::<f64>().unwrap() > 0.0, "{csv}");
+    let tx = std::fs::read_to_string(out.join("transmissions.csv")).unwrap();
+    let line = tx.lines().find(|l| l.contains(",2,default,")).unwrap();
+    assert!(line.ends_with(",default,,,,,,,,"), "{line}");
+
+    forget_runs(&store, 1);
+    let (code, _, err) = run_out(&[
+        "report",
+        store.to_str().unwrap(),
+        "--out",
+        dir.path().join("r2").to_str().unwrap(),
+    ]);
+    assert!(code != 0 && code != 101, "exit {code}: {err}");
+    assert!(
+        err.contains("no finished run") && err.contains("s.sqlite"),
+        "{err}"
+    );
+    assert!(!dir.path().join("r2").exists(), "nothing written");
+}

@@ -150,14 +150,29 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     let db = Store::open_read_only(store)?;
     let (def, others) = data::choose(&db, campaign)?;
     let (name, hash) = (def.name.clone(), def.hash.clone());
+    let none_finished = |planned: u64| {
+        anyhow::anyhow!(
+            "{}: campaign `{name}` has no finished run (0/{planned}); run `coapcc campaign` to \
+             compute them (nothing written)",
+            store.display()
+        )
+    };
     let (w, (done, planned)) = match def.network {
         NetworkKind::Dumbbell => {
             let report = data::gather(&db, def, others)?;
-            (write(&report, out)?, report.progress())
+            let (done, planned) = report.progress();
+            if done == 0 {
+                return Err(none_finished(planned));
+            }
+            (write(&report, out)?, (done, planned))
         }
         NetworkKind::Grid => {
             let report = grid::data::gather(&db, def, others)?;
-            (grid::write(&report, out)?, report.progress())
+            let (done, planned) = report.progress();
+            if done == 0 {
+                return Err(none_finished(planned));
+            }
+            (grid::write(&report, out)?, (done, planned))
         }
         NetworkKind::Star => anyhow::bail!(
             "{}: campaign `{name}` ran on the Wi-Fi star, whose reports are not supported yet",

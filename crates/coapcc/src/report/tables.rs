@@ -124,20 +124,31 @@ pub fn published(r: &Report) -> Table {
             p.clients.to_string(),
             p.algorithm.to_string(),
             c.replications.to_string(),
-            f3(m.p10),
-            f3(m.p25),
-            f3(m.p50),
-            f3(m.p75),
-            f3(m.p90),
+        ]);
+        // no finished run: no measurement (empty cells), not zeros
+        let measured = |v: f64| (c.replications > 0).then_some(v);
+        let row = rows.last_mut().expect("just pushed");
+        row.extend([
+            opt3(measured(m.p10)),
+            opt3(measured(m.p25)),
+            opt3(measured(m.p50)),
+            opt3(measured(m.p75)),
+            opt3(measured(m.p90)),
             opt3(p.p10),
             opt3(p.p25),
             f3(p.p50),
             opt3(p.p75),
             opt3(p.p90),
-            pct(m.p10, p.p10),
-            pct(m.p50, Some(p.p50)),
-            pct(m.p90, p.p90),
         ]);
+        if c.replications > 0 {
+            row.extend([
+                pct(m.p10, p.p10),
+                pct(m.p50, Some(p.p50)),
+                pct(m.p90, p.p90),
+            ]);
+        } else {
+            row.extend([String::new(), String::new(), String::new()]);
+        }
     }
     Table {
         id: "published",
@@ -193,9 +204,14 @@ pub fn transmissions(r: &Report) -> Table {
             let (total, shares) = transmission_shares(&g.summary);
             let mut row = coords(c);
             row.push(g.label.clone());
-            row.push(total.to_string());
-            row.extend(shares.iter().map(|v| format!("{v:.2}")));
-            row.push(g.summary.histogram.len().to_string());
+            if c.done == 0 {
+                // no finished run: empty cells, not zeros
+                row.extend(std::iter::repeat_n(String::new(), TRANSMISSION_COLUMNS + 2));
+            } else {
+                row.push(total.to_string());
+                row.extend(shares.iter().map(|v| format!("{v:.2}")));
+                row.push(g.summary.histogram.len().to_string());
+            }
             rows.push(row);
         }
     }
@@ -221,6 +237,46 @@ pub fn transmissions(r: &Report) -> Table {
     }
 }
 
+/// The summary table's columns.
+const SUMMARY_HEADER: [&str; 32] = [
+    "set",
+    "errors",
+    "workload",
+    "buffer",
+    "clients",
+    "algorithm",
+    "replications",
+    "clients summarised",
+    "FCT min",
+    "FCT p10",
+    "FCT p25",
+    "FCT median",
+    "FCT p75",
+    "FCT p90",
+    "FCT max",
+    "unnecessary p10",
+    "unnecessary median",
+    "unnecessary p90",
+    "failed exchanges",
+    "unfinished clients",
+    "mean RTT",
+    "largest timer median",
+    "buffer drops up",
+    "buffer drops down",
+    "error drops up",
+    "error drops down",
+    "utilisation up",
+    "utilisation down",
+    "unnecessary share down",
+    "TCP connections",
+    "TCP connections aborted",
+    "TCP unnecessary SYN, SYN-ACK and CSM copies",
+];
+
+/// Metric columns of the summary table (after the coordinates, the
+/// algorithm and the replications).
+const SUMMARY_METRICS: usize = SUMMARY_HEADER.len() - 7;
+
 /// Every metric per group.
 pub fn summary(r: &Report) -> Table {
     let mut rows = Vec::new();
@@ -228,9 +284,14 @@ pub fn summary(r: &Report) -> Table {
         for g in &c.groups {
             let s = &g.summary;
             let mut row = coords(c);
+            row.extend([g.label.clone(), format!("{}/{}", c.done, c.cell.keys.len())]);
+            if c.done == 0 {
+                // no finished run: empty cells, not zeros
+                row.extend(std::iter::repeat_n(String::new(), SUMMARY_METRICS));
+                rows.push(row);
+                continue;
+            }
             row.extend([
-                g.label.clone(),
-                format!("{}/{}", c.done, c.cell.keys.len()),
                 s.clients.to_string(),
                 f3(s.fct.min),
                 f3(s.fct.p10),
@@ -269,40 +330,7 @@ pub fn summary(r: &Report) -> Table {
     Table {
         id: "summary",
         title: "Summary per algorithm",
-        header: strs(&[
-            "set",
-            "errors",
-            "workload",
-            "buffer",
-            "clients",
-            "algorithm",
-            "replications",
-            "clients summarised",
-            "FCT min",
-            "FCT p10",
-            "FCT p25",
-            "FCT median",
-            "FCT p75",
-            "FCT p90",
-            "FCT max",
-            "unnecessary p10",
-            "unnecessary median",
-            "unnecessary p90",
-            "failed exchanges",
-            "unfinished clients",
-            "mean RTT",
-            "largest timer median",
-            "buffer drops up",
-            "buffer drops down",
-            "error drops up",
-            "error drops down",
-            "utilisation up",
-            "utilisation down",
-            "unnecessary share down",
-            "TCP connections",
-            "TCP connections aborted",
-            "TCP unnecessary SYN, SYN-ACK and CSM copies",
-        ]),
+        header: strs(&SUMMARY_HEADER),
         rows,
     }
 }
