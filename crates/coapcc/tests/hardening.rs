@@ -506,3 +506,173 @@ fn conditions_without_finished_runs_are_empty_cells_and_an_empty_report_fails() 
     );
     assert!(!dir.path().join("r2").exists(), "nothing written");
 }
+
+#[test]
+fn a_store_that_is_not_ours_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.sqlite");
+    {
+        let db = rusqlite::Connection::open(&other).unwrap();
+        db.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let f = tiny_campaign("x");
+    let path = other.to_str().unwrap();
+    assert_refused(
+        &["campaign", f.path().to_str().unwrap(), "--store", path],
+        &[path, "not a coapcc results store", "notes"],
+    );
+    let db = rusqlite::Connection::open(&other).unwrap();
+    let tables: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 1, "no table added");
+}
+
+#[test]
+fn a_damaged_store_is_named_and_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    // overwrite every page but the first (the header) with garbage
+    let mut bytes = std::fs::read(&store).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    assert!(bytes.len() > 2 * page, "{} bytes", bytes.len());
+    for (i, b) in bytes[page..].iter_mut().enumerate() {
+        *b = (i * 7 % 251) as u8;
+    }
+    std::fs::write(&store, &bytes).unwrap();
+    let path = store.to_str().unwrap();
+    let f = tiny_campaign("tiny");
+    assert_refused(
+        &["campaign", f.path().to_str().unwrap(), "--store", path],
+        &[path],
+    );
+    let (code, out, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]);
+    assert!(code != 0 && !out.contains("computed"), "{out}{err}");
+    assert_refused(
+        &[
+            "report",
+            path,
+            "--out",
+            dir.path().join("r").to_str().unwrap(),
+        ],
+        &[path],
+    );
+}
+
+/// Makes `path` unwritable even for root (an immutable file) or, failing
+/// that, by permissions; returns whether it worked, and an undo.
+fn make_read_only(path: &std::path::Path) -> Option<impl FnOnce()> {
+    use std::os::unix::fs::PermissionsExt;
+    let p = path.to_path_buf();
+    let immutable = Command::new("chattr")
+        .arg("+i")
+        .arg(&p)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !immutable {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let undo = move || {
+        if immutable {
+            let _ = Command::new("chattr").arg("-i").arg(&p).status();
+        }
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644));
+    };
+    if std::fs::OpenOptions::new().append(true).open(path).is_ok() {
+        undo();
+        return None;
+    }
+    Some(undo)
+}
+
+#[test]
+fn a_complete_read_only_store_needs_no_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    let Some(undo) = make_read_only(&store) else {
+        eprintln!(
+            "SKIPPED a_complete_read_only_store_needs_no_writing: cannot make a file read-only"
+        );
+        return;
+    };
+    let f = tiny_campaign("tiny");
+    let path = store.to_str().unwrap();
+    let (code, out, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]);
+    // a campaign with one more cell has runs to write: refused, saying so
+    let bigger = temp_toml(
+        &std::fs::read_to_string(f.path())
+            .unwrap()
+            .replace("clients = [1, 2]", "clients = [1, 2, 3]"),
+    );
+    let refused = run_out(&["campaign", bigger.path().to_str().unwrap(), "--store", path]);
+    undo();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("2 runs, 2 already in") && out.contains("0 computed"),
+        "{out}"
+    );
+    assert!(refused.0 != 0 && refused.0 != 101, "{refused:?}");
+    assert!(
+        refused.2.contains("read-only") && refused.2.contains(path),
+        "{}",
+        refused.2
+    );
+}
+
+#[test]
+fn a_report_over_an_older_one_removes_only_the_older_ones_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let store = store.to_str().unwrap();
+    for (name, buffer) in [("inf", "\"inf\""), ("small", "2500")] {
+        let f = temp_toml(&format!(
+            "name = \"{name}\"\nalgorithms = [\"default\"]\n[workload]\nexchanges = 2\n\
+             [[set]]\nname = \"s\"\nclients = [1]\nbuffers = [{buffer}]\nreplications = 1\n"
+        ));
+        let (code, _, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", store]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let out = dir.path().join("r");
+    let svgs = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".svg"))
+            .collect();
+        v.sort();
+        v
+    };
+    let report = |campaign: &str| {
+        run_out(&[
+            "report",
+            store,
+            "--out",
+            out.to_str().unwrap(),
+            "--campaign",
+            campaign,
+        ])
+    };
+    let (code, _, err) = report("inf");
+    assert_eq!(code, 0, "{err}");
+    let first = svgs();
+    assert!(!first.is_empty());
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let (code, _, err) = report("small");
+    assert_eq!(code, 0, "{err}");
+    let second = svgs();
+    assert!(
+        first.iter().all(|f| !second.contains(f)),
+        "stale figures left: {first:?} / {second:?}"
+    );
+    assert!(err.contains("removed") && err.contains(&first[0]), "{err}");
+    assert!(
+        out.join("notes.txt").exists(),
+        "a file the report did not write was removed"
+    );
+}

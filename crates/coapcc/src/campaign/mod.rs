@@ -185,6 +185,9 @@ pub fn cli(
         ),
         force,
     )?;
+    if crate::store::read_only(store) {
+        return complete_read_only(&plan, store);
+    }
     let mut db = Store::open(store)?;
     if let Some(old) = db.upgraded_from() {
         eprintln!(
@@ -222,9 +225,10 @@ pub fn cli(
     let started = Instant::now();
     let pause = pause_ms.map(Duration::from_millis);
     let out = match &plan {
-        AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true)?,
-        AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true)?,
-    };
+        AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true),
+        AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true),
+    }
+    .with_context(|| format!("results store {}", store.display()))?;
     crate::outln!(
         "campaign `{name}` (definition {}): {} runs, {} already in {}, {} computed in {:.1} s",
         &definition[..12],
@@ -235,4 +239,49 @@ pub fn cli(
         started.elapsed().as_secs_f64()
     )?;
     Ok(())
+}
+
+/// `coapcc campaign` on a store it cannot write: fine if every run of `plan`
+/// is already there (nothing to write), else an error saying how many are
+/// missing.
+fn complete_read_only(plan: &AnyPlan, store: &Path) -> Result<()> {
+    let (name, definition, total) = {
+        let db = Store::open_read_only(store)?;
+        let (name, definition, keys, done) = match plan {
+            AnyPlan::Dumbbell(p) => (
+                &p.file.name,
+                &p.definition,
+                p.distinct_keys(),
+                db.done_keys()?,
+            ),
+            AnyPlan::Grid(p) => (
+                &p.file.name,
+                &p.definition,
+                p.distinct_keys(),
+                db.done_grid_keys()?,
+            ),
+        };
+        let registered = db.definitions()?.iter().any(|d| &d.hash == definition);
+        let missing = keys.iter().filter(|k| !done.contains(**k)).count();
+        if !registered || missing > 0 {
+            bail!(
+                "{}: the store is read-only and {missing} of {} runs of campaign `{name}` are \
+                 missing{}",
+                store.display(),
+                keys.len(),
+                if registered {
+                    ""
+                } else {
+                    " (its definition is not recorded)"
+                }
+            );
+        }
+        (name.clone(), definition.clone(), keys.len())
+    };
+    crate::outln!(
+        "campaign `{name}` (definition {}): {total} runs, {total} already in {} (read-only; \
+         nothing to write), 0 computed",
+        &definition[..12],
+        store.display()
+    )
 }

@@ -11,6 +11,7 @@
 pub mod data;
 pub mod grid;
 pub mod html;
+pub mod manifest;
 pub mod svg;
 pub mod tables;
 
@@ -112,6 +113,9 @@ pub struct Written {
     pub svgs: Vec<PathBuf>,
     /// The CSV files.
     pub csvs: Vec<PathBuf>,
+    /// Files of the previous report in the directory that this one does not
+    /// write, removed ([`manifest`]).
+    pub removed: Vec<PathBuf>,
 }
 
 /// Writes the report into `out` (created if needed): `report.html`, one SVG
@@ -127,6 +131,7 @@ pub fn write(r: &Report, out: &Path) -> Result<Written> {
 fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Result<Written> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
+    let previous = manifest::previous(out);
     let put = |name: &str, text: &str| -> Result<PathBuf> {
         let p = out.join(name);
         std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))?;
@@ -137,11 +142,25 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
         svgs.push(put(&f.file, &f.svg)?);
     }
     let mut csvs = Vec::new();
-    for t in tables {
-        csvs.push(put(&format!("{}.csv", t.id), &t.csv())?);
+    let csv_names: Vec<String> = tables.iter().map(|t| format!("{}.csv", t.id)).collect();
+    for (t, name) in tables.iter().zip(&csv_names) {
+        csvs.push(put(name, &t.csv())?);
     }
     let html = put("report.html", page)?;
-    Ok(Written { html, svgs, csvs })
+    let names: Vec<&str> = figures
+        .iter()
+        .map(|f| f.file.as_str())
+        .chain(csv_names.iter().map(String::as_str))
+        .chain(["report.html"])
+        .collect();
+    let removed = manifest::prune(out, &previous, &names)?;
+    manifest::record(out, &names)?;
+    Ok(Written {
+        html,
+        svgs,
+        csvs,
+        removed,
+    })
 }
 
 /// `coapcc report <store> --out DIR [--campaign NAME|HASH]`: the report of a
@@ -186,5 +205,14 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
         w.svgs.len(),
         w.csvs.len()
     )?;
+    if !w.removed.is_empty() {
+        let names: Vec<String> = w.removed.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "removed {} file(s) the previous report in {} wrote and this one does not: {}",
+            names.len(),
+            out.display(),
+            names.join(", ")
+        );
+    }
     Ok(())
 }

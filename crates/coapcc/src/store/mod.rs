@@ -113,6 +113,58 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// Fails unless `PRAGMA quick_check` finds the database intact.
+fn check_integrity(conn: &Connection, path: &Path) -> Result<()> {
+    let not_ours = || format!("{}: not a coapcc results store", path.display());
+    let mut stmt = conn.prepare("PRAGMA quick_check").with_context(not_ours)?;
+    let problems: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect())
+        .with_context(|| format!("{}: the results store is damaged", path.display()))?;
+    if problems.len() != 1 || problems[0] != "ok" {
+        bail!(
+            "{}: the results store is damaged (PRAGMA quick_check: {}); restore it from a copy \
+             or start a new one",
+            path.display(),
+            problems
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a database that holds tables but is not a results store: opening
+/// it would add the store's tables to someone else's data.
+fn refuse_foreign(conn: &Connection, path: &Path) -> Result<()> {
+    if layout::recorded(conn)?.is_some() {
+        return Ok(());
+    }
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let tables: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    if !tables.is_empty() {
+        bail!(
+            "{}: an SQLite database that is not a coapcc results store (it holds table(s) {}); \
+             refusing to add the store's tables to it — give --store a new file",
+            path.display(),
+            tables.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Whether `path` exists and cannot be opened for writing (permissions, an
+/// immutable file, a read-only file system).
+pub fn read_only(path: &Path) -> bool {
+    path.exists() && std::fs::OpenOptions::new().append(true).open(path).is_err()
+}
+
 impl Store {
     /// Opens (creating if needed) the store at `path`, upgrading a layout-1
     /// store in place ([`layout`]).
@@ -127,6 +179,8 @@ impl Store {
         // dies; only a power failure can lose the last commits (never corrupt).
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "cache_size", -65_536)?;
+        check_integrity(&conn, path)?;
+        refuse_foreign(&conn, path)?;
         let found = layout::prepare(&mut conn).with_context(not_ours)?;
         Ok(Store {
             conn,
@@ -144,6 +198,7 @@ impl Store {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        check_integrity(&conn, path)?;
         let recorded = layout::recorded(&conn)
             .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
         let Some(v) = recorded else {
