@@ -180,7 +180,7 @@ impl Buffer {
     /// Parses `inf` or a byte count (an optional trailing `B` is accepted).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
-            "inf" | "infinite" => Some(Buffer::Infinite),
+            "inf" => Some(Buffer::Infinite),
             _ => match s.trim_end_matches('B').parse() {
                 Ok(0) | Err(_) => None,
                 Ok(b) => Some(Buffer::Bytes(b)),

@@ -241,8 +241,11 @@ pub struct DatagramCounts {
     /// [`EmulatorOptions::max_in_flight`] packets already.
     pub refused_full: u64,
     /// Not handed to the model: larger than the network carries (the grid's
-    /// eight 6LoWPAN fragments).
+    /// eight 6LoWPAN fragments, or [`MAX_DATAGRAM`]).
     pub refused_too_large: u64,
+    /// Delivered by the model after their mapping had closed (evicted or
+    /// idle), so not sent on (counted in `delivered` too).
+    pub closed: u64,
 }
 
 impl DatagramCounts {
@@ -469,6 +472,13 @@ enum Model {
 impl Model {
     fn new(opts: &EmulatorOptions) -> Result<Model> {
         opts.network.validate().map_err(|e| anyhow!(e))?;
+        if opts.max_clients == 0 || opts.max_in_flight == 0 {
+            return Err(anyhow!(
+                "max_clients, max_in_flight: expected at least 1, found {} and {}",
+                opts.max_clients,
+                opts.max_in_flight
+            ));
+        }
         Ok(match &opts.network {
             EmulatedNetwork::Dumbbell(c) => {
                 Model::Dumbbell(Box::new(Dumbbell::new(c, opts.seed, 1024)))
@@ -616,6 +626,11 @@ impl<N: Emulated> Relay<N> {
                         self.report.downstream.delivered += 1;
                     }
                     let Some(m) = self.slots[h.slot].as_ref().filter(|m| m.gen == h.gen) else {
+                        if h.up {
+                            self.report.upstream.closed += 1;
+                        } else {
+                            self.report.downstream.closed += 1;
+                        }
                         continue;
                     };
                     if h.up {
@@ -644,7 +659,7 @@ impl<N: Emulated> Relay<N> {
             m.last_active = now;
             return Ok(slot);
         }
-        if self.by_client.len() >= self.opts.max_clients.max(1) {
+        if self.by_client.len() >= self.opts.max_clients {
             let oldest = self
                 .slots
                 .iter()
@@ -992,6 +1007,53 @@ mod tests {
         assert_eq!(report.mappings_closed, 1);
         assert_eq!((report.uplink.packets, report.downlink.packets), (6, 6));
         assert_eq!(report.uplink.bytes, 6 * 38);
+    }
+
+    /// With room for one mapping, a second client evicts the first while the
+    /// first one's datagram is inside the model: it is delivered to nobody
+    /// and counted as such.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn replies_of_evicted_mappings_are_counted() {
+        let (server, _sources) = echo_server().await;
+        let net = dumbbell::Config {
+            uplink_bps: 1_000_000_000,
+            downlink_bps: 1_000_000_000,
+            uplink_delay_ms: 50.0,
+            downlink_delay_ms: 50.0,
+            path_delay_ms: [0.0, 0.0],
+            buffer: Buffer::Infinite,
+            ..dumbbell::Config::default()
+        };
+        let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let relay_addr = listen.local_addr().unwrap();
+        let monitor = Arc::new(EmulatorMonitor::default());
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let opts = EmulatorOptions {
+            network: net.into(),
+            max_clients: 1,
+            ..EmulatorOptions::default()
+        };
+        let relay = tokio::spawn(run(listen, server, opts, monitor.clone(), async {
+            let _ = stop_rx.await;
+        }));
+        let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        a.send_to(&[1; 10], relay_addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        b.send_to(&[2; 10], relay_addr).await.unwrap();
+        let mut buf = [0u8; 64];
+        let (n, _) = tokio::time::timeout(Duration::from_secs(2), b.recv_from(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], &[2; 10]);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stop_tx.send(()).unwrap();
+        let r = relay.await.unwrap().unwrap();
+        assert_eq!(r.mappings_closed, 1);
+        assert_eq!(r.upstream.closed, 1, "{r:?}");
+        assert_eq!(r.upstream.delivered, 2);
+        assert_eq!(r.downstream.delivered, 1);
     }
 
     /// Datagrams above 1500 bytes, up to the largest UDP payload over IPv4

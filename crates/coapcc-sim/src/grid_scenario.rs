@@ -81,6 +81,7 @@ impl GridScenario {
             return Err(SpecError("replications: expected at least 1".into()));
         }
         for (i, a) in self.algorithms.iter().enumerate() {
+            a.check_label().map_err(SpecError)?;
             if self.algorithms[..i].iter().any(|b| b.label() == a.label()) {
                 return Err(SpecError(format!(
                     "algorithm `{}`: listed twice; give one a distinct `label`",

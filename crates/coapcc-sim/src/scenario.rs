@@ -77,6 +77,7 @@ impl Scenario {
             return Err(SpecError("clients: expected at least 1".into()));
         }
         for (i, a) in self.algorithms.iter().enumerate() {
+            a.check_label().map_err(SpecError)?;
             if self.algorithms[..i].iter().any(|b| b.label() == a.label()) {
                 return Err(SpecError(format!(
                     "algorithm `{}`: listed twice; give one a distinct `label`",

@@ -230,6 +230,7 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
         return Err(SpecError("the population has no clients".into()));
     }
     for g in &spec.groups {
+        g.algorithm.check_label().map_err(SpecError)?;
         crate::client_factory::check(&g.algorithm)?;
         let [a, b] = g.workload.batch;
         if g.workload.kind == WorkloadKind::Random && (a == 0 || b < a) {

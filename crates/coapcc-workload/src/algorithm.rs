@@ -54,6 +54,19 @@ impl AlgorithmSpec {
         self.label.as_deref().unwrap_or(&self.name)
     }
 
+    /// Checks the label: not empty or blank, no control characters (it names
+    /// table rows, figure legends and pcap files). Errors name the field.
+    pub fn check_label(&self) -> Result<(), String> {
+        let l = self.label();
+        if l.trim().is_empty() || l.chars().any(char::is_control) {
+            return Err(format!(
+                "algorithm `{}`: label: expected a non-empty name without control characters, found {l:?}",
+                self.name
+            ));
+        }
+        Ok(())
+    }
+
     /// The parameters in the algorithm crate's form.
     pub fn params(&self) -> Result<coapcc_rto::AlgorithmParams, String> {
         let first_sample = match &self.first_sample {

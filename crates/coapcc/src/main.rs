@@ -273,14 +273,15 @@ fn real_main() -> Result<()> {
                     return run_star(&s, &pool, format);
                 }
             };
+            if let Some(path) = &pcap {
+                let labels: Vec<&str> = scenario.algorithms.iter().map(|a| a.label()).collect();
+                check_pcap_paths(path, &labels)?;
+            }
             let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
             let bar = run_progress(total);
             let started = Instant::now();
             let result = pool.install(|| coapcc_sim::run_scenario(&scenario, &|| bar.inc(1)))?;
             bar.finish_and_clear();
-            if let Some(path) = &pcap {
-                write_pcaps(&scenario, path)?;
-            }
             match format {
                 Format::Json => coapcc::outln!("{}", output::json(&scenario, &result.summaries))?,
                 Format::Markdown => {
@@ -294,6 +295,10 @@ fn real_main() -> Result<()> {
                         started.elapsed().as_secs_f64()
                     )?;
                 }
+            }
+            // after the results, so a pcap that cannot be written loses nothing
+            if let Some(path) = &pcap {
+                write_pcaps(&scenario, path)?;
             }
             Ok(())
         }
@@ -440,14 +445,15 @@ fn run_grid(
     format: Format,
     pcap: Option<&std::path::Path>,
 ) -> Result<()> {
+    if let Some(path) = pcap {
+        let labels: Vec<&str> = scenario.algorithms.iter().map(|a| a.label()).collect();
+        check_pcap_paths(path, &labels)?;
+    }
     let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
     let bar = run_progress(total);
     let started = Instant::now();
     let result = pool.install(|| coapcc_sim::run_grid_scenario(scenario, &|| bar.inc(1)))?;
     bar.finish_and_clear();
-    if let Some(path) = pcap {
-        write_grid_pcaps(scenario, path)?;
-    }
     match format {
         Format::Json => coapcc::outln!("{}", grid_output::json(scenario, &result.summaries))?,
         Format::Markdown => coapcc::out!("{}", grid_output::markdown(scenario, &result.summaries))?,
@@ -458,6 +464,29 @@ fn run_grid(
                 "\n{total} runs, {events} events in {:.2} s wall time",
                 started.elapsed().as_secs_f64()
             )?;
+        }
+    }
+    // after the results, so a pcap that cannot be written loses nothing
+    if let Some(path) = pcap {
+        write_grid_pcaps(scenario, path)?;
+    }
+    Ok(())
+}
+
+/// Fails, naming the file, if a pcap file of `--pcap path` cannot be
+/// created; leaves nothing behind.
+fn check_pcap_paths(path: &std::path::Path, labels: &[&str]) -> Result<()> {
+    for label in labels {
+        let file = pcap_path(path, label, labels.len() > 1);
+        let existed = file.exists();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&file)
+            .with_context(|| format!("--pcap: cannot create {}", file.display()))?;
+        if !existed {
+            let _ = std::fs::remove_file(&file);
         }
     }
     Ok(())

@@ -565,6 +565,12 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
             args.workload
         )
     })?;
+    if args.token_len > 8 {
+        bail!(
+            "--token-len: expected 0 to 8 bytes, found {}",
+            args.token_len
+        );
+    }
     let rt = runtime()?;
     let t = rt.block_on(target::resolve(&args.uri))?;
     let spec = LoadSpec {
@@ -578,7 +584,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         },
         algorithm: AlgorithmSpec::named(&args.cc),
         max_retransmit: args.max_retransmit,
-        token_len: args.token_len.min(8),
+        token_len: args.token_len,
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
@@ -766,6 +772,9 @@ fn grid_network(args: &EmulateArgs, file: Option<(String, String)>) -> Result<Em
 /// Runs `coapcc emulate`; returns its final report.
 pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     let network = emulate_network(&args)?;
+    if args.max_clients == 0 {
+        bail!("--max-clients: expected at least 1");
+    }
     let idle_timeout = seconds("idle-timeout", args.idle_timeout)?;
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let rt = runtime()?;
@@ -777,7 +786,7 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     let opts = EmulatorOptions {
         network: network.clone(),
         seed: args.seed,
-        max_clients: args.max_clients.max(1),
+        max_clients: args.max_clients,
         idle_timeout,
         ..EmulatorOptions::default()
     };
@@ -848,8 +857,9 @@ pub fn emulator_startup(
 /// A few lines describing what crossed the relay.
 pub fn emulator_summary(r: &EmulatorReport) -> String {
     let mappings = format!(
-        "{} client mapping(s) opened, {} closed",
-        r.clients_seen, r.mappings_closed
+        "{} client mapping(s) opened, {} closed; delivered after their mapping closed (not sent): \
+         {} upstream, {} downstream",
+        r.clients_seen, r.mappings_closed, r.upstream.closed, r.downstream.closed
     );
     let Some(g) = &r.grid else {
         let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {

@@ -676,3 +676,85 @@ fn a_report_over_an_older_one_removes_only_the_older_ones_files() {
         "a file the report did not write was removed"
     );
 }
+
+#[test]
+fn smaller_misreadings_are_refused() {
+    assert_refused(
+        &[
+            "emulate",
+            "--listen",
+            "127.0.0.1:0",
+            "--server",
+            "127.0.0.1:9",
+            "--max-clients",
+            "0",
+        ],
+        &["--max-clients: expected at least 1"],
+    );
+    assert_refused(
+        &["load", "--token-len", "9", "coap://127.0.0.1:9/x"],
+        &["--token-len: expected 0 to 8 bytes, found 9"],
+    );
+    assert_refused(&["run", "--buffer", "infinite"], &["--buffer", "infinite"]);
+    let f = temp_toml(&scenario_with("buffer = \"infinite\""));
+    let path = f.path().to_str().unwrap();
+    assert_refused(&["run", path], &[path, "buffer", "\"inf\""]);
+    for label in ["\"\"", "\"  \"", "\"a\\nb\""] {
+        let text = scenario_with("").replace(
+            "name = \"default\"\n",
+            &format!("name = \"default\"\nlabel = {label}\n"),
+        );
+        let f = temp_toml(&text);
+        let path = f.path().to_str().unwrap();
+        assert_refused(&["run", path], &[path, "label: expected a non-empty name"]);
+    }
+    // an unwritable --pcap fails before the run, naming the file
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("no/such/dir/x.pcap");
+    let pcap = pcap.to_str().unwrap();
+    assert_refused(
+        &[
+            "run",
+            "--clients",
+            "2",
+            "--replications",
+            "1",
+            "--algorithms",
+            "default",
+            "--pcap",
+            pcap,
+        ],
+        &["--pcap", pcap],
+    );
+}
+
+#[test]
+fn an_ambiguous_campaign_prefix_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let hash: String = db
+        .query_row("SELECT hash FROM definitions", [], |r| r.get(0))
+        .unwrap();
+    // a second definition whose hash shares the first four characters
+    db.execute(
+        "INSERT INTO definitions SELECT substr(hash, 1, 4) || 'ffff' || substr(hash, 9), 'other', \
+         title, description, source, text, model_version, skipped, runs, first_seen, last_run, \
+         seq + 1, network FROM definitions",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let s = store.to_str().unwrap();
+    let out = dir.path().join("r");
+    let out = out.to_str().unwrap();
+    assert_refused(
+        &["report", s, "--out", out, "--campaign", &hash[..4]],
+        &["matches 2 definitions", "tiny", "other"],
+    );
+    for selector in [&hash[..12], "tiny"] {
+        let (code, stdout, err) = run_out(&["report", s, "--out", out, "--campaign", selector]);
+        assert_eq!(code, 0, "{err}");
+        assert!(stdout.contains("campaign `tiny`"), "{stdout}");
+    }
+}

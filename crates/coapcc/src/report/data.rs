@@ -150,21 +150,35 @@ pub fn choose(store: &Store, selector: Option<&str>) -> Result<(Definition, Vec<
     if defs.is_empty() {
         bail!("the store holds no campaign; run `coapcc campaign` first");
     }
+    let list = |defs: &[&Definition]| {
+        defs.iter()
+            .map(|d| format!("{} ({})", d.name, &d.hash[..12]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let idx = match selector {
         None => 0,
-        Some(s) => match defs
-            .iter()
-            .position(|d| d.hash.starts_with(s) || d.name == s)
-        {
-            Some(i) => i,
-            None => bail!(
-                "no campaign definition `{s}` in the store; it holds: {}",
-                defs.iter()
-                    .map(|d| format!("{} ({})", d.name, &d.hash[..12]))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        },
+        Some(s) => {
+            // a name selects its most recently run definition (definitions
+            // come most recent first); otherwise a hash prefix must be unique
+            let by_name = defs.iter().position(|d| d.name == s);
+            let by_hash: Vec<usize> = (0..defs.len())
+                .filter(|&i| !s.is_empty() && defs[i].hash.starts_with(s))
+                .collect();
+            match (by_name, by_hash.as_slice()) {
+                (Some(i), _) => i,
+                (None, [i]) => *i,
+                (None, []) => bail!(
+                    "no campaign definition `{s}` in the store; it holds: {}",
+                    list(&defs.iter().collect::<Vec<_>>())
+                ),
+                (None, many) => bail!(
+                    "--campaign {s}: the prefix matches {} definitions: {}; give more of the hash",
+                    many.len(),
+                    list(&many.iter().map(|&i| &defs[i]).collect::<Vec<_>>())
+                ),
+            }
+        }
     };
     let mut others = defs;
     let chosen = others.remove(idx);
