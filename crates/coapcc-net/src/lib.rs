@@ -31,6 +31,8 @@ pub mod target;
 /// without depending on tokio themselves.
 pub use tokio;
 
-/// Largest UDP payload this crate receives (a CoAP message is at most 1152
-/// bytes; anything larger is read truncated and rejected by the decoder).
+/// Largest UDP payload this crate's client and server read (a CoAP message
+/// is at most 1152 bytes); the server ignores and counts longer datagrams
+/// rather than reading them cut short. The emulator relays up to
+/// [`emulate::MAX_DATAGRAM`].
 pub const RECV_BUFFER: usize = 1500;

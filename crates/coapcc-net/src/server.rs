@@ -74,6 +74,8 @@ pub struct Snapshot {
     pub challenged: u64,
     /// Replies too large for an unverified source even as a 4.01: not sent.
     pub withheld: u64,
+    /// Datagrams longer than [`RECV_BUFFER`] bytes: ignored, not read cut short.
+    pub oversized: u64,
     /// Exchanges in the deduplication cache now.
     pub cached: usize,
     /// The most ever held in the cache.
@@ -101,7 +103,9 @@ pub async fn serve(
 ) -> Snapshot {
     let clock = Clock::start();
     let mut server: Server<SocketAddr, Resources> = Server::new(opts.config(), resources);
-    let mut rx = vec![0u8; RECV_BUFFER];
+    // one byte more than any datagram served: a longer one is seen whole
+    // as too long, never read cut short
+    let mut rx = vec![0u8; RECV_BUFFER + 1];
     let mut tx = vec![0u8; MAX_MESSAGE_SIZE];
     let mut snap = Snapshot::default();
     let guard = Guard::new(opts.amplification);
@@ -116,6 +120,11 @@ pub async fn serve(
             _ = &mut stop => break,
         };
         snap.datagrams += 1;
+        if n > RECV_BUFFER {
+            snap.oversized += 1;
+            *monitor.0.lock().expect("monitor lock") = snap;
+            continue;
+        }
         let now = clock.now();
         if let ServerOutput::Reply { len, .. } =
             server.handle_datagram(now, from, &rx[..n], &mut tx)

@@ -478,7 +478,7 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
     let s = h.stop();
     eprintln!(
         "{} datagrams: {} requests, {} duplicates, {} malformed, {} rejected, {} ignored; \
-         {} challenged and {} withheld (amplification bound); cache peak {}",
+         {} challenged and {} withheld (amplification bound), {} oversized; cache peak {}",
         s.datagrams,
         s.stats.requests,
         s.stats.duplicates,
@@ -487,6 +487,7 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
         s.stats.ignored,
         s.challenged,
         s.withheld,
+        s.oversized,
         s.max_cached
     );
     Ok(s)

@@ -361,6 +361,28 @@ fn the_server_bounds_amplification_until_the_client_echoes() {
     .unwrap();
     assert!(ask(&sock, h.addr(), &get("large", 5, None)).len() > 1000);
 
+    // a datagram longer than the server reads is ignored and counted, not
+    // read cut short and answered
+    let h = server::spawn(
+        "127.0.0.1:0".parse().unwrap(),
+        ServerOptions::default(),
+        Resources::standard(),
+    )
+    .unwrap();
+    let mut long = get("hello", 6, None);
+    long.push(0xFF);
+    long.resize(2000, b'p');
+    sock.send_to(&long, h.addr()).unwrap();
+    sock.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    assert!(
+        sock.recv_from(&mut buf).is_err(),
+        "a cut datagram was answered"
+    );
+    let s = h.stop();
+    assert_eq!((s.datagrams, s.oversized, s.replies), (1, 1, 0));
+
     // the server and the relay listen on loopback unless told otherwise
     for (cmd, default) in [("server", "127.0.0.1:5683"), ("emulate", "127.0.0.1:5684")] {
         let o = bin().args([cmd, "--help"]).output().unwrap();
