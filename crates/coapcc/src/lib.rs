@@ -13,6 +13,7 @@ pub mod output;
 pub mod pcap;
 pub mod published;
 pub mod report;
+pub mod run_progress;
 pub mod scenario_file;
 pub mod star_output;
 pub mod stdout;

@@ -278,10 +278,10 @@ fn real_main() -> Result<()> {
                 check_pcap_paths(path, &labels)?;
             }
             let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
-            let bar = run_progress(total);
+            let bar = coapcc::run_progress::RunProgress::new(total);
             let started = Instant::now();
-            let result = pool.install(|| coapcc_sim::run_scenario(&scenario, &|| bar.inc(1)))?;
-            bar.finish_and_clear();
+            let result = pool.install(|| coapcc_sim::run_scenario(&scenario, &|| bar.inc()))?;
+            bar.finish();
             match format {
                 Format::Json => coapcc::outln!("{}", output::json(&scenario, &result.summaries))?,
                 Format::Markdown => {
@@ -428,16 +428,6 @@ fn check_budget(scenario: &AnyScenario, origin: &str, threads: usize, force: boo
     )
 }
 
-/// A progress bar over `total` runs, on stderr.
-fn run_progress(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}")
-            .expect("valid template"),
-    );
-    bar
-}
-
 /// `coapcc run` on a grid scenario.
 fn run_grid(
     scenario: &coapcc_sim::GridScenario,
@@ -450,10 +440,10 @@ fn run_grid(
         check_pcap_paths(path, &labels)?;
     }
     let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
-    let bar = run_progress(total);
+    let bar = coapcc::run_progress::RunProgress::new(total);
     let started = Instant::now();
-    let result = pool.install(|| coapcc_sim::run_grid_scenario(scenario, &|| bar.inc(1)))?;
-    bar.finish_and_clear();
+    let result = pool.install(|| coapcc_sim::run_grid_scenario(scenario, &|| bar.inc()))?;
+    bar.finish();
     match format {
         Format::Json => coapcc::outln!("{}", grid_output::json(scenario, &result.summaries))?,
         Format::Markdown => coapcc::out!("{}", grid_output::markdown(scenario, &result.summaries))?,
@@ -499,10 +489,10 @@ fn run_star(
     format: Format,
 ) -> Result<()> {
     let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
-    let bar = run_progress(total);
+    let bar = coapcc::run_progress::RunProgress::new(total);
     let started = Instant::now();
-    let result = pool.install(|| coapcc_sim::run_star_scenario(scenario, &|| bar.inc(1)))?;
-    bar.finish_and_clear();
+    let result = pool.install(|| coapcc_sim::run_star_scenario(scenario, &|| bar.inc()))?;
+    bar.finish();
     match format {
         Format::Json => coapcc::outln!("{}", star_output::json(scenario, &result.summaries))?,
         Format::Markdown => coapcc::out!("{}", star_output::markdown(scenario, &result.summaries))?,

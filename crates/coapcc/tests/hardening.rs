@@ -780,3 +780,29 @@ fn an_ambiguous_campaign_prefix_is_refused() {
         assert!(stdout.contains("campaign `tiny`"), "{stdout}");
     }
 }
+
+#[test]
+fn a_long_run_logs_progress_when_stderr_is_not_a_terminal() {
+    let args = [
+        "run",
+        "--clients",
+        "2",
+        "--replications",
+        "30",
+        "--threads",
+        "1",
+        "--format",
+        "json",
+    ];
+    let o = bin()
+        .args(args)
+        .env("COAPCC_PROGRESS_EVERY_MS", "0")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("progress: 60/60 runs"), "{err}");
+    // at the default interval a short run stays quiet
+    let o = bin().args(args).output().unwrap();
+    assert!(!stderr(&o).contains("progress:"), "{}", stderr(&o));
+}
