@@ -167,7 +167,8 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
 /// dumbbell or a grid campaign, as its definition says.
 pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     let db = Store::open_read_only(store)?;
-    let (def, others) = data::choose(&db, campaign)?;
+    let (def, others) = data::choose(&db, campaign)
+        .with_context(|| format!("results store {}", store.display()))?;
     let (name, hash) = (def.name.clone(), def.hash.clone());
     let none_finished = |planned: u64| {
         anyhow::anyhow!(
@@ -178,7 +179,8 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     };
     let (w, (done, planned)) = match def.network {
         NetworkKind::Dumbbell => {
-            let report = data::gather(&db, def, others)?;
+            let report = data::gather(&db, def, others)
+                .with_context(|| format!("results store {}", store.display()))?;
             let (done, planned) = report.progress();
             if done == 0 {
                 return Err(none_finished(planned));
@@ -186,7 +188,8 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
             (write(&report, out)?, (done, planned))
         }
         NetworkKind::Grid => {
-            let report = grid::data::gather(&db, def, others)?;
+            let report = grid::data::gather(&db, def, others)
+                .with_context(|| format!("results store {}", store.display()))?;
             let (done, planned) = report.progress();
             if done == 0 {
                 return Err(none_finished(planned));
