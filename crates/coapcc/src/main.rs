@@ -175,7 +175,9 @@ enum Command {
     /// committed at once, so an interrupted campaign resumes where it stopped.
     ///
     /// A campaign whose `[network]` has `kind = "grid"` runs on the 802.15.4
-    /// grid of the pCoCoA evaluation (scenarios/campaigns/pcocoa.toml).
+    /// grid of the pCoCoA evaluation (scenarios/campaigns/pcocoa.toml); one
+    /// with `kind = "star"` on the Wi-Fi star of the lwIP evaluation
+    /// (scenarios/campaigns/lwip.toml).
     Campaign {
         /// Campaign file (TOML); see scenarios/campaigns/.
         file: PathBuf,

@@ -6,18 +6,21 @@
 //! - [`file`]: the TOML schema; [`plan`]: expansion and checks;
 //! - [`key`]: run keys and the model version; [`runner`]: parallel execution;
 //! - [`grid`]: campaigns on the 802.15.4 grid of the pCoCoA evaluation
-//!   (`[network] kind = "grid"`, spec `testbed.md` §4).
+//!   (`[network] kind = "grid"`, spec `testbed.md` §4);
+//! - [`star`]: campaigns on the Wi-Fi star of the lwIP evaluation
+//!   (`[network] kind = "star"`, spec `testbed.md` §5).
 
 pub mod file;
 pub mod grid;
 pub mod key;
 pub mod plan;
 pub mod runner;
+pub mod star;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::scenario_file::{network_kind, NetworkKind};
@@ -25,6 +28,7 @@ use crate::store::Store;
 pub use grid::{GridCell, GridPlan};
 pub use plan::{load, parse, Cell, Plan};
 pub use runner::Outcome;
+pub use star::{StarCell, StarPlan};
 
 /// A campaign of either network, as its file's `[network] kind` says.
 #[derive(Clone, Debug)]
@@ -33,6 +37,8 @@ pub enum AnyPlan {
     Dumbbell(Box<Plan>),
     /// On the 802.15.4 grid.
     Grid(Box<GridPlan>),
+    /// On the Wi-Fi star.
+    Star(Box<StarPlan>),
 }
 
 /// Parses and expands campaign text of either network; `origin` names it in
@@ -41,10 +47,7 @@ pub fn parse_any(text: &str, origin: &str) -> Result<AnyPlan> {
     Ok(match network_kind(text, origin)? {
         NetworkKind::Dumbbell => AnyPlan::Dumbbell(Box::new(parse(text, origin)?)),
         NetworkKind::Grid => AnyPlan::Grid(Box::new(grid::parse(text, origin)?)),
-        NetworkKind::Star => bail!(
-            "{origin}: campaigns on the Wi-Fi star are not supported yet; run its scenarios with \
-             `coapcc run` (scenarios/lwip/)"
-        ),
+        NetworkKind::Star => AnyPlan::Star(Box::new(star::parse(text, origin)?)),
     })
 }
 
@@ -108,7 +111,7 @@ pub fn run(
     })
 }
 
-/// `coapcc campaign <file> --store … --threads …`: a dumbbell or a grid
+/// `coapcc campaign <file> --store … --threads …`: a dumbbell, grid or star
 /// campaign, as the file's `[network] kind` says.
 pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u64>) -> Result<()> {
     let plan = load_any(file)?;
@@ -131,6 +134,7 @@ pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u
             (p.file.name.as_str(), p.definition.as_str())
         }
         AnyPlan::Grid(p) => (p.file.name.as_str(), p.definition.as_str()),
+        AnyPlan::Star(p) => (p.file.name.as_str(), p.definition.as_str()),
     };
     let others: Vec<_> = db
         .definitions()?
@@ -152,6 +156,7 @@ pub fn cli(file: &Path, store: &Path, threads: Option<usize>, pause_ms: Option<u
     let out = match &plan {
         AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true)?,
         AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true)?,
+        AnyPlan::Star(p) => star::run(p, &mut db, threads, pause, true)?,
     };
     println!(
         "campaign `{name}` (definition {}): {} runs, {} already in {}, {} computed in {:.1} s",

@@ -6,11 +6,13 @@
 //!
 //! - [`data`]: what is shown; [`svg`]: box plots; [`tables`]: tables;
 //!   [`html`]: the page;
-//! - [`grid`]: the report of a grid campaign (the pCoCoA evaluation's figures).
+//! - [`grid`]: the report of a grid campaign (the pCoCoA evaluation's figures);
+//! - [`star`]: the report of a star campaign (the lwIP evaluation's figures).
 
 pub mod data;
 pub mod grid;
 pub mod html;
+pub mod star;
 pub mod svg;
 pub mod tables;
 
@@ -29,7 +31,7 @@ use tables::Table;
 #[derive(Clone, Debug)]
 pub struct Figure {
     /// `fct` or `unnecessary` (dumbbell); `periodic`, `nodes`, `trace` or
-    /// `bursty` (grid).
+    /// `bursty` (grid); `bars`, `sweep` or `series` (star).
     pub kind: &'static str,
     /// The heading it is shown under in the page.
     pub group: String,
@@ -145,7 +147,7 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
 }
 
 /// `coapcc report <store> --out DIR [--campaign NAME|HASH]`: the report of a
-/// dumbbell or a grid campaign, as its definition says.
+/// dumbbell, grid or star campaign, as its definition says.
 pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     let db = Store::open_read_only(store)?;
     let (def, others) = data::choose(&db, campaign)?;
@@ -159,10 +161,10 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
             let report = grid::data::gather(&db, def, others)?;
             (grid::write(&report, out)?, report.progress())
         }
-        NetworkKind::Star => anyhow::bail!(
-            "{}: campaign `{name}` ran on the Wi-Fi star, whose reports are not supported yet",
-            store.display()
-        ),
+        NetworkKind::Star => {
+            let report = star::data::gather(&db, def, others)?;
+            (star::write(&report, out)?, report.progress())
+        }
     };
     println!(
         "report of campaign `{name}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",
