@@ -515,6 +515,9 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
         "Against the number of stations",
         "cwnd, ssthresh, RTO and RTT over time",
         "<h3>published · 12 stations</h3>",
+        "<p>12 stations around one 802.11 access point at 2 Mbit/s",
+        "<p>18 or 24 stations around one 802.11 access point",
+        "every 0.1 s, 40 times, over TCP with MSS 536; 2 replications",
     ] {
         assert!(html.contains(h), "{h}");
     }
@@ -651,4 +654,64 @@ fn the_shipped_lwip_campaign_expands() {
         .step_by(5)
         .collect();
     assert_eq!(loaded, [24, 36, 48, 60, 72]);
+}
+
+/// The whole lwIP campaign (300 runs, about a minute of CPU in a release
+/// build): `cargo test --release -p coapcc --test star_campaign -- --ignored`.
+#[test]
+#[ignore]
+fn the_lwip_campaign_runs_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
+    let AnyPlan::Star(plan) = campaign::load_any(&root.join("lwip.toml")).unwrap() else {
+        panic!("lwip.toml is a star campaign");
+    };
+    let path = dir.path().join("lwip.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    let t0 = std::time::Instant::now();
+    let out = campaign::star::run(&plan, &mut store, 0, None, false).unwrap();
+    eprintln!(
+        "lwip campaign: {} runs in {:.1} s",
+        out.computed,
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(out.computed, plan.runs());
+    store.verify().unwrap();
+    let (def, others) = report::data::choose(&store, None).unwrap();
+    let r = report::star::data::gather(&store, def, others).unwrap();
+    assert_eq!(r.progress().0, plan.runs() as u64);
+    let get = |set: &str, n: u32, label: &str| &r.cell(set, n, label).unwrap().summary;
+    // The published star is not congested: every flavour carries the
+    // offered load and resends nothing.
+    for c in r.cells.iter().filter(|c| c.cell.set == "published") {
+        let s = &c.summary;
+        assert!(
+            (s.goodput_bps.mean - s.offered_bps).abs() < 0.001 * s.offered_bps,
+            "{}: goodput {} of {}",
+            c.cell.label,
+            s.goodput_bps.mean,
+            s.offered_bps
+        );
+        assert_eq!(s.retransmissions.mean, 0.0, "{}", c.cell.label);
+    }
+    // calibration.md §3, first phenomenon: where the star saturates, the
+    // back-off rule keeps the largest RTO far (here: at least halved) below
+    // lwIP's, alone and with the cwnd rule.
+    for n in [48, 60, 72] {
+        for (variant, base) in [
+            ("lwIP back-off", "lwIP"),
+            ("lwIP back-off & cwnd", "lwIP cwnd"),
+        ] {
+            let (v, b) = (get("loaded", n, variant), get("loaded", n, base));
+            assert!(
+                v.max_rto.mean < 0.5 * b.max_rto.mean,
+                "{n} stations: {variant} {} s, {base} {} s",
+                v.max_rto.mean,
+                b.max_rto.mean
+            );
+        }
+    }
+    let w = report::star::write(&r, &dir.path().join("report")).unwrap();
+    // Bars: 6 points × 4; sweeps: 4 (loaded); series at 12 and 60: 2 × 10.
+    assert_eq!(w.svgs.len(), 6 * 4 + 4 + 2 * 10);
 }

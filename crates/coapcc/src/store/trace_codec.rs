@@ -1,9 +1,10 @@
 //! A compact, lossless binary encoding of star stations' sampled TCP state
 //! ([`TcpSample`] series), stored as one BLOB per run in `star_traces`.
 //!
-//! Stored as JSON, the traces of the whole lwIP campaign would take about
-//! 60 bytes per sample (half a gigabyte); this encoding takes about one byte
-//! per sample and decodes to exactly the same values (every bit of every
+//! Stored as JSON, the traces of the whole lwIP campaign
+//! (`scenarios/campaigns/lwip.toml`: 11.0 million samples) would take about
+//! 60 bytes per sample, some 650 MB; this encoding takes 1.45 bytes per
+//! sample (16 MB) and decodes to exactly the same values (every bit of every
 //! float), so [`StarSummary`](coapcc_sim::StarSummary) computed from a
 //! stored run equals the one computed from the run itself.
 //!

@@ -19,11 +19,14 @@ fn describe(r: &StarReport, set: &StarSet) -> String {
     };
     let (n, w) = (&c.cell.spec.network, &c.cell.spec.workload);
     let points: Vec<String> = set.points.iter().map(u32::to_string).collect();
+    let stations = match points.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => points.join(""),
+    };
     format!(
-        "{{{}}} stations around one 802.11 access point at {} Mbit/s (queues of {} packets), \
-         each writing {} bytes every {} s, {} times, over TCP with MSS {}; {} replications per \
-         station count and flavour.",
-        points.join(", "),
+        "{stations} stations around one 802.11 access point at {} Mbit/s (queues of {} \
+         packets), each writing {} bytes every {} s, {} times, over TCP with MSS {}; {} \
+         replications per station count and flavour.",
         n.rate_bps as f64 / 1e6,
         n.queue,
         w.write_bytes,
@@ -118,9 +121,11 @@ pub fn page(r: &StarReport, figures: &[Figure], tables: &[Table]) -> String {
          (the first stored replication if 0 is missing); the <i>mean</i> is over every \
          station of every finished replication at each sample time (a station is sampled \
          once it has connected; an unbounded ssthresh — full TCP before its first loss — and \
-         the RTT before the first sample are left out, of the mean as of the plot). The \
-         first {ZOOM_S} s of cwnd are drawn again on their own. Drawn at the station counts \
-         nearest {} and {}.</p>",
+         the RTT before the first sample are left out, of the mean as of the plot). lwIP keeps \
+         the smoothed RTT in whole 500 ms ticks: while its RTTs stay under 250 ms it reads 0 \
+         and is not drawn. Flavours that behave alike draw the same line, the last one on \
+         top. The first {ZOOM_S} s of cwnd are drawn again on their own. Drawn at the \
+         station counts nearest {} and {}.</p>",
         r.cells
             .first()
             .map_or(0.5, |c| c.cell.spec.workload.sample_s),

@@ -189,6 +189,14 @@ mod tests {
         assert_eq!(y1.len(), 1);
         assert!(((y1[0] - y2[0]) / hs[0] - 0.25).abs() < 0.01);
         assert!(svg.contains("a: 40 ± 5"));
+        // By hand: the highest value is 80, the axis runs 0 to 100 (80 plus
+        // 5 % headroom, rounded up to a step of 20), 182 px tall from y = 34:
+        // a's top at 34 + 182 × 60/100, b's at 34 + 182 × 20/100; a's error
+        // bar from 35 to 45, at 34 + 182 × 65/100 and 34 + 182 × 55/100.
+        assert_eq!(ys, [143.2, 70.4]);
+        assert_eq!(hs, [72.8, 145.6]);
+        assert_eq!((y1[0], y2[0]), (152.3, 134.1));
+        assert!(svg.contains(">100</text>") && !svg.contains(">120</text>"));
         let empty = bar_chart("t", "u", &[]);
         assert!(empty.contains("</svg>") && !empty.contains("class=\"bar\""));
     }
