@@ -187,13 +187,16 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
     let e = format!(
         "{:#}",
         campaign::parse_any(
-            &SMALL.replace("kind = \"grid\"", "kind = \"star\""),
+            &SMALL.replace("kind = \"grid\"", "kind = \"mesh\""),
             "small.toml"
         )
         .unwrap_err()
     );
     assert!(
-        e.contains("small.toml") && e.contains("network.kind: expected \"dumbbell\" or \"grid\""),
+        e.contains("small.toml")
+            && e.contains(
+                "network.kind: expected \"dumbbell\", \"grid\" or \"star\", found \"mesh\""
+            ),
         "{e}"
     );
 }
