@@ -188,7 +188,7 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
     let e = format!(
         "{:#}",
         campaign::parse_any(
-            &SMALL.replace("kind = \"grid\"", "kind = \"wifi\""),
+            &SMALL.replace("kind = \"grid\"", "kind = \"mesh\""),
             "small.toml"
         )
         .unwrap_err()
@@ -196,7 +196,7 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
     assert!(
         e.contains("small.toml")
             && e.contains(
-                "network.kind: expected \"dumbbell\", \"grid\" or \"star\", found \"wifi\""
+                "network.kind: expected \"dumbbell\", \"grid\" or \"star\", found \"mesh\""
             ),
         "{e}"
     );
