@@ -3,7 +3,7 @@
 //! all cores into the results store ([`crate::store`]) beside the dumbbell
 //! and grid campaigns.
 //!
-//! - [`file`]: the TOML schema; [`plan`]: expansion and checks; this module:
+//! - [`file`](mod@file): the TOML schema; [`plan`]: expansion and checks; this module:
 //!   the runs still to do and running them.
 
 pub mod file;
