@@ -15,10 +15,10 @@ use coapcc::store::Store;
 use coapcc_sim::star;
 use coapcc_sim::StarSummary;
 
-/// Three flavours; a published set of 12 stations (under a tenth of the air
-/// at this write rate) and a loaded set of 18 and 24 stations, where 24 ×
-/// 1024 B / 0.1 s = 1.97 Mbit/s is more than DCF carries at 2 Mbit/s. 40
-/// writes each, two replications.
+/// Three flavours; a "published" set of 12 stations (12 × 1024 B / 0.1 s =
+/// 983 kbit/s offered, half the air's 2 Mbit/s) and a "loaded" set of 18 and
+/// 24 stations, where 1.97 Mbit/s is offered, more than DCF carries at
+/// 2 Mbit/s. 40 writes each, two replications.
 const SMALL: &str = r#"
 name = "small-star"
 title = "a small star campaign"
