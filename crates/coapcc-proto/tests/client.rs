@@ -977,3 +977,129 @@ proptest! {
         events(&mut c);
     }
 }
+
+/// The piggybacked response to `req` with its token replaced by `token`.
+fn reply_with_token(
+    s: &mut Server<u32, FixedPayload>,
+    now: u64,
+    req: &[u8],
+    token: &[u8],
+) -> Vec<u8> {
+    let (reply, _) = serve(s, now, req).unwrap();
+    let mut m = Message::decode(&reply).unwrap();
+    m.token = token.to_vec();
+    m.encode().unwrap()
+}
+
+/// RFC 7252 §5.3.2: a piggybacked response matches by Message ID *and*
+/// token. One with the right Message ID and a wrong token acknowledges the
+/// CON (retransmission stops) but does not answer the request; it is
+/// counted, and the exchange then waits for its response like after an Empty
+/// ACK.
+#[test]
+fn piggybacked_response_with_a_wrong_token_is_not_the_answer() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            token_len: 2,
+            ..ClientConfig::default()
+        },
+    );
+    let mut s = server();
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    let token = Message::decode(&req).unwrap().token;
+    events(&mut c);
+    let wrong = reply_with_token(&mut s, 0, &req, &[token[0], token[1] ^ 0xFF]);
+    c.handle_datagram(SEC, SERVER, &wrong);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::MismatchedResponse {
+            exchange: id,
+            peer: SERVER,
+            mid: 100
+        }]
+    );
+    // Acknowledged: no retransmission, NSTART slot free, the algorithm got
+    // the acknowledgement as from an Empty ACK (no echo, not piggybacked).
+    assert_eq!(c.outstanding(SERVER), 0);
+    assert_eq!(c.poll_timeout(), Some(SEC + 145 * SEC));
+    c.handle_timeout(10 * SEC);
+    assert!(tx(&mut c).is_empty());
+    let a = acks();
+    assert_eq!(a.len(), 1);
+    assert_eq!((a[0].0.piggybacked, a[0].0.echo), (false, None));
+    // Its duplicate is a duplicate acknowledgement, still not the answer.
+    c.handle_datagram(11 * SEC, SERVER, &wrong);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::DuplicateResponse {
+            peer: SERVER,
+            mid: 100
+        }]
+    );
+    // The response that does carry the token (here a separate NON) answers.
+    let mut resp = Message::new(MessageType::Non, Code::CONTENT, 7);
+    resp.token = token.clone();
+    c.handle_datagram(12 * SEC, SERVER, &resp.encode().unwrap());
+    let ev = events(&mut c);
+    assert!(
+        matches!(&ev[..], [ClientEvent::Response { exchange, .. }] if *exchange == id),
+        "{ev:?}"
+    );
+    assert_eq!(c.active(), 0);
+}
+
+/// Zero-length tokens (the testbed's): a piggybacked response carrying a
+/// token is not theirs; with the right (empty) token it is.
+#[test]
+fn piggybacked_response_with_a_token_to_a_tokenless_request() {
+    let mut c = client(&PLAIN, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    events(&mut c);
+    c.handle_datagram(SEC, SERVER, &reply_with_token(&mut s, 0, &req, &[9]));
+    assert!(matches!(
+        events(&mut c)[..],
+        [ClientEvent::MismatchedResponse { mid: 100, .. }]
+    ));
+    let mut c = client(&PLAIN, config(4));
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    events(&mut c);
+    c.handle_datagram(SEC, SERVER, &reply_with_token(&mut s, 0, &req, &[]));
+    assert!(matches!(events(&mut c)[..], [ClientEvent::Response { .. }]));
+}
+
+/// FASOR+Token: an exchange has one token per transmission, and a server
+/// answering a duplicate from its cache echoes the token of the copy it
+/// first answered, so any token the exchange sent matches; an ordinal never
+/// sent does not.
+#[test]
+fn token_marking_matches_every_token_the_exchange_sent() {
+    for (token, answers) in [(0u8, true), (1, true), (2, false), (7, false)] {
+        let mut c = client(&TOKEN, config(4));
+        let mut s = server();
+        c.request(0, SERVER, &GET).unwrap();
+        let (_, original) = only_tx(&mut c);
+        c.handle_timeout(2 * SEC);
+        let (t, _) = only_tx(&mut c);
+        assert_eq!(t.ordinal, 1);
+        events(&mut c);
+        let reply = reply_with_token(&mut s, 0, &original, &[token]);
+        c.handle_datagram(3 * SEC, SERVER, &reply);
+        let ev = events(&mut c);
+        if answers {
+            assert!(
+                matches!(ev[..], [ClientEvent::Response { .. }]),
+                "{token}: {ev:?}"
+            );
+        } else {
+            assert!(
+                matches!(ev[..], [ClientEvent::MismatchedResponse { .. }]),
+                "{token}: {ev:?}"
+            );
+        }
+    }
+}
