@@ -486,15 +486,58 @@ fn rexmit_cnt_probe_reads_back_as_the_original() {
 }
 
 #[test]
-fn token_marking_echoes_the_cached_token() {
+fn token_marking_echoes_the_answered_copy() {
     let (original, copy, echo, ack) = lost_reply(&TOKEN, ServerConfig::default());
     assert_eq!(&original[..5], &[0x41, 0x01, 0x00, 100, 0x00]);
     assert_eq!(&copy[..5], &[0x41, 0x01, 0x00, 100, 0x01]);
     assert_eq!(original.len(), 11);
-    // The server's cache answers with the token of the copy it first answered
-    // (spec algorithms.md §6.6): ordinal 0, although copy 1 was answered.
+    // The original's answer was lost; the server answers copy 1 from its
+    // cache with copy 1's token: the precise RTT of copy 1, 0.3 s.
+    assert_eq!(echo, Some(1));
+    let e = ack.echo.unwrap();
+    assert_eq!(e.ordinal, 1);
+    assert!((e.rtt - 0.3).abs() < 1e-9);
+    assert!((ack.elapsed - 2.3).abs() < 1e-9);
+}
+
+#[test]
+fn token_marking_with_a_cached_token_server_names_the_first_copy() {
+    // A server answering every copy with the cached response (its token
+    // included) names copy 0 although copy 1 was answered: the client cannot
+    // tell, and the sample from the original contains the 2 s timer
+    // (docs/decisions.md, "FASOR+Token: the token a duplicate's answer
+    // carries").
+    let config = ServerConfig {
+        cached_token: true,
+        ..ServerConfig::default()
+    };
+    let (_, _, echo, ack) = lost_reply(&TOKEN, config);
     assert_eq!(echo, Some(0));
     assert!((ack.echo.unwrap().rtt - 2.3).abs() < 1e-9);
+}
+
+#[test]
+fn token_of_the_last_copy_names_the_answered_copy() {
+    // The original is lost: the server first receives copy 1 and answers it
+    // with token 1, the last copy sent: its precise RTT is known.
+    let mut c = client(&TOKEN, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    only_tx(&mut c); // lost
+    c.handle_timeout(2 * SEC);
+    let (_, copy) = only_tx(&mut c);
+    let (reply, dup) = serve(&mut s, 2100 * MS, &copy).unwrap();
+    assert!(!dup);
+    events(&mut c);
+    calls();
+    c.handle_datagram(2300 * MS, SERVER, &reply);
+    assert!(matches!(
+        events(&mut c)[..],
+        [ClientEvent::Response { echo: Some(1), .. }]
+    ));
+    let e = acks()[0].0.echo.unwrap();
+    assert_eq!(e.ordinal, 1);
+    assert!((e.rtt - 0.3).abs() < 1e-9);
 }
 
 #[test]
@@ -1102,4 +1145,55 @@ fn token_marking_matches_every_token_the_exchange_sent() {
             );
         }
     }
+}
+
+/// A FASOR+Token client whose responses are sometimes lost must not stall:
+/// here a path of fixed 0.33 s each way loses the first answer of every
+/// third exchange. The server answers the retransmission with its own token,
+/// so the sample is that copy's 0.66 s. (With the cached token, `now - t_0`
+/// contained the timer itself, and each further lost answer ratcheted
+/// FastRTO up to the 60 s cap: `docs/calibration.md`, "FASOR+Token on lossy
+/// links".)
+#[test]
+fn lost_responses_do_not_stall_a_fasor_token_client() {
+    let info = registry::find("fasor-token").unwrap();
+    let mut c = client(info, config(20));
+    let mut s = server();
+    let one_way = 330 * MS;
+    let mut now = 0u64;
+    let mut largest_timer = 0f64;
+    for n in 0..60 {
+        c.request(now, SERVER, &GET).unwrap();
+        let mut answered = false;
+        let mut copies = 0;
+        while !answered {
+            let (t, bytes) = only_tx(&mut c);
+            copies += 1;
+            let (reply, _) = serve(&mut s, now + one_way, &bytes).unwrap();
+            let lost = n % 3 == 1 && t.ordinal == 0;
+            let deadline = c.poll_timeout().unwrap();
+            if !lost && now + 2 * one_way < deadline {
+                now += 2 * one_way;
+                c.handle_datagram(now, SERVER, &reply);
+            } else {
+                now = deadline;
+                c.handle_timeout(now);
+            }
+            for e in events(&mut c) {
+                match e {
+                    ClientEvent::TimerArmed { timer, .. } => {
+                        largest_timer = largest_timer.max(timer)
+                    }
+                    ClientEvent::Response { .. } => answered = true,
+                    ClientEvent::Failed { .. } => panic!("exchange {n} failed"),
+                    _ => {}
+                }
+            }
+        }
+        assert!(copies <= 3, "exchange {n}: {copies} copies");
+    }
+    // Unambiguous samples are 0.66 s: FastRTO stays near 1 s, and a lost
+    // answer costs one timer. The ratchet reached 60 s timers here.
+    assert!(largest_timer < 5.0, "largest timer {largest_timer} s");
+    assert!(now < 140 * SEC, "60 exchanges took {} s", now / SEC);
 }
