@@ -856,8 +856,16 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
     )
 }
 
-/// The JSON document `coapcc load --format json` prints.
+/// The JSON document `coapcc load --format json` prints: the summary
+/// without the keys only the bottleneck measures
+/// ([`crate::output::NETWORK_KEYS`]).
 pub fn load_json(o: &LoadOutcome) -> String {
+    let mut summary = serde_json::to_value(&o.summary).expect("serialisable");
+    if let Some(map) = summary.as_object_mut() {
+        for key in crate::output::NETWORK_KEYS {
+            map.remove(key);
+        }
+    }
     let doc = serde_json::json!({
         "target": o.uri,
         "clients": o.spec.clients,
@@ -866,7 +874,7 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "max_retransmit": o.spec.max_retransmit,
         "seed": o.spec.seed,
         "duration": o.result.duration,
-        "algorithms": [o.summary],
+        "algorithms": [summary],
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }
