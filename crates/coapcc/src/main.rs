@@ -498,12 +498,12 @@ fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Resul
     Ok(())
 }
 
-/// `coapcc load`'s table: `coapcc run`'s table of the summary under a header
-/// saying what was measured.
+/// `coapcc load`'s table: what a load generator measures of the summary
+/// (not the bottleneck's counters) under a header saying what was measured.
 fn load_table(o: &coapcc::net_cli::LoadOutcome) -> String {
     format!(
         "{}\n{}",
         coapcc::net_cli::load_header(o),
-        output::summary_tables(std::slice::from_ref(&o.summary))
+        output::load_tables(std::slice::from_ref(&o.summary))
     )
 }

@@ -378,8 +378,17 @@ pub fn client(args: ClientArgs) -> Result<()> {
                 "#", "code", "rtt (ms)", "rexmits", "echo"
             )?;
         }
+        let mut mismatched = 0u32;
         for i in 0..args.count {
             let r = c.exchange(t.addr, &req, limit).await?;
+            if r.mismatched_responses > 0 {
+                eprintln!(
+                    "{} piggybacked response(s) with the request's Message ID but another token \
+                     acknowledged it without answering it (RFC 7252 §5.3.2)",
+                    r.mismatched_responses
+                );
+            }
+            mismatched += r.mismatched_responses;
             if args.count == 1 {
                 match &r.outcome {
                     Outcome::Response { code, payload, .. } => {
@@ -418,6 +427,12 @@ pub fn client(args: ClientArgs) -> Result<()> {
             "{} exchanges, {} failed; RTT (ms) min {:.3} median {:.3} p90 {:.3} max {:.3}",
             args.count, failed, p.min, p.p50, p.p90, p.max
         )?;
+        if mismatched > 0 {
+            writeln!(
+                stdout,
+                "{mismatched} piggybacked response(s) with a token not their exchange's"
+            )?;
+        }
         if failed > 0 {
             bail!("{failed} exchange(s) failed");
         }
@@ -841,8 +856,16 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
     )
 }
 
-/// The JSON document `coapcc load --format json` prints.
+/// The JSON document `coapcc load --format json` prints: the summary
+/// without the keys only the bottleneck measures
+/// ([`crate::output::NETWORK_KEYS`]).
 pub fn load_json(o: &LoadOutcome) -> String {
+    let mut summary = serde_json::to_value(&o.summary).expect("serialisable");
+    if let Some(map) = summary.as_object_mut() {
+        for key in crate::output::NETWORK_KEYS {
+            map.remove(key);
+        }
+    }
     let doc = serde_json::json!({
         "target": o.uri,
         "clients": o.spec.clients,
@@ -851,7 +874,7 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "max_retransmit": o.spec.max_retransmit,
         "seed": o.spec.seed,
         "duration": o.result.duration,
-        "algorithms": [o.summary],
+        "algorithms": [summary],
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }

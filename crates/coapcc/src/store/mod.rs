@@ -476,6 +476,10 @@ impl Store {
                         max_expired_timer: r.get(7)?,
                         rtt_sum: r.get(8)?,
                         spurious_detected: r.get(9)?,
+                        // Not a column of the store: the simulated servers
+                        // always echo the request's token, so it is 0 in
+                        // every run a campaign computes.
+                        mismatched_responses: 0,
                         tcp: None,
                     },
                     r.get::<_, Option<String>>(10)?,
