@@ -103,6 +103,9 @@ pub struct ExchangeReport {
     pub retransmissions: u8,
     /// Every timer the algorithm armed for it, in order (seconds).
     pub timers: Vec<f64>,
+    /// Piggybacked responses that acknowledged it with a token not its own
+    /// (RFC 7252 §5.3.2): not taken as its response.
+    pub mismatched_responses: u32,
 }
 
 /// A CoAP client endpoint bound to a UDP socket.
@@ -242,6 +245,7 @@ impl NetClient {
             id,
             timers: Vec::new(),
             first_sent: None,
+            mismatched: 0,
             done: None,
         };
         loop {
@@ -265,6 +269,7 @@ struct Tracker {
     id: ExchangeId,
     timers: Vec<f64>,
     first_sent: Option<Nanos>,
+    mismatched: u32,
     done: Option<ExchangeReport>,
 }
 
@@ -280,6 +285,9 @@ impl Tracker {
                 ClientEvent::TimerArmed {
                     exchange, timer, ..
                 } if exchange == self.id => self.timers.push(timer),
+                ClientEvent::MismatchedResponse { exchange, .. } if exchange == self.id => {
+                    self.mismatched += 1;
+                }
                 ClientEvent::Response {
                     exchange,
                     code,
@@ -298,6 +306,7 @@ impl Tracker {
                         elapsed,
                         retransmissions,
                         timers: std::mem::take(&mut self.timers),
+                        mismatched_responses: self.mismatched,
                     })
                 }
                 ClientEvent::Failed {
@@ -311,6 +320,7 @@ impl Tracker {
                         elapsed: at.saturating_sub(self.first_sent.unwrap_or(at)),
                         retransmissions,
                         timers: std::mem::take(&mut self.timers),
+                        mismatched_responses: self.mismatched,
                     })
                 }
                 _ => {}
@@ -388,6 +398,67 @@ mod tests {
         assert!((r.timers[1] - 2.0 * r.timers[0]).abs() < 1e-9);
         // E is measured from the original: at least the first timer.
         assert!(r.elapsed as f64 / 1e9 >= r.timers[0]);
+    }
+
+    /// RFC 7252 §5.3.2 against a crafted peer: it acknowledges the request
+    /// with a piggybacked 2.05 carrying the right Message ID but another
+    /// token ("wrong"), then sends the real response separately as a NON
+    /// with the request's token ("right"). The first acknowledges the
+    /// request without answering it, and is counted; the second answers it.
+    #[tokio::test]
+    async fn a_piggybacked_response_with_another_token_is_not_the_answer() {
+        let peer = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let peer_addr = peer.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            let (n, from) = peer.recv_from(&mut buf).await.unwrap();
+            let req = buf[..n].to_vec();
+            let tkl = (req[0] & 0x0f) as usize;
+            let token = req[4..4 + tkl].to_vec();
+            let mut other = token.clone();
+            other[0] ^= 0xff;
+            // ACK 2.05, the request's Message ID, another token.
+            let mut wrong = vec![0x60 | tkl as u8, 0x45, req[2], req[3]];
+            wrong.extend_from_slice(&other);
+            wrong.extend_from_slice(b"\xffwrong");
+            peer.send_to(&wrong, from).await.unwrap();
+            // NON 2.05, a Message ID of the server's, the request's token.
+            let mid = u16::from_be_bytes([req[2], req[3]]).wrapping_add(1000);
+            let mut right = vec![0x50 | tkl as u8, 0x45];
+            right.extend_from_slice(&mid.to_be_bytes());
+            right.extend_from_slice(&token);
+            right.extend_from_slice(b"\xffright");
+            peer.send_to(&right, from).await.unwrap();
+            req
+        });
+        let mut c = NetClient::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            &ClientOptions::default(),
+            Clock::start(),
+        )
+        .await
+        .unwrap();
+        let req = Request {
+            method: Code::GET,
+            path: "x",
+            payload: &[],
+            confirmable: true,
+        };
+        let r = c
+            .exchange(peer_addr, &req, Duration::from_secs(10))
+            .await
+            .unwrap();
+        let sent = server.await.unwrap();
+        assert_eq!(sent[0] & 0x0f, 4, "4-byte tokens by default");
+        assert_eq!(
+            r.outcome,
+            Outcome::Response {
+                code: Code::CONTENT,
+                payload: b"right".to_vec(),
+                echo: None
+            }
+        );
+        assert_eq!(r.mismatched_responses, 1);
     }
 
     #[tokio::test]

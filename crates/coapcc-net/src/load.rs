@@ -119,6 +119,7 @@ impl Progress {
                     self.record.max_expired_timer = self.record.max_expired_timer.max(timer);
                 }
                 ClientEvent::DuplicateResponse { .. } => self.record.unnecessary += 1,
+                ClientEvent::MismatchedResponse { .. } => self.record.mismatched_responses += 1,
                 ClientEvent::TimerArmed { .. } => {}
             },
         }

@@ -56,6 +56,7 @@ impl ServerOptions {
             echo_options: self.echo,
             exchange_lifetime: self.exchange_lifetime.as_nanos() as u64,
             max_cache_entries: self.max_cache_entries.max(1),
+            ..ServerConfig::default()
         }
     }
 }

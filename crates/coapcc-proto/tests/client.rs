@@ -486,15 +486,58 @@ fn rexmit_cnt_probe_reads_back_as_the_original() {
 }
 
 #[test]
-fn token_marking_echoes_the_cached_token() {
+fn token_marking_echoes_the_answered_copy() {
     let (original, copy, echo, ack) = lost_reply(&TOKEN, ServerConfig::default());
     assert_eq!(&original[..5], &[0x41, 0x01, 0x00, 100, 0x00]);
     assert_eq!(&copy[..5], &[0x41, 0x01, 0x00, 100, 0x01]);
     assert_eq!(original.len(), 11);
-    // The server's cache answers with the token of the copy it first answered
-    // (spec algorithms.md §6.6): ordinal 0, although copy 1 was answered.
+    // The original's answer was lost; the server answers copy 1 from its
+    // cache with copy 1's token: the precise RTT of copy 1, 0.3 s.
+    assert_eq!(echo, Some(1));
+    let e = ack.echo.unwrap();
+    assert_eq!(e.ordinal, 1);
+    assert!((e.rtt - 0.3).abs() < 1e-9);
+    assert!((ack.elapsed - 2.3).abs() < 1e-9);
+}
+
+#[test]
+fn token_marking_with_a_cached_token_server_names_the_first_copy() {
+    // A server answering every copy with the cached response (its token
+    // included) names copy 0 although copy 1 was answered: the client cannot
+    // tell, and the sample from the original contains the 2 s timer
+    // (docs/decisions.md, "FASOR+Token: the token a duplicate's answer
+    // carries").
+    let config = ServerConfig {
+        cached_token: true,
+        ..ServerConfig::default()
+    };
+    let (_, _, echo, ack) = lost_reply(&TOKEN, config);
     assert_eq!(echo, Some(0));
     assert!((ack.echo.unwrap().rtt - 2.3).abs() < 1e-9);
+}
+
+#[test]
+fn token_of_the_last_copy_names_the_answered_copy() {
+    // The original is lost: the server first receives copy 1 and answers it
+    // with token 1, the last copy sent: its precise RTT is known.
+    let mut c = client(&TOKEN, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    only_tx(&mut c); // lost
+    c.handle_timeout(2 * SEC);
+    let (_, copy) = only_tx(&mut c);
+    let (reply, dup) = serve(&mut s, 2100 * MS, &copy).unwrap();
+    assert!(!dup);
+    events(&mut c);
+    calls();
+    c.handle_datagram(2300 * MS, SERVER, &reply);
+    assert!(matches!(
+        events(&mut c)[..],
+        [ClientEvent::Response { echo: Some(1), .. }]
+    ));
+    let e = acks()[0].0.echo.unwrap();
+    assert_eq!(e.ordinal, 1);
+    assert!((e.rtt - 0.3).abs() < 1e-9);
 }
 
 #[test]
@@ -976,4 +1019,181 @@ proptest! {
         c.handle_timeout(1000 * SEC);
         events(&mut c);
     }
+}
+
+/// The piggybacked response to `req` with its token replaced by `token`.
+fn reply_with_token(
+    s: &mut Server<u32, FixedPayload>,
+    now: u64,
+    req: &[u8],
+    token: &[u8],
+) -> Vec<u8> {
+    let (reply, _) = serve(s, now, req).unwrap();
+    let mut m = Message::decode(&reply).unwrap();
+    m.token = token.to_vec();
+    m.encode().unwrap()
+}
+
+/// RFC 7252 §5.3.2: a piggybacked response matches by Message ID *and*
+/// token. One with the right Message ID and a wrong token acknowledges the
+/// CON (retransmission stops) but does not answer the request; it is
+/// counted, and the exchange then waits for its response like after an Empty
+/// ACK.
+#[test]
+fn piggybacked_response_with_a_wrong_token_is_not_the_answer() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            token_len: 2,
+            ..ClientConfig::default()
+        },
+    );
+    let mut s = server();
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    let token = Message::decode(&req).unwrap().token;
+    events(&mut c);
+    let wrong = reply_with_token(&mut s, 0, &req, &[token[0], token[1] ^ 0xFF]);
+    c.handle_datagram(SEC, SERVER, &wrong);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::MismatchedResponse {
+            exchange: id,
+            peer: SERVER,
+            mid: 100
+        }]
+    );
+    // Acknowledged: no retransmission, NSTART slot free, the algorithm got
+    // the acknowledgement as from an Empty ACK (no echo, not piggybacked).
+    assert_eq!(c.outstanding(SERVER), 0);
+    assert_eq!(c.poll_timeout(), Some(SEC + 145 * SEC));
+    c.handle_timeout(10 * SEC);
+    assert!(tx(&mut c).is_empty());
+    let a = acks();
+    assert_eq!(a.len(), 1);
+    assert_eq!((a[0].0.piggybacked, a[0].0.echo), (false, None));
+    // Its duplicate is a duplicate acknowledgement, still not the answer.
+    c.handle_datagram(11 * SEC, SERVER, &wrong);
+    assert_eq!(
+        events(&mut c),
+        vec![ClientEvent::DuplicateResponse {
+            peer: SERVER,
+            mid: 100
+        }]
+    );
+    // The response that does carry the token (here a separate NON) answers.
+    let mut resp = Message::new(MessageType::Non, Code::CONTENT, 7);
+    resp.token = token.clone();
+    c.handle_datagram(12 * SEC, SERVER, &resp.encode().unwrap());
+    let ev = events(&mut c);
+    assert!(
+        matches!(&ev[..], [ClientEvent::Response { exchange, .. }] if *exchange == id),
+        "{ev:?}"
+    );
+    assert_eq!(c.active(), 0);
+}
+
+/// Zero-length tokens (the testbed's): a piggybacked response carrying a
+/// token is not theirs; with the right (empty) token it is.
+#[test]
+fn piggybacked_response_with_a_token_to_a_tokenless_request() {
+    let mut c = client(&PLAIN, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    events(&mut c);
+    c.handle_datagram(SEC, SERVER, &reply_with_token(&mut s, 0, &req, &[9]));
+    assert!(matches!(
+        events(&mut c)[..],
+        [ClientEvent::MismatchedResponse { mid: 100, .. }]
+    ));
+    let mut c = client(&PLAIN, config(4));
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    events(&mut c);
+    c.handle_datagram(SEC, SERVER, &reply_with_token(&mut s, 0, &req, &[]));
+    assert!(matches!(events(&mut c)[..], [ClientEvent::Response { .. }]));
+}
+
+/// FASOR+Token: an exchange has one token per transmission, and a server
+/// answering a duplicate from its cache echoes the token of the copy it
+/// first answered, so any token the exchange sent matches; an ordinal never
+/// sent does not.
+#[test]
+fn token_marking_matches_every_token_the_exchange_sent() {
+    for (token, answers) in [(0u8, true), (1, true), (2, false), (7, false)] {
+        let mut c = client(&TOKEN, config(4));
+        let mut s = server();
+        c.request(0, SERVER, &GET).unwrap();
+        let (_, original) = only_tx(&mut c);
+        c.handle_timeout(2 * SEC);
+        let (t, _) = only_tx(&mut c);
+        assert_eq!(t.ordinal, 1);
+        events(&mut c);
+        let reply = reply_with_token(&mut s, 0, &original, &[token]);
+        c.handle_datagram(3 * SEC, SERVER, &reply);
+        let ev = events(&mut c);
+        if answers {
+            assert!(
+                matches!(ev[..], [ClientEvent::Response { .. }]),
+                "{token}: {ev:?}"
+            );
+        } else {
+            assert!(
+                matches!(ev[..], [ClientEvent::MismatchedResponse { .. }]),
+                "{token}: {ev:?}"
+            );
+        }
+    }
+}
+
+/// A FASOR+Token client whose responses are sometimes lost must not stall:
+/// here a path of fixed 0.33 s each way loses the first answer of every
+/// third exchange. The server answers the retransmission with its own token,
+/// so the sample is that copy's 0.66 s. (With the cached token, `now - t_0`
+/// contained the timer itself, and each further lost answer ratcheted
+/// FastRTO up to the 60 s cap: `docs/calibration.md`, "FASOR+Token on lossy
+/// links".)
+#[test]
+fn lost_responses_do_not_stall_a_fasor_token_client() {
+    let info = registry::find("fasor-token").unwrap();
+    let mut c = client(info, config(20));
+    let mut s = server();
+    let one_way = 330 * MS;
+    let mut now = 0u64;
+    let mut largest_timer = 0f64;
+    for n in 0..60 {
+        c.request(now, SERVER, &GET).unwrap();
+        let mut answered = false;
+        let mut copies = 0;
+        while !answered {
+            let (t, bytes) = only_tx(&mut c);
+            copies += 1;
+            let (reply, _) = serve(&mut s, now + one_way, &bytes).unwrap();
+            let lost = n % 3 == 1 && t.ordinal == 0;
+            let deadline = c.poll_timeout().unwrap();
+            if !lost && now + 2 * one_way < deadline {
+                now += 2 * one_way;
+                c.handle_datagram(now, SERVER, &reply);
+            } else {
+                now = deadline;
+                c.handle_timeout(now);
+            }
+            for e in events(&mut c) {
+                match e {
+                    ClientEvent::TimerArmed { timer, .. } => {
+                        largest_timer = largest_timer.max(timer)
+                    }
+                    ClientEvent::Response { .. } => answered = true,
+                    ClientEvent::Failed { .. } => panic!("exchange {n} failed"),
+                    _ => {}
+                }
+            }
+        }
+        assert!(copies <= 3, "exchange {n}: {copies} copies");
+    }
+    // Unambiguous samples are 0.66 s: FastRTO stays near 1 s, and a lost
+    // answer costs one timer. The ratchet reached 60 s timers here.
+    assert!(largest_timer < 5.0, "largest timer {largest_timer} s");
+    assert!(now < 140 * SEC, "60 exchanges took {} s", now / SEC);
 }

@@ -1,5 +1,6 @@
-//! The server: piggybacked and NON responses, deduplication with the cached
-//! token and the current copy's echo, rejection rules, bounded cache, floods.
+//! The server: piggybacked and NON responses, deduplication with the copy's
+//! (or the cached) token and the current copy's echo, rejection rules,
+//! bounded cache, floods.
 
 use coapcc_proto::message::{option, Code, Message, MessageType, MessageView};
 use coapcc_proto::server::{FixedPayload, Handler, Response, Server, ServerConfig, ServerOutput};
@@ -94,7 +95,7 @@ fn non_request_gets_a_non_response_with_our_own_mid() {
 }
 
 #[test]
-fn duplicate_is_answered_from_the_cache_with_cached_token_and_current_echo() {
+fn duplicate_is_answered_from_the_cache_with_its_own_token_and_current_echo() {
     let mut s = server();
     let first = request(MessageType::Con, 5, &[0], &[(option::TC, vec![1])]);
     let (r1, dup1) = ask(&mut s, 0, 1, &first).unwrap();
@@ -105,7 +106,7 @@ fn duplicate_is_answered_from_the_cache_with_cached_token_and_current_echo() {
     let (r2, dup2) = ask(&mut s, 3 * SEC, 1, &second).unwrap();
     assert!(dup2);
     assert_eq!(r2.mid, 5);
-    assert_eq!(r2.token, vec![0], "the cached token, not the copy's");
+    assert_eq!(r2.token, vec![1], "the copy's token");
     assert_eq!(r2.option(option::TC), Some(&[2][..]), "the copy's TC");
     assert_eq!(r2.payload, r1.payload);
     assert_eq!(s.stats().requests, 1);
@@ -113,6 +114,25 @@ fn duplicate_is_answered_from_the_cache_with_cached_token_and_current_echo() {
     // The same MID from another peer is a different exchange.
     let (_, dup3) = ask(&mut s, 3 * SEC, 2, &second).unwrap();
     assert!(!dup3);
+}
+
+#[test]
+fn cached_token_server_answers_every_copy_with_the_first_token() {
+    let mut s = Server::new(
+        ServerConfig {
+            cached_token: true,
+            ..ServerConfig::default()
+        },
+        FixedPayload { size: 60 },
+    );
+    let first = request(MessageType::Con, 5, &[0], &[]);
+    let (r1, _) = ask(&mut s, 0, 1, &first).unwrap();
+    let second = request(MessageType::Con, 5, &[1], &[]);
+    let (r2, dup) = ask(&mut s, 3 * SEC, 1, &second).unwrap();
+    assert!(dup);
+    assert_eq!((r1.token.clone(), r2.token), (vec![0], vec![0]));
+    assert_eq!(r2.payload, r1.payload);
+    assert_eq!(s.stats().requests, 1);
 }
 
 #[test]

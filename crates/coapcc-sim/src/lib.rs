@@ -48,4 +48,4 @@ pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, Sta
 /// Names the simulation model in result stores: change it whenever a change to
 /// the simulator, the protocol code or an algorithm changes what a run
 /// produces, so stored results of the old model are never mixed with new ones.
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 2");
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 3");

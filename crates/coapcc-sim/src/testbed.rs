@@ -669,6 +669,7 @@ impl<'a> Testbed<'a> {
                     cl.record.max_expired_timer = cl.record.max_expired_timer.max(timer);
                 }
                 ClientEvent::DuplicateResponse { .. } => cl.record.unnecessary += 1,
+                ClientEvent::MismatchedResponse { .. } => cl.record.mismatched_responses += 1,
                 _ => {}
             }
         }

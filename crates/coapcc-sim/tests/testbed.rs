@@ -229,3 +229,35 @@ fn invalid_specs_are_rejected_with_the_field() {
     };
     assert!(validate(&s).unwrap_err().0.contains("aging"));
 }
+
+/// FASOR+Token under the high error profile keeps up with FASOR: a lost
+/// answer costs it a retransmission, not a ratchet of FastRTO toward the 60 s
+/// cap (the cached-token server made it about ten times slower:
+/// `docs/calibration.md`, "FASOR+Token on lossy links").
+#[test]
+fn fasor_token_keeps_up_with_fasor_on_a_lossy_link() {
+    let fct = |algorithm: &str| {
+        let mut all: Vec<f64> = (0..3)
+            .flat_map(|rep| {
+                let s = spec(
+                    algorithm,
+                    10,
+                    Buffer::Bytes(2500),
+                    ErrorProfile::High,
+                    WorkloadKind::Continuous,
+                );
+                testbed::run(&s, rep).unwrap().clients
+            })
+            .map(|c| c.fct.expect("every client finishes"))
+            .collect();
+        all.sort_by(f64::total_cmp);
+        (all[all.len() / 2], all[all.len() - 1])
+    };
+    let (fasor, _) = fct("fasor");
+    let (token, token_max) = fct("fasor-token");
+    assert!(
+        token < 1.25 * fasor,
+        "median {token} s vs FASOR's {fasor} s"
+    );
+    assert!(token_max < 600.0, "slowest client {token_max} s");
+}

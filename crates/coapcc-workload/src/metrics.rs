@@ -31,6 +31,11 @@ pub struct ClientRecord {
     pub rtt_sum: f64,
     /// Spurious retransmissions the algorithm detected (pCoCoA, FASOR+Option).
     pub spurious_detected: u32,
+    /// Piggybacked responses with an exchange's Message ID but none of its
+    /// tokens (RFC 7252 §5.3.2): they acknowledged the request without
+    /// answering it.
+    #[serde(default)]
+    pub mismatched_responses: u32,
     /// CoAP-over-TCP clients only: counters by kind (`unnecessary` is then their
     /// total of duplicate segments, SYNs, SYN-ACKs and CSMs received).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -209,6 +214,10 @@ pub struct Summary {
     pub unfinished_clients: u64,
     /// Spurious retransmissions detected by the algorithm.
     pub spurious_detected: u64,
+    /// Piggybacked responses whose token was none of their exchange's
+    /// (RFC 7252 §5.3.2), summed over clients.
+    #[serde(default)]
+    pub mismatched_responses: u64,
     /// Packet drops by cause, summed over replications (whole runs).
     pub drops: Drops,
     /// Mean bottleneck utilisation per direction over the runs: busy time /
@@ -251,6 +260,7 @@ impl Summary {
                 timers.push(c.max_expired_timer);
                 s.failed_exchanges += u64::from(c.failed);
                 s.spurious_detected += u64::from(c.spurious_detected);
+                s.mismatched_responses += u64::from(c.mismatched_responses);
                 rtt_sum += c.rtt_sum;
                 rtt_n += u64::from(c.completed);
                 if let Some(t) = &c.tcp {
@@ -343,6 +353,7 @@ mod tests {
                     group: 1,
                     fct: Some(99.0),
                     unnecessary: 9,
+                    mismatched_responses: 100,
                     ..Default::default()
                 },
                 ClientRecord {
@@ -350,6 +361,7 @@ mod tests {
                     fct: None,
                     unnecessary: 4,
                     failed: 1,
+                    mismatched_responses: 3,
                     ..Default::default()
                 },
             ],
@@ -370,6 +382,7 @@ mod tests {
         assert_eq!(s.unnecessary.p50, 3.0);
         assert_eq!(s.histogram, vec![6, 2]);
         assert_eq!(s.failed_exchanges, 2);
+        assert_eq!(s.mismatched_responses, 6);
         assert_eq!(s.mean_rtt, 2.0);
         assert_eq!(s.utilisation_up, 0.5);
         assert_eq!(s.unnecessary_share_up, 0.25);

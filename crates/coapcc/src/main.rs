@@ -178,7 +178,9 @@ enum Command {
     /// committed at once, so an interrupted campaign resumes where it stopped.
     ///
     /// A campaign whose `[network]` has `kind = "grid"` runs on the 802.15.4
-    /// grid of the pCoCoA evaluation (scenarios/campaigns/pcocoa.toml).
+    /// grid of the pCoCoA evaluation (scenarios/campaigns/pcocoa.toml); one
+    /// with `kind = "star"` on the Wi-Fi star of the lwIP evaluation
+    /// (scenarios/campaigns/lwip.toml).
     Campaign {
         /// Campaign file (TOML); see scenarios/campaigns/.
         file: PathBuf,
@@ -550,12 +552,12 @@ fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Resul
     Ok(())
 }
 
-/// `coapcc load`'s table: `coapcc run`'s table of the summary under a header
-/// saying what was measured.
+/// `coapcc load`'s table: what a load generator measures of the summary
+/// (not the bottleneck's counters) under a header saying what was measured.
 fn load_table(o: &coapcc::net_cli::LoadOutcome) -> String {
     format!(
         "{}\n{}",
         coapcc::net_cli::load_header(o),
-        output::summary_tables(std::slice::from_ref(&o.summary))
+        output::load_tables(std::slice::from_ref(&o.summary))
     )
 }

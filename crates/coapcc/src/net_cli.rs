@@ -389,8 +389,17 @@ pub fn client(args: ClientArgs) -> Result<()> {
             )
             .context(STDOUT)?;
         }
+        let mut mismatched = 0u32;
         for i in 0..args.count {
             let r = c.exchange(t.addr, &req, limit).await?;
+            if r.mismatched_responses > 0 {
+                eprintln!(
+                    "{} piggybacked response(s) with the request's Message ID but another token \
+                     acknowledged it without answering it (RFC 7252 §5.3.2)",
+                    r.mismatched_responses
+                );
+            }
+            mismatched += r.mismatched_responses;
             if args.count == 1 {
                 match &r.outcome {
                     Outcome::Response { code, payload, .. } => {
@@ -441,6 +450,13 @@ pub fn client(args: ClientArgs) -> Result<()> {
             args.count, failed, errors, p.min, p.p50, p.p90, p.max
         )
         .context(STDOUT)?;
+        if mismatched > 0 {
+            writeln!(
+                stdout,
+                "{mismatched} piggybacked response(s) with a token not their exchange's"
+            )
+            .context(STDOUT)?;
+        }
         if failed > 0 {
             bail!("{failed} exchange(s) failed");
         }
@@ -925,8 +941,16 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
     )
 }
 
-/// The JSON document `coapcc load --format json` prints.
+/// The JSON document `coapcc load --format json` prints: the summary
+/// without the keys only the bottleneck measures
+/// ([`crate::output::NETWORK_KEYS`]).
 pub fn load_json(o: &LoadOutcome) -> String {
+    let mut summary = serde_json::to_value(&o.summary).expect("serialisable");
+    if let Some(map) = summary.as_object_mut() {
+        for key in crate::output::NETWORK_KEYS {
+            map.remove(key);
+        }
+    }
     let doc = serde_json::json!({
         "target": o.uri,
         "clients": o.spec.clients,
@@ -937,7 +961,7 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "duration": o.result.duration,
         "responses": o.codes.iter().map(|(c, n)| (c.to_string(), *n)).collect::<BTreeMap<String, u64>>(),
         "error_responses": o.error_responses(),
-        "algorithms": [o.summary],
+        "algorithms": [summary],
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }

@@ -57,24 +57,7 @@ pub fn table(scenario: &Scenario, summaries: &[Summary]) -> String {
 pub fn summary_tables(summaries: &[Summary]) -> String {
     let mut out = String::new();
     for s in summaries {
-        let _ = writeln!(out, "\n{}  ({} clients summarised)", s.label, s.clients);
-        let _ = writeln!(
-            out,
-            "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
-            "", "min", "p10", "p25", "median", "p75", "p90", "max"
-        );
-        row(&mut out, "FCT (s)", &s.fct, 3);
-        row(&mut out, "unnecessary rexmits", &s.unnecessary, 1);
-        row(&mut out, "largest expired timer", &s.max_expired_timer, 2);
-        let total: u64 = s.histogram.iter().sum();
-        let _ = write!(out, "  transmissions/exchange");
-        for (i, n) in s.histogram.iter().enumerate() {
-            if *n > 0 {
-                let pct = 100.0 * *n as f64 / total.max(1) as f64;
-                let _ = write!(out, "  {i}:{n} ({pct:.1}%)");
-            }
-        }
-        out.push('\n');
+        client_rows(&mut out, s);
         let d = &s.drops;
         let _ = writeln!(
             out,
@@ -96,6 +79,55 @@ pub fn summary_tables(summaries: &[Summary]) -> String {
         );
     }
     out
+}
+
+/// The tables of a load generator (`coapcc load`): what its clients measure
+/// (FCT, unnecessary retransmissions, timers, transmissions, RTT, failures,
+/// responses with another token), without the bottleneck's drops,
+/// utilisation and unnecessary share, which only a network element sees.
+pub fn load_tables(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    for s in summaries {
+        client_rows(&mut out, s);
+        let _ = writeln!(
+            out,
+            "  mean RTT {:.3} s; failed exchanges {}; unfinished clients {}; responses with another token {}",
+            s.mean_rtt, s.failed_exchanges, s.unfinished_clients, s.mismatched_responses
+        );
+    }
+    out
+}
+
+/// The keys of a [`Summary`] that only the bottleneck measures.
+pub const NETWORK_KEYS: [&str; 5] = [
+    "drops",
+    "utilisation_up",
+    "utilisation_down",
+    "unnecessary_share_up",
+    "unnecessary_share_down",
+];
+
+/// The rows every client measures: FCT, unnecessary retransmissions, the
+/// largest expired timer and transmissions per exchange.
+fn client_rows(out: &mut String, s: &Summary) {
+    let _ = writeln!(out, "\n{}  ({} clients summarised)", s.label, s.clients);
+    let _ = writeln!(
+        out,
+        "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "", "min", "p10", "p25", "median", "p75", "p90", "max"
+    );
+    row(out, "FCT (s)", &s.fct, 3);
+    row(out, "unnecessary rexmits", &s.unnecessary, 1);
+    row(out, "largest expired timer", &s.max_expired_timer, 2);
+    let total: u64 = s.histogram.iter().sum();
+    let _ = write!(out, "  transmissions/exchange");
+    for (i, n) in s.histogram.iter().enumerate() {
+        if *n > 0 {
+            let pct = 100.0 * *n as f64 / total.max(1) as f64;
+            let _ = write!(out, "  {i}:{n} ({pct:.1}%)");
+        }
+    }
+    out.push('\n');
 }
 
 /// A Markdown table, one row per algorithm: FCT percentiles, unnecessary

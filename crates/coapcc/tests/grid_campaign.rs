@@ -54,6 +54,7 @@ fn grid_plan(text: &str, origin: &str) -> GridPlan {
     match campaign::parse_any(text, origin).unwrap() {
         AnyPlan::Grid(p) => *p,
         AnyPlan::Dumbbell(_) => panic!("a grid campaign was taken for a dumbbell one"),
+        AnyPlan::Star(_) => panic!("a grid campaign was taken for a star one"),
     }
 }
 
@@ -183,17 +184,20 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
             assert!(e.contains(want), "`{want}` not in: {e}");
         }
     }
-    // A file whose network kind is neither.
+    // A file whose network kind is none of the three.
     let e = format!(
         "{:#}",
         campaign::parse_any(
-            &SMALL.replace("kind = \"grid\"", "kind = \"star\""),
+            &SMALL.replace("kind = \"grid\"", "kind = \"mesh\""),
             "small.toml"
         )
         .unwrap_err()
     );
     assert!(
-        e.contains("small.toml") && e.contains("network.kind: expected \"dumbbell\" or \"grid\""),
+        e.contains("small.toml")
+            && e.contains(
+                "network.kind: expected \"dumbbell\", \"grid\" or \"star\", found \"mesh\""
+            ),
         "{e}"
     );
 }
@@ -341,7 +345,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     // Opened for writing, it is upgraded and holds the same rows.
     let mut up = Store::open(&old).unwrap();
     assert_eq!(up.upgraded_from(), Some(1));
-    assert_eq!(up.layout(), 2);
+    assert_eq!(up.layout(), 3);
     up.verify().unwrap();
     assert!(
         up.dump().unwrap() == want,
@@ -370,7 +374,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(schema, "2");
+    assert_eq!(schema, "3");
 }
 
 #[test]
@@ -379,7 +383,7 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
     let path = dir.path().join("future.sqlite");
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '3'"))
+        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '4'"))
             .unwrap();
     }
     for e in [
@@ -387,7 +391,7 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
         Store::open_read_only(&path).err().unwrap(),
     ] {
         let e = format!("{e:#}");
-        assert!(e.contains("future.sqlite") && e.contains("layout 3"), "{e}");
+        assert!(e.contains("future.sqlite") && e.contains("layout 4"), "{e}");
     }
     let conn = rusqlite::Connection::open(&path).unwrap();
     let grid_tables: i64 = conn

@@ -106,6 +106,16 @@ fn load_prints_the_testbed_metrics_as_json_and_table() {
     let p50 = a["fct"]["p50"].as_f64().unwrap();
     assert!(p50 > 0.0 && p50 < 2.0, "{p50}");
     assert_eq!(v["workload"]["kind"], "random");
+    // Only what a load generator measures: no bottleneck counters.
+    for key in [
+        "drops",
+        "utilisation_up",
+        "utilisation_down",
+        "unnecessary_share_up",
+    ] {
+        assert!(a.get(key).is_none(), "{key} in {a}");
+    }
+    assert_eq!(a["mismatched_responses"], 0);
 
     let (ok, out, err) =
         run_bounded(bin().args(["load", &uri, "--clients", "2", "--exchanges", "3"]));
@@ -115,6 +125,11 @@ fn load_prints_the_testbed_metrics_as_json_and_table() {
         out.contains("FCT (s)") && out.contains("transmissions/exchange  0:6 (100.0%)"),
         "{out}"
     );
+    assert!(
+        !out.contains("utilisation") && !out.contains("drops"),
+        "{out}"
+    );
+    assert!(out.contains("responses with another token 0"), "{out}");
     assert_eq!(h.stop().stats.requests, 24 + 6);
 }
 

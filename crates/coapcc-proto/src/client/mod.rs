@@ -10,7 +10,10 @@
 //!   §6.6); the echo is decoded back to the ordinal and the precise RTT of that
 //!   copy handed to the algorithm.
 //! - Matching: an ACK or RST by Message ID and peer; a piggybacked response
-//!   completes the exchange; an Empty ACK stops retransmission and the
+//!   completes the exchange only if its token is also the exchange's (RFC
+//!   7252 §5.3.2; with FASOR+Token any token the exchange has sent) —
+//!   otherwise it acknowledges the request like an Empty ACK and is reported
+//!   as [`ClientEvent::MismatchedResponse`]; an Empty ACK stops retransmission and the
 //!   separate response is then matched by token (and acknowledged with an
 //!   Empty ACK when Confirmable). With zero-length tokens a separate response
 //!   is accepted only when exactly one exchange with that peer awaits one.
@@ -175,6 +178,19 @@ pub enum ClientEvent<P> {
     /// An acknowledgement (piggybacked response or Empty ACK) for an exchange
     /// already acknowledged: the echo of an unnecessary retransmission.
     DuplicateResponse {
+        /// Peer.
+        peer: P,
+        /// Message ID.
+        mid: u16,
+    },
+    /// A piggybacked response whose Message ID and endpoint are the exchange's
+    /// but whose token is none of the tokens it sent (RFC 7252 §5.3.2): it
+    /// acknowledges the Confirmable request (retransmission stops, as after an
+    /// Empty ACK) but is not its response; the exchange goes on waiting for
+    /// one (a separate response) until [`ClientConfig::response_timeout`].
+    MismatchedResponse {
+        /// The exchange it acknowledged.
+        exchange: ExchangeId,
         /// Peer.
         peer: P,
         /// Message ID.
@@ -577,6 +593,21 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
                 && (e.confirmable || rst)
         });
         let Some(i) = found else {
+            // The response of an exchange that a mismatched piggybacked
+            // response acknowledged: Message ID, endpoint and token match.
+            let answers = |e: &Exchange<P>| {
+                e.peer == from
+                    && e.mid == msg.mid
+                    && e.confirmable
+                    && e.phase == Phase::Separate
+                    && e.token_matches(msg.token)
+            };
+            if msg.mtype == MessageType::Ack && msg.code.is_response() {
+                if let Some(i) = self.exchanges.iter().position(answers) {
+                    self.complete(now, i, msg);
+                    return;
+                }
+            }
             if msg.mtype == MessageType::Ack
                 && (msg.code.is_response() || msg.code.is_empty())
                 && self.recently_acked(from, msg.mid)
@@ -607,17 +638,38 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         } else if msg.code.is_empty() {
             // Empty ACK: the request arrived; the response comes separately.
             self.acknowledge(now, i, None, false);
-            let ex = &mut self.exchanges[i];
-            ex.phase = Phase::Separate;
-            ex.pending_tx = None;
-            ex.deadline = now.saturating_add(self.config.response_timeout);
-            self.release_slot(now, i);
+            self.await_separate(now, i);
+        } else if msg.code.is_response() && !self.exchanges[i].token_matches(msg.token) {
+            // RFC 7252 §5.3.2: a piggybacked response matches by Message ID
+            // and token. This one acknowledges our CON (the Message ID is
+            // ours) but answers some other request: for the algorithm it is
+            // an Empty ACK (no echo; not a piggybacked response, so it says
+            // nothing about Rexmit-Cnt support), and the exchange waits for
+            // its own response.
+            self.acknowledge(now, i, None, false);
+            let ex = &self.exchanges[i];
+            self.events.push_back(ClientEvent::MismatchedResponse {
+                exchange: ex.id,
+                peer: from,
+                mid: msg.mid,
+            });
+            self.await_separate(now, i);
         } else if msg.code.is_response() {
             let echo = decode_echo(self.exchanges[i].marking, msg);
             self.acknowledge(now, i, echo, true);
             self.complete(now, i, msg);
         }
         // An ACK carrying a request code is meaningless: ignored.
+    }
+
+    /// Exchange `i` was acknowledged without its response: it stops being
+    /// retransmitted, leaves NSTART and waits for a separate response.
+    fn await_separate(&mut self, now: Nanos, i: usize) {
+        let ex = &mut self.exchanges[i];
+        ex.phase = Phase::Separate;
+        ex.pending_tx = None;
+        ex.deadline = now.saturating_add(self.config.response_timeout);
+        self.release_slot(now, i);
     }
 
     /// A CON or NON response: matched by token to an exchange with `from`

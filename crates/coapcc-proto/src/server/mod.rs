@@ -5,8 +5,14 @@
 //!   with a NON response carrying its token.
 //! - Deduplication (§4.5): a Confirmable request is remembered by (peer,
 //!   Message ID) for EXCHANGE_LIFETIME together with its response; a duplicate
-//!   is answered from that cache, with the *cached* token (spec algorithms.md
-//!   §6.6) but echoing the marking option of the *current* copy (spec §4).
+//!   is answered from that cache (processed once), echoing the marking option
+//!   of the *current* copy (spec §4) and, by default, the current copy's
+//!   token: a copy whose token differs from the first one's (FASOR+Token's
+//!   ordinal tokens, spec algorithms.md §6.6) is answered as a server that
+//!   processes an idempotent duplicate again (§4.5's relaxation) answers it.
+//!   [`ServerConfig::cached_token`] answers with the *cached* token instead
+//!   (the same ACK for every copy); `docs/decisions.md`, "FASOR+Token: the
+//!   token a duplicate's answer carries".
 //! - Echo: the Transmission Counter (option 65052, spec algorithms.md §4) is
 //!   echoed in every response to a request carrying it; Rexmit-Cnt (65020,
 //!   §6.6) only in piggybacked responses. Both only when
@@ -42,6 +48,11 @@ pub struct ServerConfig {
     pub exchange_lifetime: Nanos,
     /// Most remembered exchanges; when full, the oldest is forgotten first.
     pub max_cache_entries: usize,
+    /// Answer a duplicate with the token of the copy first answered (the
+    /// cached response unchanged) instead of the duplicate's own token.
+    /// Default false. The two differ only for requests whose copies carry
+    /// different tokens (FASOR+Token).
+    pub cached_token: bool,
 }
 
 impl ServerConfig {
@@ -63,6 +74,7 @@ impl Default for ServerConfig {
             echo_options: true,
             exchange_lifetime: Self::EVALUATION_EXCHANGE_LIFETIME,
             max_cache_entries: 1 << 16,
+            cached_token: false,
         }
     }
 }
@@ -272,14 +284,12 @@ impl<P: Copy + Eq + Hash, H: Handler> Server<P, H> {
         if confirmable {
             if let Some(entry) = self.cache.get(&(from, req.mid), now) {
                 self.stats.duplicates += 1;
-                let len = encode(
-                    out,
-                    MessageType::Ack,
-                    req.mid,
-                    entry.token(),
-                    &entry.response,
-                    echo,
-                );
+                let token = if self.config.cached_token {
+                    entry.token()
+                } else {
+                    req.token
+                };
+                let len = encode(out, MessageType::Ack, req.mid, token, &entry.response, echo);
                 return match len {
                     Some(len) => ServerOutput::Reply {
                         len,

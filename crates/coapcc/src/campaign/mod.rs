@@ -6,13 +6,16 @@
 //! - [`file`]: the TOML schema; [`plan`]: expansion and checks;
 //! - [`key`]: run keys and the model version; [`runner`]: parallel execution;
 //! - [`grid`]: campaigns on the 802.15.4 grid of the pCoCoA evaluation
-//!   (`[network] kind = "grid"`, spec `testbed.md` §4).
+//!   (`[network] kind = "grid"`, spec `testbed.md` §4);
+//! - [`star`]: campaigns on the Wi-Fi star of the lwIP evaluation
+//!   (`[network] kind = "star"`, spec `testbed.md` §5).
 
 pub mod file;
 pub mod grid;
 pub mod key;
 pub mod plan;
 pub mod runner;
+pub mod star;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -25,6 +28,7 @@ use crate::store::Store;
 pub use grid::{GridCell, GridPlan};
 pub use plan::{load, parse, Cell, Plan};
 pub use runner::Outcome;
+pub use star::{StarCell, StarPlan};
 
 /// A campaign of either network, as its file's `[network] kind` says.
 #[derive(Clone, Debug)]
@@ -33,6 +37,8 @@ pub enum AnyPlan {
     Dumbbell(Box<Plan>),
     /// On the 802.15.4 grid.
     Grid(Box<GridPlan>),
+    /// On the Wi-Fi star.
+    Star(Box<StarPlan>),
 }
 
 /// Parses and expands campaign text of either network; `origin` names it in
@@ -41,10 +47,7 @@ pub fn parse_any(text: &str, origin: &str) -> Result<AnyPlan> {
     Ok(match network_kind(text, origin)? {
         NetworkKind::Dumbbell => AnyPlan::Dumbbell(Box::new(parse(text, origin)?)),
         NetworkKind::Grid => AnyPlan::Grid(Box::new(grid::parse(text, origin)?)),
-        NetworkKind::Star => bail!(
-            "{origin}: campaigns on the Wi-Fi star are not supported yet; run its scenarios with \
-             `coapcc run` (scenarios/lwip/)"
-        ),
+        NetworkKind::Star => AnyPlan::Star(Box::new(star::parse(text, origin)?)),
     })
 }
 
@@ -157,7 +160,7 @@ pub fn run(
     })
 }
 
-/// `coapcc campaign <file> --store … --threads …`: a dumbbell or a grid
+/// `coapcc campaign <file> --store … --threads …`: a dumbbell, grid or star
 /// campaign, as the file's `[network] kind` says.
 pub fn cli(
     file: &Path,
@@ -175,6 +178,7 @@ pub fn cli(
             .map(|c| c.spec.groups.iter().map(|g| u64::from(g.clients)).sum())
             .max(),
         AnyPlan::Grid(p) => p.cells.iter().map(|c| c.spec.network.nodes() as u64).max(),
+        AnyPlan::Star(p) => p.cells.iter().map(|c| u64::from(c.stations)).max(),
     }
     .unwrap_or(0);
     crate::budget::check_memory(
@@ -207,6 +211,7 @@ pub fn cli(
             (p.file.name.as_str(), p.definition.as_str())
         }
         AnyPlan::Grid(p) => (p.file.name.as_str(), p.definition.as_str()),
+        AnyPlan::Star(p) => (p.file.name.as_str(), p.definition.as_str()),
     };
     let others: Vec<_> = db
         .definitions()?
@@ -227,6 +232,7 @@ pub fn cli(
     let out = match &plan {
         AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true),
         AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true),
+        AnyPlan::Star(p) => star::run(p, &mut db, threads, pause, true),
     }
     .with_context(|| format!("results store {}", store.display()))?;
     crate::outln!(
@@ -259,6 +265,12 @@ fn complete_read_only(plan: &AnyPlan, store: &Path) -> Result<()> {
                 &p.definition,
                 p.distinct_keys(),
                 db.done_grid_keys()?,
+            ),
+            AnyPlan::Star(p) => (
+                &p.file.name,
+                &p.definition,
+                p.distinct_keys(),
+                db.done_star_keys()?,
             ),
         };
         let registered = db.definitions()?.iter().any(|d| &d.hash == definition);

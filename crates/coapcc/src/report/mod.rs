@@ -6,12 +6,14 @@
 //!
 //! - [`data`]: what is shown; [`svg`]: box plots; [`tables`]: tables;
 //!   [`html`]: the page;
-//! - [`grid`]: the report of a grid campaign (the pCoCoA evaluation's figures).
+//! - [`grid`]: the report of a grid campaign (the pCoCoA evaluation's figures);
+//! - [`star`]: the report of a star campaign (the lwIP evaluation's figures).
 
 pub mod data;
 pub mod grid;
 pub mod html;
 pub mod manifest;
+pub mod star;
 pub mod svg;
 pub mod tables;
 
@@ -30,7 +32,7 @@ use tables::Table;
 #[derive(Clone, Debug)]
 pub struct Figure {
     /// `fct` or `unnecessary` (dumbbell); `periodic`, `nodes`, `trace` or
-    /// `bursty` (grid).
+    /// `bursty` (grid); `bars`, `sweep` or `series` (star).
     pub kind: &'static str,
     /// The heading it is shown under in the page.
     pub group: String,
@@ -164,7 +166,7 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
 }
 
 /// `coapcc report <store> --out DIR [--campaign NAME|HASH]`: the report of a
-/// dumbbell or a grid campaign, as its definition says.
+/// dumbbell, grid or star campaign, as its definition says.
 pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     let db = Store::open_read_only(store)?;
     let (def, others) = data::choose(&db, campaign)
@@ -196,10 +198,15 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
             }
             (grid::write(&report, out)?, (done, planned))
         }
-        NetworkKind::Star => anyhow::bail!(
-            "{}: campaign `{name}` ran on the Wi-Fi star, whose reports are not supported yet",
-            store.display()
-        ),
+        NetworkKind::Star => {
+            let report = star::data::gather(&db, def, others)
+                .with_context(|| format!("results store {}", store.display()))?;
+            let (done, planned) = report.progress();
+            if done == 0 {
+                return Err(none_finished(planned));
+            }
+            (star::write(&report, out)?, (done, planned))
+        }
     };
     crate::outln!(
         "report of campaign `{name}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",

@@ -4,17 +4,20 @@
 //!   campaigns only).
 //! - Layout 2: layout 1, `definitions.network` (`dumbbell` or `grid`), and the
 //!   grid tables `grid_cells`, `grid_runs`, `grid_nodes`, `grid_traces`.
+//! - Layout 3: layout 2 and the star tables `star_cells`, `star_runs`,
+//!   `star_stations`, `star_traces` (`definitions.network` may be `star`).
 //!
-//! A layout-1 store is upgraded in place when opened for writing (one
-//! transaction: the column and the tables are added, no row changes; its
-//! definitions are dumbbell ones) and read as it is when opened read-only. A
-//! store of any other layout is refused before anything is written to it.
+//! A layout-1 or layout-2 store is upgraded in place when opened for writing
+//! (one transaction: the column and the tables it lacks are added, no row
+//! changes; a layout-1 store's definitions are dumbbell ones) and read as it
+//! is when opened read-only. A store of any other layout is refused before
+//! anything is written to it.
 
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 /// The layout this build writes.
-pub const CURRENT: u32 = 2;
+pub const CURRENT: u32 = 3;
 
 /// The tables of layout 1, exactly as layout-1 builds created them.
 pub const LAYOUT_1: &str = "
@@ -86,6 +89,37 @@ CREATE TABLE grid_traces (
     PRIMARY KEY (run, idx)) WITHOUT ROWID;
 ";
 
+/// What layout 3 adds to layout 2: star runs, one row per station, and the
+/// stations' sampled TCP state as one compact BLOB per run
+/// ([`super::trace_codec`]).
+const LAYOUT_3_ADDS: &str = "
+CREATE TABLE star_cells (
+    definition TEXT NOT NULL, idx INTEGER NOT NULL, set_name TEXT NOT NULL,
+    stations INTEGER NOT NULL, algorithm TEXT NOT NULL, cell TEXT NOT NULL,
+    PRIMARY KEY (definition, idx)) WITHOUT ROWID;
+CREATE TABLE star_runs (
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model_version TEXT NOT NULL,
+    spec TEXT NOT NULL, replication INTEGER NOT NULL, duration REAL NOT NULL,
+    events INTEGER NOT NULL, goodput_bps REAL NOT NULL,
+    data_frames INTEGER NOT NULL, collided_frames INTEGER NOT NULL,
+    collisions INTEGER NOT NULL, mac_retries INTEGER NOT NULL, retry_drops INTEGER NOT NULL,
+    queue_drops INTEGER NOT NULL, delivered_frames INTEGER NOT NULL, busy REAL NOT NULL,
+    sent INTEGER NOT NULL, delivered INTEGER NOT NULL, dropped INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL,
+    written INTEGER NOT NULL, received INTEGER NOT NULL, complete_stations INTEGER NOT NULL,
+    retransmitted_segments INTEGER NOT NULL, timeouts INTEGER NOT NULL,
+    fast_retransmits INTEGER NOT NULL);
+CREATE TABLE star_stations (
+    run INTEGER NOT NULL REFERENCES star_runs (id), station INTEGER NOT NULL,
+    written INTEGER NOT NULL, received INTEGER NOT NULL, complete INTEGER NOT NULL,
+    retransmitted_segments INTEGER NOT NULL, timeouts INTEGER NOT NULL,
+    fast_retransmits INTEGER NOT NULL, rtt_samples INTEGER NOT NULL,
+    max_expired_rto REAL NOT NULL, max_rto REAL NOT NULL, samples INTEGER NOT NULL,
+    PRIMARY KEY (run, station)) WITHOUT ROWID;
+CREATE TABLE star_traces (
+    run INTEGER PRIMARY KEY REFERENCES star_runs (id), trace BLOB NOT NULL);
+";
+
 /// The layout recorded in a store, `None` for a new (empty) database. Fails
 /// on a file that is not an SQLite database.
 pub fn recorded(conn: &Connection) -> Result<Option<String>> {
@@ -107,19 +141,21 @@ pub fn recorded(conn: &Connection) -> Result<Option<String>> {
         .optional()?)
 }
 
-/// Parses a recorded layout this build reads (1 or 2).
+/// Parses a recorded layout this build reads (1, 2 or 3).
 pub fn readable(v: &str) -> Result<u32> {
     match v {
         "1" => Ok(1),
         "2" => Ok(2),
+        "3" => Ok(3),
         _ => bail!(
-            "a store of layout {v}; this coapcc reads layouts 1 (upgraded in place) and {CURRENT}"
+            "a store of layout {v}; this coapcc reads layouts 1 and 2 (upgraded in place) and \
+             {CURRENT}"
         ),
     }
 }
 
 /// Brings the store to the current layout: creates the tables of a new store,
-/// upgrades a layout-1 store, refuses any other. Returns the layout found
+/// upgrades a layout-1 or layout-2 store, refuses any other. Returns the layout found
 /// before (`None` for a new store).
 pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
     // One writer at a time decides: a second process opening the same old
@@ -129,6 +165,7 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
         None => {
             tx.execute_batch(LAYOUT_1)?;
             tx.execute_batch(LAYOUT_2_ADDS)?;
+            tx.execute_batch(LAYOUT_3_ADDS)?;
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
                 [CURRENT.to_string()],
@@ -139,6 +176,11 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             let found = readable(&v)?;
             if found == 1 {
                 tx.execute_batch(LAYOUT_2_ADDS)?;
+            }
+            if found <= 2 {
+                tx.execute_batch(LAYOUT_3_ADDS)?;
+            }
+            if found != CURRENT {
                 tx.execute(
                     "UPDATE meta SET value = ?1 WHERE key = 'schema'",
                     [CURRENT.to_string()],

@@ -16,10 +16,15 @@
 //!   (JSON);
 //! - `clients`: one row per client of each dumbbell run;
 //! - `grid_cells`, `grid_runs`, `grid_nodes`, `grid_traces`: the same for grid
-//!   campaigns ([`grid`]): one row per node of each run, one per traced event.
+//!   campaigns ([`grid`]): one row per node of each run, one per traced event;
+//! - `star_cells`, `star_runs`, `star_stations`: the same for star campaigns
+//!   ([`star`]): one row per station of each run, its sampled TCP state as a
+//!   compact BLOB ([`trace_codec`]).
 
 pub mod grid;
 pub mod layout;
+pub mod star;
+pub mod trace_codec;
 
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -34,9 +39,9 @@ use crate::campaign::key::MODEL_VERSION;
 use crate::campaign::plan::{Cell, Plan, Skipped};
 use crate::scenario_file::NetworkKind;
 
-/// The layout version of the tables this build writes; a layout-1 store is
-/// upgraded in place, a store of any other layout is refused.
-pub const SCHEMA_VERSION: &str = "2";
+/// The layout version of the tables this build writes; a layout-1 or layout-2
+/// store is upgraded in place, a store of any other layout is refused.
+pub const SCHEMA_VERSION: &str = "3";
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -167,7 +172,7 @@ pub fn read_only(path: &Path) -> bool {
 
 impl Store {
     /// Opens (creating if needed) the store at `path`, upgrading a layout-1
-    /// store in place ([`layout`]).
+    /// or layout-2 store in place ([`layout`]).
     pub fn open(path: &Path) -> Result<Store> {
         let mut conn = Connection::open(path)
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
@@ -189,8 +194,8 @@ impl Store {
         })
     }
 
-    /// Opens an existing store without writing to it (a layout-1 store is
-    /// read as it is).
+    /// Opens an existing store without writing to it (a layout-1 or layout-2
+    /// store is read as it is).
     pub fn open_read_only(path: &Path) -> Result<Store> {
         if !path.exists() {
             bail!("{}: no such results store", path.display());
@@ -423,8 +428,9 @@ impl Store {
     }
 
     /// Checks that the store is whole: SQLite's integrity check passes, every
-    /// stored run has one client row per client of its spec, and every grid
-    /// run one node row per node.
+    /// stored run has one client row per client of its spec, every grid run
+    /// one node row per node, and every star run one station row per station
+    /// with a readable trace.
     pub fn verify(&self) -> Result<()> {
         let ok: String = self
             .conn
@@ -454,6 +460,9 @@ impl Store {
         }
         if self.layout >= 2 {
             self.verify_grid()?;
+        }
+        if self.layout >= 3 {
+            self.verify_star()?;
         }
         Ok(())
     }
@@ -522,6 +531,10 @@ impl Store {
                         max_expired_timer: r.get(7)?,
                         rtt_sum: r.get(8)?,
                         spurious_detected: r.get(9)?,
+                        // Not a column of the store: the simulated servers
+                        // always echo the request's token, so it is 0 in
+                        // every run a campaign computes.
+                        mismatched_responses: 0,
                         tcp: None,
                     },
                     r.get::<_, Option<String>>(10)?,
@@ -642,6 +655,9 @@ impl Store {
         )?;
         if self.layout >= 2 {
             self.dump_grid(&mut out)?;
+        }
+        if self.layout >= 3 {
+            self.dump_star(&mut out)?;
         }
         let mut stmt = self.conn.prepare(
             "SELECT hash, name, model_version, skipped, runs FROM definitions ORDER BY hash",

@@ -13,7 +13,9 @@ use crate::report::html::{esc, footer, header};
 use crate::report::tables::Table;
 use crate::report::Figure;
 
-fn figure_row(s: &mut String, figures: &[Figure], kind: &str, group: &str) {
+/// The figures of `kind` and `group`, inline in one row with links to their
+/// files (or a line saying there is nothing to draw).
+pub(crate) fn figure_row(s: &mut String, figures: &[Figure], kind: &str, group: &str) {
     let mut any = false;
     for f in figures
         .iter()

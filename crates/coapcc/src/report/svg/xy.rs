@@ -1,7 +1,8 @@
 //! Line and point plots as standalone SVG, in the style of the box plots:
 //! series of (x, mean ± 95 % confidence interval) drawn as lines with markers
 //! and error bars, optionally a dashed y = x reference, a linear or log x
-//! axis; and scatter series (many points, no error bars) for traces.
+//! axis; scatter series (many points, no error bars) and plain lines (many
+//! points, no markers) for traces.
 
 use std::fmt::Write;
 
@@ -29,6 +30,9 @@ pub enum Style {
     },
     /// Small dots only (a trace: many points, no error bars).
     Dots,
+    /// A thin line through the points, without markers or error bars (a
+    /// sampled time series: many points).
+    Trace,
 }
 
 /// One series.
@@ -328,6 +332,23 @@ pub fn xy_plot(a: &Axes, series: &[Series]) -> String {
                     );
                 }
             }
+            Style::Trace => {
+                let mut d = String::new();
+                for (i, p) in sr.points.iter().filter(|p| inside(p)).enumerate() {
+                    let _ = write!(
+                        d,
+                        "{}{:.1} {:.1}",
+                        if i == 0 { "M" } else { "L" },
+                        px(p.x),
+                        py(p.y)
+                    );
+                }
+                let _ = write!(
+                    s,
+                    r#"<path class="trace" d="{d}" fill="none" stroke="{}" stroke-width="1.2" stroke-linejoin="round" stroke-opacity="0.85"/>"#,
+                    sr.colour
+                );
+            }
             Style::Dots => {
                 let mut d = String::new();
                 for p in sr.points.iter().filter(|p| inside(p)) {
@@ -367,6 +388,14 @@ pub fn xy_plot(a: &Axes, series: &[Series]) -> String {
                     s,
                     r#"<circle cx="{:.1}" cy="{yy:.1}" r="2.5" fill="{}"/>"#,
                     lx + 12.0,
+                    sr.colour
+                );
+            }
+            Style::Trace => {
+                let _ = write!(
+                    s,
+                    r#"<line x1="{lx:.1}" x2="{:.1}" y1="{yy:.1}" y2="{yy:.1}" stroke="{}" stroke-width="1.6"/>"#,
+                    lx + 24.0,
                     sr.colour
                 );
             }
