@@ -34,9 +34,9 @@ pub mod segment;
 pub mod socket;
 pub mod stats;
 
-pub use config::{Nagle, TcpConfig, MS, SEC};
+pub use config::{Linux49, Nagle, TcpConfig, MS, SEC};
 pub use lwip::{LwipConfig, LwipSocket};
 pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};
-pub use segment::{Flags, Segment};
+pub use segment::{Flags, SackBlock, SackBlocks, Segment};
 pub use socket::{TcpSocket, TcpState};
 pub use stats::{AbortReason, TcpEvent, TcpStats};
