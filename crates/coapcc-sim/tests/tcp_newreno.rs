@@ -10,8 +10,7 @@
 use coapcc_sim::star::{self, StarRunSpec};
 use coapcc_sim::testbed;
 use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, Workload,
-    WorkloadKind,
+    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, Workload, WorkloadKind,
 };
 
 /// The name under test (model 2 recorded these runs under `tcp`), labelled
@@ -149,7 +148,10 @@ fn overloaded_star() {
         r.goodput_bps,
         r.events,
         r.stations.iter().map(|s| s.timeouts).sum::<u64>(),
-        r.stations.iter().map(|s| s.retransmitted_segments).sum::<u64>(),
+        r.stations
+            .iter()
+            .map(|s| s.retransmitted_segments)
+            .sum::<u64>(),
     );
     check(
         "star-40",

@@ -220,13 +220,7 @@ mod tests {
         assert_eq!(c.delayed_ack, 200_000_000);
         assert_eq!(c.linux, Some(Linux49::DEBIAN9));
         assert_eq!(TcpConfig::newreno().linux, None);
-        assert_eq!(
-            TcpConfig {
-                linux: None,
-                ..c
-            },
-            TcpConfig::newreno()
-        );
+        assert_eq!(TcpConfig { linux: None, ..c }, TcpConfig::newreno());
     }
 
     #[test]

@@ -389,7 +389,9 @@ mod tests {
         let two = TcpProfile::from_name("tcp-linux49:rack+sack").unwrap();
         assert_eq!(two.name(), "tcp-linux49:sack+rack");
         assert_eq!(
-            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr").unwrap().name(),
+            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr")
+                .unwrap()
+                .name(),
             "tcp"
         );
         assert_eq!(TcpProfile::from_name("tcp-linux49:sack+sack"), None);

@@ -312,7 +312,10 @@ mod tests {
             .collect();
         assert_eq!(sizes, [52, 60, 68, 76, 76], "a fifth block is dropped");
         assert_eq!(ack.options_len() % 4, 0);
-        assert_eq!(format!("{ack:?}"), "[ACK seq=0 ack=0 win=0 len=0 sack=[100-150, 200-250, 300-350, 400-450]]");
+        assert_eq!(
+            format!("{ack:?}"),
+            "[ACK seq=0 ack=0 win=0 len=0 sack=[100-150, 200-250, 300-350, 400-450]]"
+        );
         ack.clear();
         assert_eq!(ack.wire_len(), 40);
     }
