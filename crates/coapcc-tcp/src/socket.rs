@@ -1191,18 +1191,20 @@ impl TcpSocket {
     }
 
     /// Bookkeeping after a new segment with Linux 4.9's recovery: the
-    /// scoreboard record and the loss probe (a pending probe is not
-    /// followed by another: the RTO takes over, from the head).
+    /// scoreboard record, and the timers as `tcp_event_new_data_sent` and
+    /// `tcp_write_xmit` leave them: a pending probe or early-retransmit
+    /// timer gives way to the RTO counted from the head, then a probe is
+    /// scheduled afresh.
     fn after_new_data(&mut self, now: u64, start: u64, end: u64) {
         let una = self.snd_una;
         let Some(l) = &mut self.l49 else { return };
         l.on_new_data_sent(start, end, now, una);
-        if self.probe_at.is_some() {
+        if self.probe_at.is_some() || self.er_at.is_some() {
             self.probe_at = None;
+            self.er_at = None;
             self.rearm_rto_from_head(now);
-        } else {
-            self.arm_probe(now);
         }
+        self.arm_probe(now);
     }
 
     fn emit_syn(&mut self, now: u64, out: &mut Segment) {
