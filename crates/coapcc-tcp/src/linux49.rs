@@ -1003,6 +1003,64 @@ mod tests {
         assert_eq!(c.sb.segs().next().map(|s| s.start), Some(101));
     }
 
+    /// RFC 5827 early retransmit as 4.9 delays it: two packets out, the
+    /// second SACKed (fackets_out 2, too few for FACK), nothing new to send:
+    /// recovery waits max(SRTT/4, 2 ms) = 25 ms for SRTT 100 ms, then
+    /// resends the head. Without the switch the sender stays in Disorder.
+    #[test]
+    fn early_retransmit_after_a_quarter_rtt() {
+        for er in [true, false] {
+            let m = Linux49 {
+                early_retransmit: er,
+                ..Linux49::DEBIAN9
+            };
+            let mut c = Linux49Cc::new(m, 10);
+            c.set_sack(true);
+            c.on_new_data_sent(1, 101, 0, 1);
+            c.on_new_data_sent(101, 201, 0, 1);
+            let a = AckInfo {
+                prior_una: 1,
+                una: 1,
+                snd_nxt: 201,
+                is_dupack: true,
+                srtt: 100 * MS,
+                rto: 500 * MS,
+                rto_at: Some(500 * MS),
+                ..AckInfo::default()
+            };
+            let v = c.on_ack(100 * MS, &a, &[(101, 201)]);
+            assert_eq!(c.state(), CaState::Disorder);
+            assert_eq!(c.next_retransmission(), None);
+            if !er {
+                assert_eq!(v.early_retransmit_in, None);
+                continue;
+            }
+            assert_eq!(v.early_retransmit_in, Some(25 * MS));
+            c.on_early_retransmit(1, 201);
+            assert_eq!((c.state(), c.ssthresh()), (CaState::Recovery, 5));
+            assert_eq!(c.next_retransmission(), Some(0));
+            // An SRTT of 4 ms gives the 2 ms floor; an RTO due sooner than
+            // the delay means no delay at all.
+            let mut d = Linux49Cc::new(m, 10);
+            d.set_sack(true);
+            d.on_new_data_sent(1, 101, 0, 1);
+            d.on_new_data_sent(101, 201, 0, 1);
+            let fast = AckInfo { srtt: 4 * MS, ..a };
+            let v = d.on_ack(100 * MS, &fast, &[(101, 201)]);
+            assert_eq!(v.early_retransmit_in, Some(2 * MS));
+            let mut e = Linux49Cc::new(m, 10);
+            e.set_sack(true);
+            e.on_new_data_sent(1, 101, 0, 1);
+            e.on_new_data_sent(101, 201, 0, 1);
+            let soon = AckInfo {
+                rto_at: Some(110 * MS),
+                ..a
+            };
+            let v = e.on_ack(100 * MS, &soon, &[(101, 201)]);
+            assert!(v.entered_recovery && v.early_retransmit_in.is_none());
+        }
+    }
+
     /// Reno slow start and congestion avoidance in packets, growing only
     /// while cwnd-limited (`tcp_is_cwnd_limited`).
     #[test]
