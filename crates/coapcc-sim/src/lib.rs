@@ -48,4 +48,8 @@ pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, Sta
 /// Names the simulation model in result stores: change it whenever a change to
 /// the simulator, the protocol code or an algorithm changes what a run
 /// produces, so stored results of the old model are never mixed with new ones.
+/// Model 3: the link errors' sojourns are clamped to their bounds, the server
+/// answers a duplicate with the copy's own token (FASOR+Token), and `tcp` runs
+/// Linux 4.9's loss recovery (SACK, RACK, TLP, F-RTO, PRR; model 2's `tcp` is
+/// `tcp-newreno`).
 pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 3");

@@ -27,6 +27,21 @@ fn group(algorithm: &str, clients: u32, kind: WorkloadKind) -> Group {
 }
 
 fn spec(clients: u32, kind: WorkloadKind, buffer: Buffer, errors: ErrorProfile) -> RunSpec {
+    spec_of("tcp", clients, kind, buffer, errors)
+}
+
+/// The TCP names whose timing the hand derivations below cover, with the
+/// size of their SYN and SYN-ACK: `tcp` (Linux 4.9) announces SACK-permitted
+/// beside the MSS (20 + 20 + 4 + 4), `tcp-newreno` only the MSS (20 + 20 + 4).
+const SYN_SIZES: [(&str, usize); 2] = [("tcp", 48), ("tcp-newreno", 44)];
+
+fn spec_of(
+    name: &str,
+    clients: u32,
+    kind: WorkloadKind,
+    buffer: Buffer,
+    errors: ErrorProfile,
+) -> RunSpec {
     RunSpec {
         network: Network {
             buffer,
@@ -34,7 +49,7 @@ fn spec(clients: u32, kind: WorkloadKind, buffer: Buffer, errors: ErrorProfile) 
             ..Network::default()
         },
         coap: Default::default(),
-        groups: vec![group("tcp", clients, kind)],
+        groups: vec![group(name, clients, kind)],
         seed: 7,
     }
 }
@@ -118,7 +133,7 @@ fn one_continuous_client_takes_fifty_tcp_round_trips() {
     )
     .unwrap();
     let c = &r.clients[0];
-    let behind_ack = first_response_of_a_connection() - exchange_rtt() - 1_499_200_000;
+    let behind_ack = first_response_of_a_connection(44) - exchange_rtt() - 1_499_200_000;
     assert_eq!(behind_ack, 266_666);
     let expected = 50 * exchange_rtt() + behind_ack;
     assert_eq!(expected, 33_206_933_316);
@@ -174,9 +189,16 @@ impl Tap for Segments {
 
 #[test]
 fn wire_sizes_are_those_of_the_real_segments() {
+    for (name, syn) in SYN_SIZES {
+        wire_sizes_of(name, syn);
+    }
+}
+
+fn wire_sizes_of(name: &str, syn: usize) {
     let mut tap = Segments::default();
     let r = testbed::run_with_tap(
-        &spec(
+        &spec_of(
+            name,
             1,
             WorkloadKind::Continuous,
             Buffer::Bytes(2500),
@@ -195,9 +217,9 @@ fn wire_sizes_are_those_of_the_real_segments() {
     };
     let client = kinds(true);
     let server = kinds(false);
-    // SYN with the MSS option: 20 + 20 + 4.
-    assert_eq!(client[0], (true, 0, 44));
-    assert_eq!(server[0], (true, 0, 44));
+    // SYN with the MSS option (and SACK-permitted for `tcp`).
+    assert_eq!(client[0], (true, 0, syn));
+    assert_eq!(server[0], (true, 0, syn));
     // The client's CSM (`00 E1` is 2 bytes, RFC 8323 default CSM): 42 bytes.
     assert!(client.contains(&(false, 2, 42)));
     assert!(server.contains(&(false, 2, 42)));
@@ -214,8 +236,8 @@ fn wire_sizes_are_those_of_the_real_segments() {
         assert!(
             matches!(
                 k,
-                (true, 0, 44) | (false, 2, 42) | (false, 8, 48) | (false, 64, 104) | (false, 0, 40)
-            ),
+                (false, 2, 42) | (false, 8, 48) | (false, 64, 104) | (false, 0, 40)
+            ) || *k == (true, 0, syn),
             "{k:?}"
         );
     }
@@ -235,9 +257,18 @@ fn wire_sizes_are_those_of_the_real_segments() {
 
 #[test]
 fn continuous_timing_starts_after_the_csm_exchange() {
+    // 48-byte SYNs take 4 · 8 bits longer at 60 and at 30 kbit/s than
+    // 44-byte ones: 0.533 + 1.067 = 1.6 ms later.
+    for (name, exchanged_at) in [("tcp-newreno", 1_499_200_000), ("tcp", 1_500_800_000)] {
+        continuous_timing_of(name, exchanged_at);
+    }
+}
+
+fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
     let mut tap = Segments::default();
     let r = testbed::run_with_tap(
-        &fixed_path(spec(
+        &fixed_path(spec_of(
+            name,
             1,
             WorkloadKind::Continuous,
             Buffer::Bytes(2500),
@@ -263,7 +294,7 @@ fn continuous_timing_starts_after_the_csm_exchange() {
     assert_eq!(first_request, exchanged);
     // …which is when the server's delayed ACK of the client's CSM arrives:
     // 1.4992 s after the SYN (derivation in `random_batches_pay_…` below).
-    assert_eq!(exchanged, 1_499_200_000);
+    assert_eq!(exchanged, exchanged_at);
     let end = r.duration;
     let behind_ack = 266_666;
     assert!((end - (first_request + behind_ack + 50 * exchange_rtt()) as f64 / 1e9).abs() < 1e-9);
@@ -281,8 +312,8 @@ fn continuous_timing_starts_after_the_csm_exchange() {
 /// - the client's own delayed ACK of the server's CSM left at 1494.133 ms and
 ///   occupies the uplink until 1499.467 ms, so the request is serialised from
 ///   then: its response arrives 6.4 + 215 + 15 + 27.733 + 400 ms later.
-fn first_response_of_a_connection() -> Nanos {
-    let syn_ack_at_client = up(44) + 215 * MS + 15 * MS + down(44) + 400 * MS;
+fn first_response_of_a_connection(syn: usize) -> Nanos {
+    let syn_ack_at_client = up(syn) + 215 * MS + 15 * MS + down(syn) + 400 * MS;
     let csm_sent = syn_ack_at_client + up(40) + up(42);
     let server_ack_at_client = csm_sent + 215 * MS + 200 * MS + 15 * MS + down(40) + 400 * MS;
     let server_csm_at_client =
@@ -294,7 +325,14 @@ fn first_response_of_a_connection() -> Nanos {
 
 #[test]
 fn random_batches_pay_handshake_csm_and_nagle_every_time() {
-    let s = fixed_path(spec(
+    for (name, syn) in SYN_SIZES {
+        random_batches_of(name, syn);
+    }
+}
+
+fn random_batches_of(name: &str, syn: usize) {
+    let s = fixed_path(spec_of(
+        name,
         1,
         WorkloadKind::Random,
         Buffer::Bytes(2500),
@@ -309,10 +347,11 @@ fn random_batches_pay_handshake_csm_and_nagle_every_time() {
         assert!((5..=50).contains(&batches));
         // Between batches the client's FIN (40 B) is serialised before the new
         // SYN, and the server's FIN (40 B) reaches the downlink 4.8 ms before
-        // the new SYN-ACK: 5.333 + 4.8 ms more per later batch.
-        let between = up(40) + (down(40) - up(44));
-        assert_eq!(between, 10_133_333);
-        let expected = batches * first_response_of_a_connection()
+        // the new SYN-ACK: 5.333 + 4.8 ms more per later batch (with 48-byte
+        // SYNs 5.333 + 4.267 ms).
+        let between = up(40) + (down(40) - up(syn));
+        assert_eq!(between, if syn == 44 { 10_133_333 } else { 9_600_000 });
+        let expected = batches * first_response_of_a_connection(syn)
             + (batches - 1) * between
             + (50 - batches) * exchange_rtt();
         let fct = c.fct.unwrap();

@@ -2,7 +2,9 @@
 //!
 //! - `linux` (transport-tcp.md §2, [`TcpSocket`]): handshake with SYN /
 //!   SYN-ACK retries, Linux's RTO estimator with Karn's rule and backoff,
-//!   NewReno, Nagle, delayed ACKs, FIN close;
+//!   Nagle, delayed ACKs, FIN close, and Linux 4.9's loss recovery
+//!   ([`linux49`]: SACK, early retransmit, RACK, tail loss probe, F-RTO,
+//!   PRR) or, as `tcp-newreno`, model 2's NewReno ([`newreno`]);
 //! - `lwip` (transport-tcp.md §3, [`lwip::LwipSocket`]): lwIP 2.1's TCP on its
 //!   500 ms timer grid, and the three published variants.
 //!
@@ -15,7 +17,8 @@
 //! use coapcc_tcp::{TcpConfig, TcpSocket};
 //! let mut client = TcpSocket::connect(0, TcpConfig::linux());
 //! let syn = client.poll_transmit(0).unwrap();
-//! assert_eq!(syn.wire_len(), 44); // 20 IPv4 + 20 TCP + 4 MSS option
+//! // 20 IPv4 + 20 TCP + 4 MSS option + 4 SACK-permitted (with NOPs)
+//! assert_eq!(syn.wire_len(), 48);
 //! let mut server = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
 //! let syn_ack = server.poll_transmit(0).unwrap();
 //! client.handle_segment(10, &syn_ack);
@@ -25,18 +28,20 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod linux49;
 pub mod lwip;
 pub mod newreno;
 pub mod profile;
 pub mod reasm;
 pub mod rtt;
+pub mod scoreboard;
 pub mod segment;
 pub mod socket;
 pub mod stats;
 
-pub use config::{Nagle, TcpConfig, MS, SEC};
+pub use config::{Linux49, Nagle, TcpConfig, MS, SEC};
 pub use lwip::{LwipConfig, LwipSocket};
 pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};
-pub use segment::{Flags, Segment};
+pub use segment::{Flags, SackBlock, SackBlocks, Segment};
 pub use socket::{TcpSocket, TcpState};
 pub use stats::{AbortReason, TcpEvent, TcpStats};

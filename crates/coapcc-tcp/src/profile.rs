@@ -4,13 +4,20 @@
 //!
 //! | name | profile |
 //! | --- | --- |
-//! | `tcp` | `linux` (transport-tcp.md §2) |
+//! | `tcp` | `linux` (transport-tcp.md §2): Linux 4.9 as Debian 9 set it up |
+//! | `tcp-newreno` | model 2's `linux` profile: byte-counted NewReno, no SACK |
 //! | `tcp-lwip` | lwIP 2.1 (transport-tcp.md §3) |
 //! | `tcp-lwip-backoff` | lwIP with the RTO ×2 up to 3 s, ×1.3 above |
 //! | `tcp-lwip-cwnd` | lwIP with cwnd = max(ssthresh/2, MSS) after a timeout |
 //! | `tcp-lwip-backoff-cwnd` | both |
+//!
+//! Not listed by [`TcpProfile::names`], for the ablation of
+//! `docs/calibration.md`: `tcp-linux49:<mechanisms>` runs Linux 4.9's
+//! recovery with only the named mechanisms on, joined by `+` (names of
+//! [`Linux49::NAMES`]; `tcp-linux49:` has none, `tcp-linux49:sack+er+rack+tlp+frto+prr`
+//! is `tcp`). See `docs/decisions.md`, "Linux 4.9's loss recovery".
 
-use crate::config::TcpConfig;
+use crate::config::{Linux49, TcpConfig};
 use crate::lwip::{LwipBackoff, LwipConfig, LwipLossWindow, LwipSocket};
 use crate::segment::Segment;
 use crate::socket::{TcpSocket, TcpState};
@@ -19,8 +26,9 @@ use crate::stats::{AbortReason, TcpEvent, TcpStats};
 /// Which TCP a connection runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpProfile {
-    /// The `linux` profile (transport-tcp.md §2).
-    Linux,
+    /// The `linux` profile (transport-tcp.md §2): `Some` runs Linux 4.9's
+    /// loss recovery with these mechanisms, `None` model 2's NewReno.
+    Linux(Option<Linux49>),
     /// lwIP (transport-tcp.md §3), original or a published variant.
     Lwip {
         /// RTO growth on timeouts.
@@ -43,18 +51,27 @@ pub struct ProfileInfo {
     pub summary: &'static str,
 }
 
+/// Prefix of the hidden ablation names (`tcp-linux49:sack+rack`).
+pub const ABLATION_PREFIX: &str = "tcp-linux49:";
+
 const LWIP: TcpProfile = TcpProfile::Lwip {
     backoff: LwipBackoff::Table,
     loss_window: LwipLossWindow::OneMss,
 };
 
 /// Every TCP name, in the order `coapcc algorithms` lists them.
-pub const PROFILES: [ProfileInfo; 5] = [
+pub const PROFILES: [ProfileInfo; 6] = [
     ProfileInfo {
         name: "tcp",
-        profile: TcpProfile::Linux,
+        profile: TcpProfile::Linux(Some(Linux49::DEBIAN9)),
         section: "tcp §2",
-        summary: "CoAP over TCP (RFC 8323) with the linux TCP profile (Linux 4.9 as configured)",
+        summary: "CoAP over TCP (RFC 8323) with the linux TCP profile (Linux 4.9 as Debian 9 configured it: SACK, RACK, TLP, F-RTO, PRR, IW10)",
+    },
+    ProfileInfo {
+        name: "tcp-newreno",
+        profile: TcpProfile::Linux(None),
+        section: "tcp §2",
+        summary: "CoAP over TCP with model 2's linux profile: NewReno without SACK, TLP, RACK, F-RTO or PRR",
     },
     ProfileInfo {
         name: "tcp-lwip",
@@ -94,15 +111,35 @@ pub const PROFILES: [ProfileInfo; 5] = [
 impl TcpProfile {
     /// The profile a name selects (`tcp`, `tcp-lwip`, …), if any.
     pub fn from_name(name: &str) -> Option<Self> {
+        if let Some(list) = name.strip_prefix(ABLATION_PREFIX) {
+            let mut m = Linux49::BASE;
+            for n in list.split('+').filter(|n| !n.is_empty()) {
+                if m.get(n)? {
+                    return None; // named twice
+                }
+                m.set(n, true);
+            }
+            return Some(TcpProfile::Linux(Some(m)));
+        }
         PROFILES.iter().find(|p| p.name == name).map(|p| p.profile)
     }
 
-    /// The name of this profile.
-    pub fn name(self) -> &'static str {
-        PROFILES
-            .iter()
-            .find(|p| p.profile == self)
-            .map_or("tcp-lwip", |p| p.name)
+    /// The name of this profile (an ablation name, `tcp-linux49:…`, for a
+    /// set of Linux 4.9 mechanisms no listed profile has).
+    pub fn name(self) -> String {
+        if let Some(p) = PROFILES.iter().find(|p| p.profile == self) {
+            return p.name.to_string();
+        }
+        match self {
+            TcpProfile::Linux(Some(m)) => {
+                let on: Vec<&str> = Linux49::NAMES
+                    .into_iter()
+                    .filter(|n| m.get(n) == Some(true))
+                    .collect();
+                format!("{ABLATION_PREFIX}{}", on.join("+"))
+            }
+            _ => "tcp-lwip".to_string(),
+        }
     }
 
     /// Every TCP name, comma-separated.
@@ -114,7 +151,7 @@ impl TcpProfile {
     /// holds (buffers and queues on the heap come on top).
     pub fn state_bytes(self) -> usize {
         match self {
-            TcpProfile::Linux => std::mem::size_of::<TcpSocket>(),
+            TcpProfile::Linux(_) => std::mem::size_of::<TcpSocket>(),
             TcpProfile::Lwip { .. } => std::mem::size_of::<LwipSocket>(),
         }
     }
@@ -124,8 +161,9 @@ impl TcpProfile {
     /// derives its send MSS from the MTU as lwIP does (`min(536, MTU − 40)`).
     pub fn config(self, mtu: u16) -> SocketConfig {
         match self {
-            TcpProfile::Linux => SocketConfig::Linux(TcpConfig {
+            TcpProfile::Linux(linux) => SocketConfig::Linux(TcpConfig {
                 mss: TcpConfig::mss_for_mtu(mtu),
+                linux,
                 ..TcpConfig::linux()
             }),
             TcpProfile::Lwip {
@@ -343,15 +381,34 @@ mod tests {
             assert_eq!(p.profile.name(), p.name);
         }
         assert_eq!(TcpProfile::from_name("tcp-lwip-foo"), None);
-        assert!(TcpProfile::names().starts_with("tcp, tcp-lwip,"));
+        assert!(TcpProfile::names().starts_with("tcp, tcp-newreno, tcp-lwip,"));
+        // Ablation names: any subset of the mechanisms, in any order.
+        let base = TcpProfile::from_name("tcp-linux49:").unwrap();
+        assert_eq!(base, TcpProfile::Linux(Some(Linux49::BASE)));
+        assert_eq!(base.name(), "tcp-linux49:");
+        let two = TcpProfile::from_name("tcp-linux49:rack+sack").unwrap();
+        assert_eq!(two.name(), "tcp-linux49:sack+rack");
+        assert_eq!(
+            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr")
+                .unwrap()
+                .name(),
+            "tcp"
+        );
+        assert_eq!(TcpProfile::from_name("tcp-linux49:sack+sack"), None);
+        assert_eq!(TcpProfile::from_name("tcp-linux49:cubic"), None);
     }
 
     #[test]
     fn configs_follow_the_mtu() {
-        let SocketConfig::Linux(l) = TcpProfile::Linux.config(296) else {
+        let SocketConfig::Linux(l) = TcpProfile::Linux(Some(Linux49::DEBIAN9)).config(296) else {
             panic!()
         };
         assert_eq!(l, TcpConfig::linux());
+        let SocketConfig::Linux(n) = TcpProfile::from_name("tcp-newreno").unwrap().config(296)
+        else {
+            panic!()
+        };
+        assert_eq!(n, TcpConfig::newreno());
         let SocketConfig::Lwip(w) = TcpProfile::from_name("tcp-lwip-cwnd").unwrap().config(296)
         else {
             panic!()

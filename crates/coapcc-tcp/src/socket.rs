@@ -23,8 +23,15 @@
 //!   ([`crate::rtt`]), ×2 backoff capped at the maximum RTO, Karn's rule (no
 //!   sample when any newly acknowledged byte was ever retransmitted), and the
 //!   backed-off RTO kept until the next valid sample;
-//! - go-back-N after a timeout (everything unacknowledged is resent as the
-//!   window allows), NewReno ([`crate::newreno`]) otherwise;
+//! - with [`TcpConfig::linux`] unset (`tcp-newreno`): go-back-N after a
+//!   timeout (everything unacknowledged is resent as the window allows),
+//!   NewReno ([`crate::newreno`]) otherwise;
+//! - with it set (`tcp`): Linux 4.9's loss recovery ([`crate::linux49`]):
+//!   SACK negotiated on the handshake (RFC 2018), SACK and D-SACK blocks
+//!   (RFC 2883) on every ACK while data is held out of order, the sender's
+//!   scoreboard ([`crate::scoreboard`]), cwnd in packets, retransmission of
+//!   the segments marked lost only, early retransmit, the tail loss probe,
+//!   RACK, F-RTO and PRR as switched;
 //! - Nagle's algorithm ([`crate::Nagle`]) and sender silly-window avoidance:
 //!   a segment shorter than the MSS is not sent when the congestion or peer
 //!   window, not the lack of data, makes it short and data is in flight;
@@ -36,16 +43,18 @@
 //! - out-of-order data held and delivered when the gap fills ([`crate::reasm`]);
 //! - FIN close in both directions, TIME-WAIT, RST on abort.
 //!
-//! Not modelled: SACK, timestamps, window scaling, Fast Open, urgent data, PMTU
+//! Not modelled: timestamps, window scaling, Fast Open, urgent data, PMTU
 //! discovery, simultaneous open, keep-alive.
 
 use std::collections::VecDeque;
 
 use crate::config::{Nagle, TcpConfig};
+use crate::linux49::{AckInfo, CaState, Linux49Cc};
 use crate::newreno::NewReno;
 use crate::reasm::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::segment::{Flags, Segment};
+use crate::segment::{SackBlock, MAX_SACK_BLOCKS};
 use crate::stats::{AbortReason, TcpEvent, TcpStats};
 
 /// MSS assumed when the peer sends no MSS option (RFC 9293 §3.7.1).
@@ -124,6 +133,20 @@ pub struct TcpSocket {
     timewait_at: Option<u64>,
     rtt: RttEstimator,
     cc: NewReno,
+    /// Linux 4.9's recovery (`Some` when [`TcpConfig::linux`] is set).
+    l49: Option<Box<Linux49Cc>>,
+    /// SACK negotiated (both SYNs carried SACK-permitted).
+    sack_ok: bool,
+    /// D-SACK block owed on the next ACK (RFC 2883).
+    dsack: Option<(u64, u64)>,
+    /// Start of the latest out-of-order segment (its block is reported first).
+    last_ooo: Option<u64>,
+    /// Tail loss probe timer (replaces the RTO timer while armed).
+    probe_at: Option<u64>,
+    /// Early-retransmit timer (idem).
+    er_at: Option<u64>,
+    /// The probe timer fired: send a probe.
+    probe_due: bool,
     // --- receive side, offsets from the peer's ISN ---
     irs: u32,
     rcv_nxt: u64,
@@ -160,6 +183,15 @@ impl TcpSocket {
             rto: cfg.initial_rto,
             rtt: RttEstimator::new(cfg.min_rto),
             cc: NewReno::new(mss, cfg.initial_cwnd),
+            l49: cfg
+                .linux
+                .map(|m| Box::new(Linux49Cc::new(m, cfg.initial_cwnd))),
+            sack_ok: false,
+            dsack: None,
+            last_ooo: None,
+            probe_at: None,
+            er_at: None,
+            probe_due: false,
             last_adv_wnd: u64::from(cfg.rcv_wnd),
             state,
             mss,
@@ -222,7 +254,16 @@ impl TcpSocket {
         s.rcv_nxt = 1;
         s.learn_mss(syn.mss);
         s.snd_wnd = u64::from(syn.window);
+        s.set_sack(syn.sack_permitted);
         Some(s)
+    }
+
+    fn set_sack(&mut self, peer: bool) {
+        self.sack_ok = peer && self.cfg.linux.is_some_and(|m| m.sack);
+        let ok = self.sack_ok;
+        if let Some(l) = &mut self.l49 {
+            l.set_sack(ok);
+        }
     }
 
     fn learn_mss(&mut self, peer: Option<u16>) {
@@ -267,15 +308,25 @@ impl TcpSocket {
     }
     /// Congestion window (bytes).
     pub fn cwnd(&self) -> u64 {
-        self.cc.cwnd()
+        match &self.l49 {
+            Some(l) => u64::from(l.cwnd()) * self.mss,
+            None => self.cc.cwnd(),
+        }
     }
     /// Slow-start threshold (bytes; `u64::MAX` until the first loss).
     pub fn ssthresh(&self) -> u64 {
-        self.cc.ssthresh()
+        match &self.l49 {
+            Some(l) if l.ssthresh() < 0x7fff_ffff => u64::from(l.ssthresh()) * self.mss,
+            Some(_) => u64::MAX,
+            None => self.cc.ssthresh(),
+        }
     }
     /// Whether NewReno fast recovery is under way.
     pub fn in_fast_recovery(&self) -> bool {
-        self.cc.in_recovery()
+        match &self.l49 {
+            Some(l) => l.state() == CaState::Recovery,
+            None => self.cc.in_recovery(),
+        }
     }
     /// Sent but unacknowledged sequence space (bytes, FIN counts one).
     pub fn bytes_in_flight(&self) -> u64 {
@@ -396,7 +447,7 @@ impl TcpSocket {
     }
 
     fn window_event(&mut self) {
-        let (cwnd, ssthresh) = (self.cc.cwnd(), self.cc.ssthresh());
+        let (cwnd, ssthresh) = (self.cwnd(), self.ssthresh());
         self.event(TcpEvent::Window { cwnd, ssthresh });
     }
 
@@ -406,7 +457,11 @@ impl TcpSocket {
 
     /// When the socket next wants [`Self::handle_timeout`] (ns), if ever.
     pub fn poll_timeout(&self) -> Option<u64> {
-        [self.rto_at, self.delack_at, self.timewait_at]
+        let xmit = match (self.probe_at, self.er_at) {
+            (None, None) => self.rto_at,
+            (p, e) => p.or(e),
+        };
+        [xmit, self.delack_at, self.timewait_at]
             .into_iter()
             .flatten()
             .min()
@@ -422,10 +477,64 @@ impl TcpSocket {
             self.enter_closed();
             return;
         }
-        if self.rto_at.is_some_and(|t| t <= now) {
+        if self.probe_at.is_some_and(|t| t <= now) {
+            self.probe_at = None;
+            self.probe_due = true;
+            return;
+        }
+        if self.er_at.is_some_and(|t| t <= now) {
+            self.er_at = None;
+            self.rearm_rto_from_head(now);
+            let (una, nxt) = (self.snd_una, self.snd_max);
+            if let Some(l) = &mut self.l49 {
+                l.on_early_retransmit(una, nxt);
+                self.stats.fast_retransmits += 1;
+                self.event(TcpEvent::FastRetransmit);
+                self.window_event();
+            }
+            return;
+        }
+        if self.probe_at.is_none() && self.er_at.is_none() && self.rto_at.is_some_and(|t| t <= now)
+        {
             self.rto_at = None;
             self.on_rto();
         }
+    }
+
+    /// `tcp_rearm_rto` while a probe or early-retransmit timer was pending:
+    /// the RTO counts from the head's latest transmission.
+    fn rearm_rto_from_head(&mut self, now: u64) {
+        let head = self.l49.as_ref().and_then(|l| l.sb.head().map(|h| h.xmit));
+        self.rto_at = match head {
+            Some(x) => Some((x + self.rto).max(now + 1)),
+            None => None,
+        };
+    }
+
+    /// `tcp_schedule_loss_probe` after sending or after an ACK: arms the
+    /// probe timer when the RTO timer is the one pending.
+    fn arm_probe(&mut self, now: u64) {
+        if self.er_at.is_some() || self.rto_at.is_none() {
+            return;
+        }
+        let can_send = self.new_data_possible();
+        let srtt = self.rtt.srtt().unwrap_or(0);
+        if let Some(l) = &self.l49 {
+            if let Some(t) = l.loss_probe_timeout(now, srtt, can_send, self.rto_at) {
+                self.probe_at = Some(now + t);
+            }
+        }
+    }
+
+    /// Whether new data could go out now (`tcp_may_send_now`, roughly: data
+    /// waits, the peer's window and cwnd have room).
+    fn new_data_possible(&self) -> bool {
+        let end_all = self.fin_off() + u64::from(self.fin_queued);
+        let Some(l) = &self.l49 else { return false };
+        self.snd_nxt < end_all
+            && self.snd_una + self.snd_wnd > self.snd_nxt
+            && l.quota() > 0
+            && !l.sb.is_full()
     }
 
     fn back_off(&mut self) {
@@ -466,6 +575,17 @@ impl TcpSocket {
                     return;
                 }
                 let first = self.retries == 0;
+                if let Some(l) = &mut self.l49 {
+                    l.on_rto(self.snd_una, self.snd_max, self.retries);
+                    self.retries += 1;
+                    self.probe_at = None;
+                    self.er_at = None;
+                    self.probe_due = false;
+                    self.window_event();
+                    self.back_off();
+                    self.head_rexmit_due = true;
+                    return;
+                }
                 self.retries += 1;
                 self.cc
                     .on_rto(self.snd_max - self.snd_una, self.snd_max, first);
@@ -545,6 +665,7 @@ impl TcpSocket {
         self.irs = seg.seq;
         self.rcv_nxt = 1;
         self.learn_mss(seg.mss);
+        self.set_sack(seg.sack_permitted);
         self.snd_una = 1;
         self.snd_wnd = u64::from(seg.window);
         self.snd_wl1 = 0;
@@ -572,6 +693,9 @@ impl TcpSocket {
             self.cfg.initial_cwnd
         };
         self.cc.reset_window(self.mss, iw);
+        if let Some(l) = &mut self.l49 {
+            l.reset_window(iw);
+        }
         self.state = if self.fin_queued {
             TcpState::FinWait1
         } else {
@@ -589,6 +713,9 @@ impl TcpSocket {
         self.rto = self.rtt.rto().unwrap_or(self.rto).min(self.cfg.max_rto);
         self.backoff = 0;
         self.stats.rtt_samples += 1;
+        if let Some(l) = &mut self.l49 {
+            l.rtt_sample(r);
+        }
         let srtt = self.rtt.srtt().unwrap_or(r);
         let rto = self.rto;
         self.event(TcpEvent::RttSample { rtt: r, srtt, rto });
@@ -663,6 +790,10 @@ impl TcpSocket {
         }
         let seq = unwrap(self.rcv_nxt, self.wire_rcv(self.rcv_nxt), seg.seq).unwrap_or(0);
         let window = u64::from(seg.window);
+        if self.l49.is_some() {
+            self.on_ack_linux(now, seg, ack, seq, window);
+            return true;
+        }
         if ack > self.snd_una {
             self.on_new_ack(now, ack);
         } else if ack == self.snd_una
@@ -692,6 +823,85 @@ impl TcpSocket {
             self.snd_wl2 = ack;
         }
         true
+    }
+
+    /// ACK processing with Linux 4.9's recovery (`tcp_ack`).
+    fn on_ack_linux(&mut self, now: u64, seg: &Segment, ack: u64, seq: u64, window: u64) {
+        let prior_una = self.snd_una;
+        let is_dupack = ack == self.snd_una
+            && seg.payload.is_empty()
+            && !seg.flags.contains(Flags::FIN)
+            && window == self.snd_wnd
+            && self.snd_max > self.snd_una;
+        let not_dup = !seg.payload.is_empty() || window != self.snd_wnd;
+        let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        if self.sack_ok {
+            let base = self.wire_snd(self.snd_una);
+            for b in seg.sack.as_slice() {
+                if let (Some(l), Some(r)) = (
+                    unwrap(self.snd_una, base, b.left),
+                    unwrap(self.snd_una, base, b.right),
+                ) {
+                    if l < r && r <= self.snd_max {
+                        blocks[n] = (l, r);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack);
+        }
+        // Window update (RFC 9293 §3.10.7.4).
+        if ack >= self.snd_una
+            && (self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack))
+        {
+            self.snd_wnd = window;
+            self.snd_wl1 = seq;
+            self.snd_wl2 = ack;
+        }
+        let end_all = self.fin_off() + u64::from(self.fin_queued);
+        let info = AckInfo {
+            prior_una,
+            una: ack.max(prior_una),
+            snd_nxt: self.snd_max,
+            is_dupack,
+            not_dup,
+            may_send_now: self.new_data_possible(),
+            has_unsent: self.snd_nxt < end_all && self.snd_una + self.snd_wnd > self.snd_nxt,
+            srtt: self.rtt.srtt().unwrap_or(0),
+            rto_at: self.rto_at,
+            rto: self.rto,
+        };
+        let Some(l) = &mut self.l49 else { return };
+        let before = (l.cwnd(), l.ssthresh());
+        let v = l.on_ack(now, &info, &blocks[..n]);
+        let after = (l.cwnd(), l.ssthresh());
+        if v.entered_recovery {
+            self.stats.fast_retransmits += 1;
+            self.event(TcpEvent::FastRetransmit);
+        }
+        if before != after {
+            self.window_event();
+        }
+        // Timers: a pending probe or early retransmit gives way to the RTO
+        // from the head; an ACK of new data restarts the RTO.
+        if self.probe_at.is_some() || self.er_at.is_some() {
+            self.probe_at = None;
+            self.er_at = None;
+            self.rearm_rto_from_head(now);
+        }
+        if self.snd_una == self.snd_max {
+            self.rto_at = None;
+        } else if ack > prior_una {
+            self.rto_at = Some(now + self.rto);
+        }
+        if let Some(d) = v.early_retransmit_in {
+            self.er_at = Some(now + d);
+        } else {
+            self.arm_probe(now);
+        }
     }
 
     fn on_new_ack(&mut self, now: u64, ack: u64) {
@@ -727,6 +937,10 @@ impl TcpSocket {
         if let (Some(t), false) = (earliest, any_rexmit) {
             self.take_sample(now - t);
         }
+        if self.l49.is_some() {
+            self.on_fin_acked(now, ack);
+            return;
+        }
         let before = (self.cc.cwnd(), self.cc.ssthresh());
         let act = self.cc.on_new_ack(acked, ack, flight_before, self.snd_max);
         if act.retransmit {
@@ -740,6 +954,10 @@ impl TcpSocket {
         } else if act.restart_timer {
             self.rto_at = Some(now + self.rto);
         }
+        self.on_fin_acked(now, ack);
+    }
+
+    fn on_fin_acked(&mut self, now: u64, ack: u64) {
         // Our FIN acknowledged?
         if self.fin_queued && ack == self.fin_off() + 1 {
             match self.state {
@@ -780,6 +998,9 @@ impl TcpSocket {
                     start: start.saturating_sub(1),
                     end: end - 1,
                 });
+                if self.sack_ok {
+                    self.dsack = Some((start, end));
+                }
                 self.dupacks_due += 1;
             } else if receiving {
                 let limit = self.rcv_nxt + self.adv_window();
@@ -806,6 +1027,7 @@ impl TcpSocket {
                 } else if start < limit {
                     let to = (take_end - start) as usize;
                     self.reasm.insert(start, &seg.payload[..to]);
+                    self.last_ooo = Some(start);
                     self.dupacks_due += 1;
                 } else {
                     self.dupacks_due += 1;
@@ -881,7 +1103,11 @@ impl TcpSocket {
             self.dupacks_due -= 1;
             return self.emit_pure_ack(out);
         }
-        if self.head_rexmit_due {
+        if self.l49.is_some() {
+            if let Some(done) = self.poll_linux(now, out) {
+                return done;
+            }
+        } else if self.head_rexmit_due {
             self.head_rexmit_due = false;
             let end = (self.snd_una + self.mss).min(self.snd_max);
             if end > self.snd_una {
@@ -889,9 +1115,10 @@ impl TcpSocket {
                 return true;
             }
         }
-        if let Some((start, end)) = self.next_range() {
+        if let Some((start, end)) = self.next_range(false) {
             self.emit_range(now, start, end, out);
             self.snd_nxt = end;
+            self.after_new_data(now, start, end);
             return true;
         }
         if self.ack_due {
@@ -900,10 +1127,92 @@ impl TcpSocket {
         false
     }
 
+    /// Retransmissions and probes of Linux 4.9's recovery, in its order: the
+    /// timeout's head retransmission, F-RTO's new data, the segments marked
+    /// lost (`tcp_xmit_retransmit_queue`), the tail loss probe. `Some` when
+    /// decided (true: `out` holds a segment), `None` to go on with new data.
+    fn poll_linux(&mut self, now: u64, out: &mut Segment) -> Option<bool> {
+        let l = self.l49.as_mut()?;
+        if self.head_rexmit_due {
+            self.head_rexmit_due = false;
+            if let Some(h) = l.sb.head().copied() {
+                l.on_retransmitted(0, now);
+                self.emit_range(now, h.start, h.end, out);
+                return Some(true);
+            }
+        }
+        if l.rexmit_new {
+            l.rexmit_new = false;
+            if let Some((start, end)) = self.next_range(true) {
+                self.emit_range(now, start, end, out);
+                self.snd_nxt = end;
+                self.after_new_data(now, start, end);
+                return Some(true);
+            }
+            if let Some(l) = &mut self.l49 {
+                l.frto_no_new_data();
+            }
+        }
+        let l = self.l49.as_mut()?;
+        if l.rexmit_lost {
+            if let Some(i) = l.next_retransmission() {
+                let s = *l.sb.segs().nth(i)?;
+                l.on_retransmitted(i, now);
+                self.emit_range(now, s.start, s.end, out);
+                return Some(true);
+            }
+            l.rexmit_lost = false;
+        }
+        if self.probe_due {
+            self.probe_due = false;
+            // New data if the window allows (Nagle off), else the last
+            // segment again (`tcp_send_loss_probe`).
+            if let Some((start, end)) = self.next_range(true) {
+                self.emit_range(now, start, end, out);
+                self.snd_nxt = end;
+                self.after_new_data(now, start, end);
+                self.probe_at = None;
+                self.rto_at = Some(now + self.rto);
+                return Some(true);
+            }
+            let l = self.l49.as_mut()?;
+            if l.probe_allowed() {
+                if let Some(t) = l.sb.tail().copied() {
+                    let i = l.sb.packets_out() as usize - 1;
+                    l.on_probe_retransmitted(i, now, self.snd_max);
+                    self.emit_range(now, t.start, t.end, out);
+                    self.rto_at = Some(now + self.rto);
+                    return Some(true);
+                }
+            }
+            self.rearm_rto_from_head(now);
+        }
+        None
+    }
+
+    /// Bookkeeping after a new segment with Linux 4.9's recovery: the
+    /// scoreboard record, and the timers as `tcp_event_new_data_sent` and
+    /// `tcp_write_xmit` leave them: a pending probe or early-retransmit
+    /// timer gives way to the RTO counted from the head, then a probe is
+    /// scheduled afresh.
+    fn after_new_data(&mut self, now: u64, start: u64, end: u64) {
+        let una = self.snd_una;
+        let Some(l) = &mut self.l49 else { return };
+        l.on_new_data_sent(start, end, now, una);
+        if self.probe_at.is_some() || self.er_at.is_some() {
+            self.probe_at = None;
+            self.er_at = None;
+            self.rearm_rto_from_head(now);
+        }
+        self.arm_probe(now);
+    }
+
     fn emit_syn(&mut self, now: u64, out: &mut Segment) {
         self.syn_due = false;
         out.seq = self.iss;
         out.mss = Some(self.cfg.mss);
+        out.sack_permitted = self.cfg.linux.is_some_and(|m| m.sack)
+            && (self.state == TcpState::SynSent || self.sack_ok);
         out.window = self.adv_window() as u16;
         if self.state == TcpState::SynReceived {
             out.flags = Flags::SYN | Flags::ACK;
@@ -932,12 +1241,41 @@ impl TcpSocket {
     fn fill_ack(&mut self, out: &mut Segment) {
         out.flags = out.flags | Flags::ACK;
         out.ack = self.wire_rcv(self.rcv_nxt);
+        if self.sack_ok {
+            self.fill_sack(out);
+        }
         let wnd = self.adv_window();
         out.window = wnd as u16;
         self.last_adv_wnd = wnd;
         self.ack_due = false;
         self.unacked_rcvd = 0;
         self.delack_at = None;
+    }
+
+    /// SACK option (RFC 2018 §4): a D-SACK block first if one is owed
+    /// (RFC 2883 §4), then the held out-of-order data, most recent first.
+    fn fill_sack(&mut self, out: &mut Segment) {
+        out.sack.clear();
+        let (irs, rcv_nxt) = (self.irs, self.rcv_nxt);
+        let wire = |o: u64| irs.wrapping_add(o as u32);
+        if let Some((l, r)) = self.dsack.take() {
+            out.sack.push(SackBlock {
+                left: wire(l),
+                right: wire(r),
+            });
+        }
+        if self.reasm.is_empty() {
+            return;
+        }
+        let recent = self.last_ooo.filter(|&o| o >= rcv_nxt);
+        let room = MAX_SACK_BLOCKS - out.sack.len();
+        let sack = &mut out.sack;
+        self.reasm.blocks(recent, room, |l, r| {
+            sack.push(SackBlock {
+                left: wire(l),
+                right: wire(r),
+            });
+        });
     }
 
     fn emit_pure_ack(&mut self, out: &mut Segment) -> bool {
@@ -950,7 +1288,7 @@ impl TcpSocket {
 
     /// The next new-or-go-back-N range `[start, end)` allowed by the
     /// windows, Nagle and silly-window avoidance; FIN counts one at the end.
-    fn next_range(&mut self) -> Option<(u64, u64)> {
+    fn next_range(&mut self, nagle_off: bool) -> Option<(u64, u64)> {
         if !matches!(
             self.state,
             TcpState::Established
@@ -977,11 +1315,13 @@ impl TcpSocket {
             return Some((start, start + 1));
         }
         let in_flight = self.snd_nxt - self.snd_una;
-        let wnd = self
-            .cc
-            .cwnd()
-            .min(self.snd_wnd.max(if in_flight == 0 { 1 } else { 0 }));
-        let usable = wnd.saturating_sub(in_flight);
+        let peer_wnd = self.snd_wnd.max(if in_flight == 0 { 1 } else { 0 });
+        let usable = match &self.l49 {
+            // cwnd counts packets (`tcp_cwnd_test`); the peer's window bytes.
+            Some(l) if l.quota() == 0 || l.sb.is_full() => 0,
+            Some(_) => peer_wnd.saturating_sub(in_flight),
+            None => self.cc.cwnd().min(peer_wnd).saturating_sub(in_flight),
+        };
         let retransmitting = start < self.snd_max;
         let mut len = data_avail.min(self.mss).min(usable);
         if retransmitting {
@@ -997,7 +1337,7 @@ impl TcpSocket {
             if len < data_avail && in_flight > 0 {
                 return None;
             }
-            if !self.fin_queued && self.nagle_holds() {
+            if !self.fin_queued && !nagle_off && self.nagle_holds() {
                 return None;
             }
         }

@@ -1,5 +1,7 @@
 //! Data transfer: RTO backoff and its collapse, Karn's rule, fast
 //! retransmit / recovery, Nagle, delayed ACKs, close (transport-tcp.md §2).
+//! Loss recovery here is model 2's NewReno ([`TcpConfig::newreno`],
+//! `tcp-newreno`); Linux 4.9's is in `tests/linux49.rs`.
 
 mod common;
 use coapcc_tcp::{Flags, Nagle, TcpConfig, TcpState};
@@ -29,7 +31,7 @@ fn acks_after(w: &Wire, dir: Dir, t: u64) -> Vec<(u64, u32)> {
 
 #[test]
 fn rto_backs_off_and_karn_keeps_it_until_a_valid_sample() {
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(TcpConfig::newreno());
     assert_eq!(w.client.rto(), 600 * MS);
     // Data segments carrying byte 0: the first three transmissions are lost.
     let mut lost = 0;
@@ -71,7 +73,7 @@ fn rto_backs_off_and_karn_keeps_it_until_a_valid_sample() {
 
 #[test]
 fn repeated_timeouts_are_capped_at_120s() {
-    let mut cfg = TcpConfig::linux();
+    let mut cfg = TcpConfig::newreno();
     cfg.data_retries = 12;
     let mut w = established(cfg);
     w.set_drop(|d, s, _| d == Dir::ToServer && !s.payload.is_empty());
@@ -92,7 +94,7 @@ fn repeated_timeouts_are_capped_at_120s() {
 
 #[test]
 fn fast_retransmit_on_third_duplicate_ack() {
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(TcpConfig::newreno());
     let mut first = true;
     w.set_drop(move |d, s, _| {
         let hit = d == Dir::ToServer && !s.payload.is_empty() && s.seq == 1 && first;
@@ -262,7 +264,7 @@ fn lost_fin_is_retransmitted_and_duplicate_data_counted() {
 #[test]
 fn events_trace_samples_timeouts_windows_and_duplicates() {
     use coapcc_tcp::TcpEvent;
-    let mut cfg = TcpConfig::linux();
+    let mut cfg = TcpConfig::newreno();
     cfg.record_events = true;
     let mut w = established(cfg);
     let ev: Vec<TcpEvent> = std::iter::from_fn(|| w.client.poll_event()).collect();

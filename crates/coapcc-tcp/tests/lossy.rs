@@ -1,5 +1,6 @@
 //! Two sockets over a lossy in-memory wire: whatever the loss pattern, both
-//! byte streams arrive intact and in order, and both sides close.
+//! byte streams arrive intact and in order, and both sides close, with
+//! Linux 4.9's recovery (`tcp`) and with model 2's NewReno (`tcp-newreno`).
 
 mod common;
 use coapcc_tcp::{TcpConfig, TcpState};
@@ -13,8 +14,13 @@ fn run(
     lose_down: Vec<bool>,
     delay_ms: u64,
     nagle_off: bool,
+    newreno: bool,
 ) -> Wire {
-    let mut cfg = TcpConfig::linux();
+    let mut cfg = if newreno {
+        TcpConfig::newreno()
+    } else {
+        TcpConfig::linux()
+    };
     cfg.isn = 0xFFFF_FF00; // wraps during the transfer
                            // TIME-WAIT outlasts every retransmission, so that a last ACK lost
                            // after the peer's TIME-WAIT ended (which real TCP answers with RST)
@@ -50,8 +56,9 @@ proptest! {
         lose_down in proptest::collection::vec(proptest::bool::weighted(0.3), 0..80),
         delay_ms in 1u64..300,
         nagle_off in any::<bool>(),
+        newreno in any::<bool>(),
     ) {
-        let w = run(up.clone(), down.clone(), lose_up, lose_down, delay_ms, nagle_off);
+        let w = run(up.clone(), down.clone(), lose_up, lose_down, delay_ms, nagle_off, newreno);
         prop_assert_eq!(w.client.abort_reason(), None, "sizes {} {}", up.len(), down.len());
         prop_assert_eq!(&w.server_rx, &up);
         prop_assert_eq!(&w.client_rx, &down);
@@ -61,9 +68,17 @@ proptest! {
         // Every segment respects the MSS; sizes are real.
         for s in &w.log {
             prop_assert!(s.seg.payload.len() <= 256);
+            let syn = s.seg.flags.contains(coapcc_tcp::Flags::SYN);
+            prop_assert_eq!(s.seg.mss.is_some(), syn);
+            prop_assert_eq!(s.seg.sack_permitted, syn && !newreno);
+            prop_assert!(newreno || !syn || s.seg.sack.is_empty());
+            prop_assert!(!newreno || s.seg.sack.is_empty());
             prop_assert_eq!(
                 s.seg.wire_len(),
-                40 + s.seg.payload.len() + if s.seg.mss.is_some() { 4 } else { 0 }
+                40 + s.seg.payload.len()
+                    + if syn { 4 } else { 0 }
+                    + if s.seg.sack_permitted { 4 } else { 0 }
+                    + if s.seg.sack.is_empty() { 0 } else { 4 + 8 * s.seg.sack.len() }
             );
         }
     }
@@ -78,10 +93,20 @@ fn heavy_loss_in_both_directions() {
             .map(|i| (i.wrapping_mul(2654435761) ^ seed) % 10 < 3)
             .collect()
     };
-    let w = run(up.clone(), down.clone(), pattern(1), pattern(2), 50, false);
-    assert_eq!(w.server_rx, up);
-    assert_eq!(w.client_rx, down);
-    let c = w.client.stats();
-    assert!(c.retransmitted_segments > 0);
-    assert!(c.rto_expirations > 0 || c.fast_retransmits > 0);
+    for newreno in [false, true] {
+        let w = run(
+            up.clone(),
+            down.clone(),
+            pattern(1),
+            pattern(2),
+            50,
+            false,
+            newreno,
+        );
+        assert_eq!(w.server_rx, up);
+        assert_eq!(w.client_rx, down);
+        let c = w.client.stats();
+        assert!(c.retransmitted_segments > 0);
+        assert!(c.rto_expirations > 0 || c.fast_retransmits > 0);
+    }
 }

@@ -422,8 +422,8 @@ fn shipped_campaigns_expand() {
 
 /// Grid campaigns came later: the dumbbell campaigns' definitions and run keys
 /// are those they had before (a changed key would recompute every stored run).
-/// They change with `MODEL_VERSION` only (model 3: the server's token on
-/// duplicates, which changes FASOR+Token's runs).
+/// They change with `MODEL_VERSION` only (model 3: clamped error sojourns,
+/// the server's token on duplicates, Linux 4.9's loss recovery in `tcp`).
 #[test]
 fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
