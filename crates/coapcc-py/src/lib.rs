@@ -7,6 +7,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use coapcc::api::{self, Source};
@@ -94,37 +95,39 @@ fn run<'py>(
         seed,
         period,
     };
-    let cancel = AtomicBool::new(false);
-    let outcome = py.allow_threads(|| {
-        std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
-                panic::catch_unwind(AssertUnwindSafe(|| {
-                    api::run(&source, &overrides, threads, &|| {
-                        if cancel.load(Ordering::Relaxed) {
-                            // Unwinds without the panic hook: nothing printed.
-                            panic::resume_unwind(Box::new(Cancelled));
-                        }
-                    })
-                }))
-            });
-            let mut interrupted = None;
-            while !worker.is_finished() {
-                std::thread::sleep(Duration::from_millis(50));
-                if interrupted.is_none() {
-                    if let Err(e) = Python::with_gil(|py| py.check_signals()) {
-                        cancel.store(true, Ordering::Relaxed);
-                        interrupted = Some(e);
-                    }
+    // The run goes on its own thread; this one polls Python's signal
+    // handlers. On Ctrl-C the caller gets `KeyboardInterrupt` at once; the
+    // worker drops its results, and its progress callback unwinds after the
+    // runs in progress so that no further run starts on that branch.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (done, finished) = mpsc::channel();
+    let flag = Arc::clone(&cancel);
+    std::thread::spawn(move || {
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            api::run(&source, &overrides, threads, &|| {
+                if flag.load(Ordering::Relaxed) {
+                    // Unwinds without the panic hook: nothing printed.
+                    panic::resume_unwind(Box::new(Cancelled));
+                }
+            })
+        }));
+        let _ = done.send(outcome);
+    });
+    let outcome = py.allow_threads(move || loop {
+        match finished.recv_timeout(Duration::from_millis(50)) {
+            Ok(Ok(Ok(o))) => return Ok(o),
+            Ok(Ok(Err(e))) => return Err(error(e)),
+            Ok(Err(p)) => panic::resume_unwind(p),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(CoapccError::new_err("the simulation thread stopped"))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
                 }
             }
-            let joined = worker.join().expect("the worker catches its panics");
-            match (interrupted, joined) {
-                (Some(e), _) => Err(e),
-                (None, Ok(Ok(o))) => Ok(o),
-                (None, Ok(Err(e))) => Err(error(e)),
-                (None, Err(p)) => panic::resume_unwind(p),
-            }
-        })
+        }
     })?;
     let d = PyDict::new(py);
     d.set_item("network", outcome.network)?;
@@ -150,7 +153,9 @@ fn campaign_plan<'py>(
     path: std::path::PathBuf,
     store: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let plan = py.allow_threads(|| api::campaign::load(&path)).map_err(error)?;
+    let plan = py
+        .allow_threads(|| api::campaign::load(&path))
+        .map_err(error)?;
     let rows = py
         .allow_threads(|| api::campaign::plan_rows(&plan, store.as_deref()))
         .map_err(error)?;

@@ -153,8 +153,9 @@ def run(
     scenarios, ``period`` (s). ``threads`` is the number of worker threads (all
     cores by default); results do not depend on it.
 
-    The GIL is released while the simulation runs; Ctrl-C stops it (after the
-    runs in progress) with ``KeyboardInterrupt``.
+    The GIL is released while the simulation runs. Ctrl-C raises
+    ``KeyboardInterrupt`` at once; the runs already in progress finish in the
+    background, their results dropped, and no further run starts.
 
     Raises :class:`coapcc.CoapccError` with the command line's message (file,
     field, what was expected) when the scenario or an override is rejected.
