@@ -2,6 +2,7 @@
 //! published metrics, and comparing them with the published figures.
 #![forbid(unsafe_code)]
 
+pub mod api;
 pub mod bench;
 pub mod budget;
 pub mod calibrate;

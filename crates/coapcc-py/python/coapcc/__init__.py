@@ -1,0 +1,30 @@
+"""coapcc: congestion control for CoAP, from Python.
+
+The algorithms, the deterministic testbed and the metrics are coapcc's Rust
+core (the same code as the ``coapcc`` command line); this package runs it and
+hands the results over as pandas DataFrames and Arrow tables.
+
+>>> import coapcc
+>>> coapcc.algorithms().head()                        # doctest: +SKIP
+>>> r = coapcc.run(clients=10, algorithms=["default", "cocoa"])  # doctest: +SKIP
+>>> r.summary[["label", "fct_p50", "unnecessary_p50"]]  # doctest: +SKIP
+"""
+
+from ._algorithms import algorithms, default_scenario
+from ._campaign import Campaign
+from ._core import MODEL_VERSION, CoapccError, __version__
+from ._run import Result, run
+from ._store import Store, open_store
+
+__all__ = [
+    "MODEL_VERSION",
+    "Campaign",
+    "CoapccError",
+    "Result",
+    "Store",
+    "__version__",
+    "algorithms",
+    "default_scenario",
+    "open_store",
+    "run",
+]

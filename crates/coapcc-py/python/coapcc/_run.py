@@ -1,0 +1,178 @@
+"""Running a scenario and the shape of its results."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from . import _core
+from ._scenario import Scenario, source
+
+
+class Result:
+    """The results of one :func:`run`: the CLI's outputs and their tables.
+
+    ``json``, ``table`` and ``markdown`` are the texts ``coapcc run`` prints
+    with ``--format json``, ``table`` (without its wall-time line) and
+    ``markdown``; the DataFrames are built from the same numbers.
+    """
+
+    network: str
+    """``dumbbell``, ``grid`` or ``star``: the network the scenario ran on."""
+    json: str
+    """What ``coapcc run --format json`` prints for this scenario (no final newline)."""
+    table: str
+    """What ``coapcc run`` prints as its table."""
+    markdown: str
+    """What ``coapcc run --format markdown`` prints."""
+    runs: int
+    """Runs done: algorithms × replications."""
+    events: int
+    """Events the simulator processed over all runs."""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.network = raw["network"]
+        self.json = raw["json"]
+        self.table = raw["table"]
+        self.markdown = raw["markdown"]
+        self.runs = raw["runs"]
+        self.events = raw["events"]
+        self._records: str = raw["records"]
+
+    def __repr__(self) -> str:
+        labels = ", ".join(self.summary["label"])
+        return f"<coapcc.Result {self.network}: {labels}; {self.runs} runs>"
+
+    @cached_property
+    def report(self) -> dict[str, Any]:
+        """The JSON document as Python objects: ``scenario`` (as run) and ``algorithms``."""
+        return json.loads(self.json)
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The scenario as run, after the overrides, with every default filled in."""
+        return self.report["scenario"]
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """One row per algorithm: the CLI's table (nested fields joined by ``_``).
+
+        On the dumbbell: ``fct_p50``, ``unnecessary_p90``, ``histogram`` (exchanges
+        by transmissions), ``drops_buffer_up``, ``utilisation_up`` …; on the grid
+        and the star, each estimate as ``<metric>_mean`` and ``<metric>_ci95``.
+        """
+        return pd.json_normalize(self.report["algorithms"], sep="_")
+
+    @cached_property
+    def _rows(self) -> list[dict[str, Any]]:
+        return json.loads(self._records)
+
+    @cached_property
+    def clients(self) -> pd.DataFrame:
+        """One row per client per replication, with ``algorithm`` and ``replication``.
+
+        On the dumbbell, each CoAP client: ``fct`` (NaN if unfinished),
+        ``completed``, ``failed``, ``unnecessary``, ``retransmissions``,
+        ``expirations``, ``max_expired_timer``, ``rtt_sum`` … (``tcp_*`` for CoAP
+        over TCP). On the grid, each node (clients and interferers, ``role``)
+        with its CoAP and ``mac_*`` counters. On the star, each station with its
+        TCP counters (its sampled TCP state is in :attr:`traces`).
+        """
+        rows = [{k: v for k, v in r.items() if k != "trace"} for r in self._rows]
+        return pd.json_normalize(rows, sep="_")
+
+    @cached_property
+    def traces(self) -> pd.DataFrame:
+        """Star scenarios: every station's sampled TCP state (``t``, ``cwnd``,
+        ``ssthresh``, ``rto``, ``srtt``) per replication; empty elsewhere."""
+        columns = ["algorithm", "replication", "station", "t", "cwnd", "ssthresh", "rto", "srtt"]
+        samples = [
+            {
+                "algorithm": r["algorithm"],
+                "replication": r["replication"],
+                "station": r["station"],
+                **s,
+            }
+            for r in self._rows
+            for s in r.get("trace", [])
+        ]
+        return pd.DataFrame.from_records(samples, columns=columns)
+
+    def to_arrow(self, table: str = "clients") -> pa.Table:
+        """``clients`` (default), ``summary`` or ``traces`` as a pyarrow Table."""
+        frames = {"clients": "clients", "summary": "summary", "traces": "traces"}
+        if table not in frames:
+            raise ValueError(f"table: expected one of {sorted(frames)}, found {table!r}")
+        return pa.Table.from_pandas(getattr(self, frames[table]), preserve_index=False)
+
+
+def _buffer(value: int | float | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    if isinstance(value, bool) or not float(value).is_integer():
+        raise TypeError(f"buffer: expected bytes as an integer or 'inf', found {value!r}")
+    return str(int(value))
+
+
+def _algorithms(value: str | Sequence[str] | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return ",".join(value)
+
+
+def run(
+    scenario: Scenario = None,
+    *,
+    clients: int | None = None,
+    buffer: int | float | str | None = None,
+    errors: str | None = None,
+    workload: str | None = None,
+    algorithms: str | Sequence[str] | None = None,
+    replications: int | None = None,
+    seed: int | None = None,
+    period: float | None = None,
+    threads: int | None = None,
+) -> Result:
+    """Run a scenario in the simulated testbed, as ``coapcc run`` does.
+
+    ``scenario`` is a path to a scenario file, TOML text, a dict with the
+    structure of a scenario file, or ``None`` for the embedded default (100
+    continuous clients on the constrained link, Default CoAP vs CoCoA, 3
+    replications). The keyword arguments are the command line's overrides:
+    ``clients``, ``buffer`` (bytes or ``"inf"``), ``errors`` (``none``, ``low``,
+    ``medium``, ``high``), ``workload`` (``continuous``, ``random``),
+    ``algorithms`` (names or labels), ``replications``, ``seed`` and, for grid
+    scenarios, ``period`` (s). ``threads`` is the number of worker threads (all
+    cores by default); results do not depend on it.
+
+    The GIL is released while the simulation runs. Ctrl-C raises
+    ``KeyboardInterrupt`` at once; the runs already in progress finish in the
+    background, their results dropped, and no further run starts.
+
+    Raises :class:`coapcc.CoapccError` with the command line's message (file,
+    field, what was expected) when the scenario or an override is rejected.
+    """
+    kind, text, origin = source(scenario)
+    raw = _core.run(
+        kind,
+        text,
+        origin,
+        clients=clients,
+        buffer=_buffer(buffer),
+        errors=errors,
+        workload=workload,
+        algorithms=_algorithms(algorithms),
+        replications=replications,
+        seed=seed,
+        period=period,
+        threads=threads,
+    )
+    return Result(raw)

@@ -1,0 +1,207 @@
+//! `coapcc._core`: the native half of the `coapcc` Python package.
+//!
+//! Thin bindings of [`coapcc::api`]: the simulation, the scenario parsing and
+//! the outputs are the command line's own; this module only moves text and
+//! numbers across, releases the GIL while simulating, and turns errors into
+//! `coapcc.CoapccError` and Ctrl-C into `KeyboardInterrupt`.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use coapcc::api::{self, Source};
+use coapcc::scenario_file::Overrides;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(
+    _core,
+    CoapccError,
+    PyException,
+    "A scenario, an override or a run was rejected; the message is the command line's."
+);
+
+/// The payload a cancelled run unwinds with.
+struct Cancelled;
+
+/// Every algorithm, as `coapcc algorithms` lists them: a list of dicts.
+#[pyfunction]
+fn algorithms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    api::algorithms()
+        .into_iter()
+        .map(|a| {
+            let d = PyDict::new(py);
+            d.set_item("name", a.name)?;
+            d.set_item("section", a.section)?;
+            d.set_item("state_bytes", a.state_bytes)?;
+            d.set_item("description", a.description)?;
+            d.set_item("approximate", a.approximate)?;
+            d.set_item("transport", a.transport)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// The embedded default scenario (TOML).
+#[pyfunction]
+fn default_scenario() -> &'static str {
+    coapcc::scenario_file::DEFAULT_SCENARIO
+}
+
+/// Runs a scenario; see `coapcc.run` for the arguments. `kind` is
+/// `default`, `path`, `toml` or `json`; `origin` names TOML or JSON text in
+/// errors.
+#[pyfunction]
+#[pyo3(signature = (kind, text=None, origin=None, *, clients=None, buffer=None, errors=None,
+    workload=None, algorithms=None, replications=None, seed=None, period=None, threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    kind: &str,
+    text: Option<String>,
+    origin: Option<String>,
+    clients: Option<u32>,
+    buffer: Option<String>,
+    errors: Option<String>,
+    workload: Option<String>,
+    algorithms: Option<String>,
+    replications: Option<u32>,
+    seed: Option<u64>,
+    period: Option<f64>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let origin = origin.unwrap_or_else(|| "<string>".to_string());
+    let source = match (kind, text) {
+        ("default", _) => Source::Default,
+        ("path", Some(t)) => Source::Path(t.into()),
+        ("toml", Some(t)) => Source::Toml(t, origin),
+        ("json", Some(t)) => Source::Json(t, origin),
+        _ => {
+            return Err(CoapccError::new_err(format!(
+                "scenario source `{kind}`: expected default, path, toml or json (with text)"
+            )))
+        }
+    };
+    let overrides = Overrides {
+        clients,
+        buffer,
+        errors,
+        workload,
+        algorithms,
+        replications,
+        seed,
+        period,
+    };
+    // The run goes on its own thread; this one polls Python's signal
+    // handlers. On Ctrl-C the caller gets `KeyboardInterrupt` at once; the
+    // worker drops its results, and its progress callback unwinds after the
+    // runs in progress so that no further run starts on that branch.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (done, finished) = mpsc::channel();
+    let flag = Arc::clone(&cancel);
+    std::thread::spawn(move || {
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            api::run(&source, &overrides, threads, &|| {
+                if flag.load(Ordering::Relaxed) {
+                    // Unwinds without the panic hook: nothing printed.
+                    panic::resume_unwind(Box::new(Cancelled));
+                }
+            })
+        }));
+        let _ = done.send(outcome);
+    });
+    let outcome = py.allow_threads(move || loop {
+        match finished.recv_timeout(Duration::from_millis(50)) {
+            Ok(Ok(Ok(o))) => return Ok(o),
+            Ok(Ok(Err(e))) => return Err(error(e)),
+            Ok(Err(p)) => panic::resume_unwind(p),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(CoapccError::new_err("the simulation thread stopped"))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = Python::with_gil(|py| py.check_signals()) {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("network", outcome.network)?;
+    d.set_item("json", outcome.json)?;
+    d.set_item("table", outcome.table)?;
+    d.set_item("markdown", outcome.markdown)?;
+    d.set_item("records", outcome.records)?;
+    d.set_item("runs", outcome.runs)?;
+    d.set_item("events", outcome.events)?;
+    Ok(d)
+}
+
+fn error(e: anyhow::Error) -> PyErr {
+    CoapccError::new_err(format!("{e:#}"))
+}
+
+/// A campaign file's plan: its network, name, definition hash, and one JSON
+/// object per run (`stored` says whether `store` holds it).
+#[pyfunction]
+#[pyo3(signature = (path, store=None))]
+fn campaign_plan<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    store: Option<std::path::PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let plan = py
+        .allow_threads(|| api::campaign::load(&path))
+        .map_err(error)?;
+    let rows = py
+        .allow_threads(|| api::campaign::plan_rows(&plan, store.as_deref()))
+        .map_err(error)?;
+    let (name, definition) = api::campaign::identity(&plan);
+    let d = PyDict::new(py);
+    d.set_item("network", api::campaign::network(&plan))?;
+    d.set_item("name", name)?;
+    d.set_item("definition", definition)?;
+    d.set_item("rows", rows)?;
+    Ok(d)
+}
+
+/// Runs a campaign file's missing runs into `store`, as `coapcc campaign`
+/// does; returns its total, reused and computed run counts.
+#[pyfunction]
+#[pyo3(signature = (path, store, threads=None, progress=false))]
+fn campaign_run<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    store: std::path::PathBuf,
+    threads: Option<usize>,
+    progress: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = py
+        .allow_threads(|| {
+            let plan = api::campaign::load(&path)?;
+            api::campaign::run(&plan, &store, threads.unwrap_or(0), progress)
+        })
+        .map_err(error)?;
+    let d = PyDict::new(py);
+    d.set_item("total", out.total)?;
+    d.set_item("reused", out.reused)?;
+    d.set_item("computed", out.computed)?;
+    Ok(d)
+}
+
+/// The native module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CoapccError", m.py().get_type::<CoapccError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MODEL_VERSION", coapcc_sim::MODEL_VERSION)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(campaign_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(campaign_run, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! A library face of `coapcc run` and `coapcc algorithms` for front-ends other
+//! than the command line (the Python package `crates/coapcc-py`).
+//!
+//! [`run`] applies the same parsing, overrides and output functions as the
+//! command line, so its [`Outcome::json`] is byte for byte what `coapcc run
+//! --format json` prints (without the final newline). It also hands out the
+//! raw per-client (dumbbell), per-node (grid) or per-station (star) records of
+//! every replication as one JSON array, for tables.
+
+pub mod campaign;
+
+use anyhow::{anyhow, Context, Result};
+use serde::Serialize;
+
+use crate::scenario_file::{self, AnyScenario, Overrides};
+use crate::{grid_output, output, star_output};
+
+/// Where a scenario comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// The embedded default scenario (`coapcc run` without a file).
+    Default,
+    /// A scenario file.
+    Path(std::path::PathBuf),
+    /// TOML text; the string names it in errors.
+    Toml(String, String),
+    /// A JSON document with the structure of a scenario file; the string
+    /// names it in errors.
+    Json(String, String),
+}
+
+/// Parses a scenario from `source`; returns it and the name errors give it.
+pub fn load(source: &Source) -> Result<(AnyScenario, String)> {
+    match source {
+        Source::Default => Ok((
+            scenario_file::parse_any(scenario_file::DEFAULT_SCENARIO, "<embedded default>")?,
+            "<embedded default>".to_string(),
+        )),
+        Source::Path(p) => Ok((scenario_file::load_any(p)?, p.display().to_string())),
+        Source::Toml(text, origin) => Ok((scenario_file::parse_any(text, origin)?, origin.clone())),
+        Source::Json(text, origin) => {
+            let text = json_to_toml(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+            Ok((scenario_file::parse_any(&text, origin)?, origin.clone()))
+        }
+    }
+}
+
+/// A JSON document as TOML text (tables of a scenario file written as JSON
+/// objects, arrays of tables as arrays of objects).
+pub fn json_to_toml(json: &str) -> Result<String> {
+    let value: toml::Value = serde_json::from_str(json)
+        .context("expected a table of scenario fields (JSON `null` has no TOML equivalent)")?;
+    if !value.is_table() {
+        anyhow::bail!(
+            "expected a table of scenario fields, found {}",
+            value.type_str()
+        );
+    }
+    toml::to_string(&value).context("cannot be written as TOML")
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// `dumbbell`, `grid` or `star`.
+    pub network: &'static str,
+    /// What `coapcc run --format json` prints, without the final newline.
+    pub json: String,
+    /// What `coapcc run` prints as its table (without the wall-time line).
+    pub table: String,
+    /// What `coapcc run --format markdown` prints.
+    pub markdown: String,
+    /// A JSON array: one object per client (dumbbell), node (grid) or
+    /// station (star) per replication, each with `algorithm` (the label) and
+    /// `replication` before the record's own fields.
+    pub records: String,
+    /// Runs, and the events they processed.
+    pub runs: u64,
+    /// Events processed over all runs.
+    pub events: u64,
+}
+
+#[derive(Serialize)]
+struct Row<'a, T: Serialize> {
+    algorithm: &'a str,
+    replication: usize,
+    #[serde(flatten)]
+    record: &'a T,
+}
+
+fn records<'a, R, T: Serialize + 'a>(
+    labels: impl Iterator<Item = &'a str>,
+    runs: &'a [Vec<R>],
+    items: impl Fn(&'a R) -> &'a [T],
+) -> String {
+    let mut rows = Vec::new();
+    for (label, runs) in labels.zip(runs) {
+        for (replication, run) in runs.iter().enumerate() {
+            for record in items(run) {
+                rows.push(Row {
+                    algorithm: label,
+                    replication,
+                    record,
+                });
+            }
+        }
+    }
+    serde_json::to_string(&rows).expect("records serialise")
+}
+
+/// Applies `overrides` to the scenario of `source` and runs it on `threads`
+/// worker threads (all cores if `None`; results do not depend on it);
+/// `progress` is called once per finished run.
+pub fn run(
+    source: &Source,
+    overrides: &Overrides,
+    threads: Option<usize>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Outcome> {
+    let (base, origin) = load(source)?;
+    let scenario = overrides.apply_any(base, &origin)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    Ok(match scenario {
+        AnyScenario::Dumbbell(s) => {
+            let r = pool.install(|| coapcc_sim::run_scenario(&s, progress))?;
+            Outcome {
+                network: "dumbbell",
+                json: output::json(&s, &r.summaries),
+                table: output::table(&s, &r.summaries),
+                markdown: output::markdown(&s, &r.summaries),
+                records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
+                    &run.clients[..]
+                }),
+                runs: r.runs.iter().map(|v| v.len() as u64).sum(),
+                events: r.runs.iter().flatten().map(|x| x.events).sum(),
+            }
+        }
+        AnyScenario::Grid(s) => {
+            let r = pool.install(|| coapcc_sim::run_grid_scenario(&s, progress))?;
+            Outcome {
+                network: "grid",
+                json: grid_output::json(&s, &r.summaries),
+                table: grid_output::table(&s, &r),
+                markdown: grid_output::markdown(&s, &r.summaries),
+                records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
+                    &run.nodes[..]
+                }),
+                runs: r.runs.iter().map(|v| v.len() as u64).sum(),
+                events: r.runs.iter().flatten().map(|x| x.events).sum(),
+            }
+        }
+        AnyScenario::Star(s) => {
+            let r = pool.install(|| coapcc_sim::run_star_scenario(&s, progress))?;
+            Outcome {
+                network: "star",
+                json: star_output::json(&s, &r.summaries),
+                table: star_output::table(&s, &r.summaries),
+                markdown: star_output::markdown(&s, &r.summaries),
+                records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
+                    &run.stations[..]
+                }),
+                runs: r.runs.iter().map(|v| v.len() as u64).sum(),
+                events: r.runs.iter().flatten().map(|x| x.events).sum(),
+            }
+        }
+    })
+}
+
+/// One line of `coapcc algorithms`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlgorithmRow {
+    /// The name scenarios and `--algorithms` use.
+    pub name: &'static str,
+    /// The spec section it implements.
+    pub section: &'static str,
+    /// Bytes of state: per destination (CoAP algorithms), or of the socket a
+    /// connection holds at each end (CoAP over TCP).
+    pub state_bytes: usize,
+    /// One line saying what it is.
+    pub description: &'static str,
+    /// Whether some constants are documented guesses.
+    pub approximate: bool,
+    /// `udp` (CoAP's own retransmission timer) or `tcp` (CoAP over TCP).
+    pub transport: &'static str,
+}
+
+/// Every algorithm `coapcc algorithms` lists, in its order.
+pub fn algorithms() -> Vec<AlgorithmRow> {
+    let coap = coapcc_rto::registry::ALGORITHMS
+        .iter()
+        .map(|a| AlgorithmRow {
+            name: a.name,
+            section: a.section,
+            state_bytes: a.state_bytes,
+            description: a.summary,
+            approximate: a.approximate,
+            transport: "udp",
+        });
+    let tcp = coapcc_tcp::PROFILES.iter().map(|p| AlgorithmRow {
+        name: p.name,
+        section: p.section,
+        state_bytes: p.profile.state_bytes(),
+        description: p.summary,
+        approximate: false,
+        transport: "tcp",
+    });
+    coap.chain(tcp).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> Overrides {
+        Overrides {
+            clients: Some(3),
+            replications: Some(2),
+            algorithms: Some("default,cocoa".into()),
+            ..Overrides::default()
+        }
+    }
+
+    #[test]
+    fn records_cover_every_client_of_every_replication() {
+        let o = run(&Source::Default, &tiny(), Some(1), &|| {}).unwrap();
+        assert_eq!(o.network, "dumbbell");
+        assert_eq!(o.runs, 4);
+        let rows: Vec<serde_json::Value> = serde_json::from_str(&o.records).unwrap();
+        assert_eq!(rows.len(), 2 * 2 * 3);
+        assert_eq!(rows[0]["algorithm"], "default");
+        assert_eq!(rows[11]["algorithm"], "cocoa");
+        assert_eq!(rows[11]["replication"], 1);
+        assert!(rows.iter().all(|r| r["fct"].is_number()));
+    }
+
+    #[test]
+    fn json_text_is_what_the_command_line_prints() {
+        let o = run(&Source::Default, &tiny(), Some(2), &|| {}).unwrap();
+        let (s, _) = load(&Source::Default).unwrap();
+        let AnyScenario::Dumbbell(s) = tiny().apply_any(s, "x").unwrap() else {
+            panic!("the default runs on the dumbbell")
+        };
+        let r = coapcc_sim::run_scenario(&s, &|| {}).unwrap();
+        assert_eq!(o.json, output::json(&s, &r.summaries));
+    }
+
+    #[test]
+    fn a_json_scenario_is_the_same_as_its_toml() {
+        let toml_text = scenario_file::DEFAULT_SCENARIO;
+        let value: toml::Value = toml::from_str(toml_text).unwrap();
+        let json = serde_json::to_string(&value).unwrap();
+        let (from_json, origin) = load(&Source::Json(json, "<dict>".into())).unwrap();
+        let (from_toml, _) = load(&Source::Default).unwrap();
+        assert_eq!(from_json, from_toml);
+        assert_eq!(origin, "<dict>");
+    }
+
+    #[test]
+    fn errors_name_the_origin_and_the_field() {
+        let e = load(&Source::Json(
+            r#"{"clients": "many"}"#.into(),
+            "<dict>".into(),
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("<dict>: "), "{e}");
+        assert!(e.contains("clients"), "{e}");
+        let e = load(&Source::Json("[1, 2]".into(), "<dict>".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected a table"), "{e}");
+    }
+
+    #[test]
+    fn algorithms_list_the_coap_and_tcp_ones() {
+        let all = algorithms();
+        assert_eq!(
+            all.len(),
+            coapcc_rto::registry::ALGORITHMS.len() + coapcc_tcp::PROFILES.len()
+        );
+        assert_eq!(all[0].name, "default");
+        assert!(all
+            .iter()
+            .any(|a| a.name == "tcp-lwip" && a.transport == "tcp"));
+        assert!(all.iter().all(|a| a.state_bytes > 0));
+    }
+}
