@@ -5,7 +5,11 @@
 //! `tests/data/tcp_newreno/<case>.txt`, recorded from the `tcp` of model 2,
 //! holds the 64-bit FNV-1a hash of that JSON on its first line and a
 //! readable summary after it, and both must match (`RECORD_TCP_NEWRENO=1`
-//! rewrites the files, which should never be needed).
+//! rewrites the files). They were recorded again once, when model 3's other
+//! two changes met this one: every result gained the `mismatched_responses`
+//! count (the error-free cases differed by that key alone, every figure
+//! equal), and the link errors' sojourns became clamped (the two
+//! high-error cases run on that changed network).
 
 use coapcc_sim::star::{self, StarRunSpec};
 use coapcc_sim::testbed;
