@@ -67,14 +67,7 @@ fn u(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
 
 impl Store {
     fn require_grid_layout(&self) -> Result<()> {
-        if self.layout < 2 {
-            bail!(
-                "this store has layout {}, which holds no grid runs; open it for writing \
-                 (`coapcc campaign`) to upgrade it",
-                self.layout
-            );
-        }
-        Ok(())
+        self.require_layout(2, "grid")
     }
 
     /// Records a grid campaign's definition and cells (once), and marks it as
@@ -124,39 +117,17 @@ impl Store {
     /// The cells of a grid definition, in campaign order.
     pub fn grid_cells(&self, definition: &str) -> Result<Vec<GridCell>> {
         self.require_grid_layout()?;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT cell FROM grid_cells WHERE definition = ?1 ORDER BY idx")?;
-        let texts = stmt
-            .query_map([definition], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        texts
-            .iter()
-            .map(|t| serde_json::from_str(t).context("unreadable grid cell"))
-            .collect()
+        self.cells_in("grid_cells", definition, "grid")
     }
 
     /// Keys of every finished grid run.
     pub fn done_grid_keys(&self) -> Result<HashSet<String>> {
-        if self.layout < 2 {
-            return Ok(HashSet::new());
-        }
-        let mut stmt = self.conn.prepare("SELECT key FROM grid_runs")?;
-        let keys = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<Result<_, _>>()?;
-        Ok(keys)
+        self.keys_in("grid_runs", 2)
     }
 
     /// Finished grid runs.
     pub fn grid_run_count(&self) -> Result<u64> {
-        if self.layout < 2 {
-            return Ok(0);
-        }
-        Ok(self
-            .conn
-            .query_row("SELECT COUNT(*) FROM grid_runs", [], |r| r.get::<_, i64>(0))?
-            as u64)
+        self.rows_in("grid_runs", 2)
     }
 
     /// Writes one finished grid run, its nodes and its trace in one

@@ -329,18 +329,70 @@ impl Store {
 
     /// Keys of every finished run.
     pub fn done_keys(&self) -> Result<HashSet<String>> {
-        let mut stmt = self.conn.prepare("SELECT key FROM runs")?;
+        self.keys_in("runs", 1)
+    }
+
+    /// Finished runs.
+    pub fn run_count(&self) -> Result<u64> {
+        self.rows_in("runs", 1)
+    }
+
+    /// Fails unless this store's layout is at least `since`, the first that
+    /// holds `what` runs.
+    fn require_layout(&self, since: u32, what: &str) -> Result<()> {
+        if self.layout < since {
+            bail!(
+                "this store has layout {}, which holds no {what} runs; open it for writing \
+                 (`coapcc campaign`) to upgrade it",
+                self.layout
+            );
+        }
+        Ok(())
+    }
+
+    /// The cells of `definition` in `table` (a JSON `cell` column), in
+    /// campaign order; `what` names them in errors.
+    fn cells_in<T: serde::de::DeserializeOwned>(
+        &self,
+        table: &str,
+        definition: &str,
+        what: &str,
+    ) -> Result<Vec<T>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT cell FROM {table} WHERE definition = ?1 ORDER BY idx"
+        ))?;
+        let texts = stmt
+            .query_map([definition], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        texts
+            .iter()
+            .map(|t| serde_json::from_str(t).with_context(|| format!("unreadable {what} cell")))
+            .collect()
+    }
+
+    /// The `key` of every row of `table`; none in a store older than layout
+    /// `since`, which lacks the table.
+    fn keys_in(&self, table: &str, since: u32) -> Result<HashSet<String>> {
+        if self.layout < since {
+            return Ok(HashSet::new());
+        }
+        let mut stmt = self.conn.prepare(&format!("SELECT key FROM {table}"))?;
         let keys = stmt
             .query_map([], |r| r.get::<_, String>(0))?
             .collect::<Result<_, _>>()?;
         Ok(keys)
     }
 
-    /// Finished runs.
-    pub fn run_count(&self) -> Result<u64> {
+    /// The rows of `table`; 0 in a store older than layout `since`.
+    fn rows_in(&self, table: &str, since: u32) -> Result<u64> {
+        if self.layout < since {
+            return Ok(0);
+        }
         Ok(self
             .conn
-            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get::<_, i64>(0))? as u64)
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| {
+                r.get::<_, i64>(0)
+            })? as u64)
     }
 
     /// Writes one finished run, its clients and its per-group summaries in one

@@ -25,14 +25,7 @@ fn u(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
 
 impl Store {
     fn require_star_layout(&self) -> Result<()> {
-        if self.layout < 3 {
-            bail!(
-                "this store has layout {}, which holds no star runs; open it for writing \
-                 (`coapcc campaign`) to upgrade it",
-                self.layout
-            );
-        }
-        Ok(())
+        self.require_layout(3, "star")
     }
 
     /// Records a star campaign's definition and cells (once), and marks it as
@@ -81,39 +74,17 @@ impl Store {
     /// The cells of a star definition, in campaign order.
     pub fn star_cells(&self, definition: &str) -> Result<Vec<StarCell>> {
         self.require_star_layout()?;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT cell FROM star_cells WHERE definition = ?1 ORDER BY idx")?;
-        let texts = stmt
-            .query_map([definition], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        texts
-            .iter()
-            .map(|t| serde_json::from_str(t).context("unreadable star cell"))
-            .collect()
+        self.cells_in("star_cells", definition, "star")
     }
 
     /// Keys of every finished star run.
     pub fn done_star_keys(&self) -> Result<HashSet<String>> {
-        if self.layout < 3 {
-            return Ok(HashSet::new());
-        }
-        let mut stmt = self.conn.prepare("SELECT key FROM star_runs")?;
-        let keys = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<Result<_, _>>()?;
-        Ok(keys)
+        self.keys_in("star_runs", 3)
     }
 
     /// Finished star runs.
     pub fn star_run_count(&self) -> Result<u64> {
-        if self.layout < 3 {
-            return Ok(0);
-        }
-        Ok(self
-            .conn
-            .query_row("SELECT COUNT(*) FROM star_runs", [], |r| r.get::<_, i64>(0))?
-            as u64)
+        self.rows_in("star_runs", 3)
     }
 
     /// Writes one finished star run and its stations in one transaction. A
