@@ -15,6 +15,7 @@ pub mod grid;
 pub mod key;
 pub mod plan;
 pub mod runner;
+pub mod sets;
 pub mod star;
 
 use std::path::Path;

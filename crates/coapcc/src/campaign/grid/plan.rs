@@ -7,13 +7,14 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
 use coapcc_sim::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
 use super::file::{GridAlgorithmEntry, GridCampaignFile, GridSetFile};
-use crate::campaign::key::{digest, run_key, MODEL_VERSION};
+use crate::campaign::key::run_key;
+use crate::campaign::sets;
 
 /// One algorithm at one point of a set's sweep, replicated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -90,34 +91,13 @@ pub fn point_text(v: f64) -> String {
 }
 
 fn expand(file: GridCampaignFile, text: &str, origin: &str) -> Result<GridPlan> {
-    if file.name.trim().is_empty() {
-        bail!("name: expected a non-empty campaign name");
-    }
-    if file.sets.is_empty() {
-        bail!("set: expected at least one [[set]]");
-    }
+    sets::check_campaign(&file.name, file.sets.len())?;
     let mut cells = Vec::new();
     for (i, set) in file.sets.iter().enumerate() {
-        if set.name.trim().is_empty() {
-            bail!("set {}: name: expected a non-empty set name", i + 1);
-        }
-        if file.sets[..i].iter().any(|s| s.name == set.name) {
-            bail!(
-                "set `{}`: name: listed twice; give each set its own name",
-                set.name
-            );
-        }
+        sets::check_set_name(i, &set.name, file.sets[..i].iter().map(|s| s.name.as_str()))?;
         cells.extend(expand_set(&file, set)?);
     }
-    let cell_texts: Vec<String> = cells
-        .iter()
-        .map(|c| serde_json::to_string(c).expect("a cell serialises"))
-        .collect();
-    let definition = digest(
-        ["coapcc-grid-campaign", MODEL_VERSION, file.name.as_str()]
-            .into_iter()
-            .chain(cell_texts.iter().map(String::as_str)),
-    );
+    let definition = sets::definition("coapcc-grid-campaign", &file.name, &cells);
     Ok(GridPlan {
         file,
         text: text.to_string(),

@@ -1,0 +1,47 @@
+//! What the grid's and the star's campaign files check and hash the same way:
+//! the campaign's and its sets' names, and the definition over the cells.
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+use super::key::{digest, MODEL_VERSION};
+
+/// Checks a campaign's name and that it has sets.
+pub fn check_campaign(name: &str, sets: usize) -> Result<()> {
+    if name.trim().is_empty() {
+        bail!("name: expected a non-empty campaign name");
+    }
+    if sets == 0 {
+        bail!("set: expected at least one [[set]]");
+    }
+    Ok(())
+}
+
+/// Checks the name of set `i` (from 0) against the sets before it.
+pub fn check_set_name<'a>(
+    i: usize,
+    name: &str,
+    earlier: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
+    if name.trim().is_empty() {
+        bail!("set {}: name: expected a non-empty set name", i + 1);
+    }
+    if earlier.into_iter().any(|e| e == name) {
+        bail!("set `{name}`: name: listed twice; give each set its own name");
+    }
+    Ok(())
+}
+
+/// The definition of a campaign: SHA-256 over its network's `marker`, the
+/// model version, the campaign's name and every cell as JSON.
+pub fn definition<C: Serialize>(marker: &str, name: &str, cells: &[C]) -> String {
+    let cell_texts: Vec<String> = cells
+        .iter()
+        .map(|c| serde_json::to_string(c).expect("a cell serialises"))
+        .collect();
+    digest(
+        [marker, MODEL_VERSION, name]
+            .into_iter()
+            .chain(cell_texts.iter().map(String::as_str)),
+    )
+}
