@@ -32,6 +32,16 @@ pub fn check_set_name<'a>(
     Ok(())
 }
 
+/// Checks a set's replication count against the bound every campaign and
+/// scenario shares ([`crate::budget::MAX_REPLICATIONS`]).
+pub fn check_replications(replications: u32) -> Result<()> {
+    let max = crate::budget::MAX_REPLICATIONS;
+    if !(1..=max).contains(&replications) {
+        bail!("replications: expected 1 to {max}, found {replications}");
+    }
+    Ok(())
+}
+
 /// The definition of a campaign: SHA-256 over its network's `marker`, the
 /// model version, the campaign's name and every cell as JSON.
 pub fn definition<C: Serialize>(marker: &str, name: &str, cells: &[C]) -> String {

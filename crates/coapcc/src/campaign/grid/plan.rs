@@ -109,13 +109,7 @@ fn expand(file: GridCampaignFile, text: &str, origin: &str) -> Result<GridPlan> 
 
 fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell>> {
     let ctx = |what: String| anyhow!("set `{}`: {what}", set.name);
-    if !(1..=crate::budget::MAX_REPLICATIONS).contains(&set.replications) {
-        return Err(ctx(format!(
-            "replications: expected 1 to {}, found {}",
-            crate::budget::MAX_REPLICATIONS,
-            set.replications
-        )));
-    }
+    sets::check_replications(set.replications).map_err(|e| ctx(e.to_string()))?;
     let (kind, field, points) = match (&set.periods_s, &set.on_s) {
         (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
         (None, Some(o)) => (GridWorkloadKind::Bursty, "on_s", o),

@@ -114,9 +114,7 @@ fn expand(file: StarCampaignFile, text: &str, origin: &str) -> Result<StarPlan> 
 
 fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell>> {
     let ctx = |what: String| anyhow!("set `{}`: {what}", set.name);
-    if set.replications == 0 {
-        return Err(ctx("replications: expected at least 1".into()));
-    }
+    sets::check_replications(set.replications).map_err(|e| ctx(e.to_string()))?;
     if set.stations.is_empty() {
         return Err(ctx("stations: expected at least one station count".into()));
     }
@@ -257,7 +255,12 @@ mod tests {
             (
                 "replications = 3",
                 "replications = 0",
-                "replications: expected at least 1",
+                "replications: expected 1 to 10000, found 0",
+            ),
+            (
+                "replications = 3",
+                "replications = 1000000000",
+                "replications: expected 1 to 10000, found 1000000000",
             ),
             (
                 "name = \"loaded\"",
