@@ -56,11 +56,20 @@ enum Kind {
     Note(TcpNote),
 }
 
+/// TCP events, and CoAP-over-UDP messages sent: (time, client, to the
+/// server, Message ID).
 #[derive(Default)]
-struct Collect(Vec<(Nanos, u32, Kind)>);
+struct Collect(Vec<(Nanos, u32, Kind)>, Vec<(Nanos, u32, bool, u16)>);
 
 impl Tap for Collect {
-    fn packet(&mut self, _: Nanos, _: u32, _: u32, _: &[u8]) {}
+    fn packet(&mut self, at: Nanos, src: u32, dst: u32, bytes: &[u8]) {
+        let mid = u16::from_be_bytes([bytes[2], bytes[3]]);
+        if dst == testbed::SERVER {
+            self.1.push((at, src, true, mid));
+        } else {
+            self.1.push((at, dst, false, mid));
+        }
+    }
     fn tcp(&mut self, at: Nanos, client: u32, what: TcpTrace<'_>) {
         let k = match what {
             TcpTrace::Sent { from_client, seg } => Kind::Sent {
@@ -154,6 +163,12 @@ struct Sums {
     /// client, pooled.
     server_gaps: Vec<f64>,
     client_gaps: Vec<f64>,
+    /// The server's RTT samples of the set-up: SYN-ACK → the handshake's ACK,
+    /// and its CSM → the ACK of it (pooled over connections whose SYN-ACK and
+    /// CSM were sent once), and the first exchange's duration (s).
+    synack_rtt: Vec<f64>,
+    server_csm_rtt: Vec<f64>,
+    first_exchange: Vec<f64>,
     /// Median per-client responses by the horizon, pooled over runs.
     progress: Vec<u32>,
     fct: Vec<f64>,
@@ -245,6 +260,29 @@ fn analyse(events: &[(Nanos, u32, Kind)], clients: u32, horizon: f64, s: &mut Su
                 Kind::Note(_) => {}
             }
         }
+        // The server's set-up samples.
+        let synacks: Vec<Nanos> = evs
+            .iter()
+            .filter(|(_, k)| matches!(k, Kind::Sent { up: false, flags, .. } if flags & Flags::SYN.bits() != 0))
+            .map(|e| e.0)
+            .collect();
+        let csm = segs.get(&(false, 1, 2));
+        if let ([synack], Some(csm)) = (synacks.as_slice(), csm) {
+            let acked = |after: Nanos, upto: u32| {
+                evs.iter()
+                    .find(|(t, k)| {
+                        *t > after
+                            && matches!(k, Kind::Arrived { up: true, ack, .. } if *ack >= upto)
+                    })
+                    .map(|e| e.0)
+            };
+            if let Some(a) = acked(*synack, 1) {
+                s.synack_rtt.push((a - synack) as f64 / SEC);
+            }
+            if let ([c], Some(a)) = (csm.sent.as_slice(), acked(csm.sent[0], 3)) {
+                s.server_csm_rtt.push((a - c) as f64 / SEC);
+            }
+        }
         let end = *responses_read.last().expect("a finished client");
         last_response = last_response.max(end);
         for &(t, up, caused_by) in &pure {
@@ -278,6 +316,8 @@ fn analyse(events: &[(Nanos, u32, Kind)], clients: u32, horizon: f64, s: &mut Su
         s.done_by_horizon += u64::from(by_h as usize == responses_read.len());
         s.progress.push(by_h);
         s.fct.push((end - reqs[0].sent[0]) as f64 / SEC);
+        s.first_exchange
+            .push((responses_read[0] - reqs[0].sent[0]) as f64 / SEC);
         for i in 0..reqs.len() {
             let (rq, rs, read) = (reqs[i], resps[i], responses_read[i]);
             s.exchanges += 1;
@@ -328,6 +368,44 @@ fn run(alg: &str, clients: u32, buffer: Buffer, reps: u32, horizon: f64) -> Sums
         analyse(&c.0, clients, horizon, &mut s);
     }
     s
+}
+
+/// Default CoAP (or another UDP algorithm) in the same network: request
+/// retransmissions and response copies per client, the median first
+/// retransmission timeout and the median FCT.
+fn udp_line(alg: &str, clients: u32, buffer: Buffer, reps: u32) -> String {
+    let spec = spec(alg, clients, buffer);
+    let (mut rexmits, mut extra_responses, mut gaps, mut fct) =
+        (0u64, 0u64, Vec::new(), Vec::new());
+    for rep in 0..reps {
+        let mut c = Collect::default();
+        let r = testbed::run_with_tap(&spec, rep, &mut c).unwrap();
+        fct.extend(r.clients.iter().map(|c| c.fct.unwrap()));
+        let mut per: HashMap<(u32, u16), (Vec<Nanos>, u32)> = HashMap::new();
+        for &(t, client, to_server, mid) in &c.1 {
+            let e = per.entry((client, mid)).or_default();
+            if to_server {
+                e.0.push(t);
+            } else {
+                e.1 += 1;
+            }
+        }
+        for (sent, responses) in per.values() {
+            rexmits += sent.len() as u64 - 1;
+            extra_responses += u64::from(responses.saturating_sub(1));
+            if sent.len() > 1 {
+                gaps.push((sent[1] - sent[0]) as f64 / SEC);
+            }
+        }
+    }
+    let n = f64::from(clients * reps);
+    format!(
+        "{alg}, {buffer:?}: median FCT {:.1} s; per client {:.1} request retransmissions, {:.1} response copies after the first; first retransmission after {:.2} s (median)",
+        median(&mut fct),
+        rexmits as f64 / n,
+        extra_responses as f64 / n,
+        median(&mut gaps)
+    )
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -479,6 +557,25 @@ fn decomposition() {
         &mut all,
     );
     row(
+        "server's set-up RTT samples: SYN-ACK / CSM (median s)",
+        &|s| {
+            format!(
+                "{:.2} / {:.2}",
+                median(&mut s.synack_rtt),
+                median(&mut s.server_csm_rtt)
+            )
+        },
+        &mut all,
+    );
+    row(
+        "first exchange (median / max s)",
+        &|s| {
+            let m = median(&mut s.first_exchange);
+            format!("{m:.2} / {:.2}", s.first_exchange.last().unwrap())
+        },
+        &mut all,
+    );
+    row(
         "per run: start → last response (s)",
         &|s| format!("{:.1}", s.span / f64::from(s.runs)),
         &mut all,
@@ -496,6 +593,9 @@ fn decomposition() {
         },
         &mut all,
     );
+    for b in [Buffer::Bytes(2500), Buffer::Infinite] {
+        println!("{}", udp_line("default", clients, b, reps));
+    }
     for (label, h, s) in all.iter_mut() {
         s.progress.sort_unstable();
         let n = s.progress.len();
