@@ -131,6 +131,8 @@ struct Sums {
     /// Response read → next request handed to the network (Nagle, app).
     gap: f64,
     req_copies: u64,
+    /// Copies never delivered: dropped in a buffer, or still under way when
+    /// the run ended (likewise `resp_dropped`).
     req_dropped: u64,
     /// Request copies delivered to a server that already held the request.
     req_twice: u64,
@@ -485,7 +487,7 @@ fn decomposition() {
         &mut all,
     );
     row(
-        "request copies / dropped",
+        "request copies / never delivered",
         &|s| {
             format!(
                 "{:.1} / {:.1}",
@@ -501,7 +503,7 @@ fn decomposition() {
         &mut all,
     );
     row(
-        "response copies / dropped",
+        "response copies / never delivered",
         &|s| {
             format!(
                 "{:.1} / {:.1}",
