@@ -157,10 +157,11 @@ enum Command {
         /// flavour, default `tcp`, ns-3 runs its NewReno).
         #[arg(long)]
         algorithm: Option<String>,
-        /// Repetitions of the coapcc run (the median is reported).
+        /// Repetitions of the coapcc run (the median is reported; --scenario
+        /// runs each file's algorithms once).
         #[arg(long, default_value_t = 5)]
         repeat: usize,
-        /// Seed.
+        /// Seed (--scenario uses each file's own).
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// The ns-3 reference script, or `none` to skip it (default:
@@ -179,8 +180,9 @@ enum Command {
         /// child process (repeat the flag or list several); no ns-3 reference.
         #[arg(long, value_name = "FILE", num_args = 1..)]
         scenario: Vec<PathBuf>,
-        /// With --scenario: sizes whose estimated memory exceeds this many GB
-        /// are not run (default: the memory the machine has available).
+        /// With --scenario: sizes whose estimated memory (8 KiB per client,
+        /// see docs/performance.md) exceeds this many GB are not run
+        /// (default: the memory the machine has available).
         #[arg(long, value_name = "GB")]
         max_memory: Option<f64>,
         /// Internal: the child of --scenario (runs one algorithm of FILE).
