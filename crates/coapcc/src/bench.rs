@@ -1,7 +1,12 @@
 //! `coapcc bench`: one replication of a network, timed, beside the ns-3
 //! reference simulation of the same network run in the same command — the
 //! constrained-link dumbbell (`../shared/baselines/ns3`) or the 802.15.4 grid
-//! (`../shared/baselines/ns3-grid`).
+//! (`../shared/baselines/ns3-grid`) — over one point, over the matrix of
+//! [`matrix`], or over the scale scenarios of [`scale`].
+
+pub mod matrix;
+pub mod peak_rss;
+pub mod scale;
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -10,7 +15,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use coapcc_link::grid::{self, layout::Routing, sixlowpan::Addressing, MacProfile};
 use coapcc_sim::grid::{GridRunSpec, GridWorkload};
 use coapcc_sim::grid_scenario::GridSummary;
-use coapcc_sim::{testbed, AlgorithmSpec, Buffer, Group, Network, RunSpec, Workload};
+use coapcc_sim::{testbed, AlgorithmSpec, Buffer, Group, Network, RunResult, RunSpec, Workload};
 
 use crate::calibrate::published_settings;
 
@@ -25,6 +30,16 @@ pub struct Ns3 {
     pub p50: f64,
     /// Unnecessary retransmissions per client.
     pub unnecessary: f64,
+}
+
+/// The 1-minute load average of the machine (`/proc/loadavg`), or `?`
+/// where it cannot be read: printed with the tables, since other work on
+/// the machine moves every wall time.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
 }
 
 /// Parses the one line `run.sh` prints (`key=value` pairs).
@@ -113,6 +128,9 @@ pub fn grid_reference_spec(period: f64, mac: MacProfile, seed: u64) -> GridRunSp
 /// `coapcc bench --network grid`: one 800 s run of the grid, timed, beside
 /// the ns-3 reference's run at the same period and seed.
 pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &str) -> Result<()> {
+    if ns3 != "none" {
+        check_reference(ns3)?;
+    }
     let spec = grid_reference_spec(period, mac, seed);
     coapcc_sim::grid::validate(&spec).map_err(|e| anyhow!("{e}"))?;
     let mut walls = Vec::new();
@@ -177,6 +195,9 @@ pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &st
 /// 1000 writes each, TCP `algorithm`), timed, beside this project's ns-3
 /// reference of the same star (`baselines/ns3-star`, ns-3's NewReno).
 pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &str) -> Result<()> {
+    if ns3 != "none" {
+        check_reference(ns3)?;
+    }
     let spec = coapcc_sim::star::StarRunSpec {
         network: coapcc_link::star::Config {
             stations,
@@ -233,18 +254,11 @@ pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &
     Ok(())
 }
 
-/// Runs the benchmark and prints the comparison.
-pub fn run(
-    clients: u32,
-    buffer: &str,
-    algorithm: &str,
-    repeat: usize,
-    seed: u64,
-    ns3: &str,
-) -> Result<()> {
-    let buffer = Buffer::parse(buffer)
-        .ok_or_else(|| anyhow!("--buffer: expected bytes or `inf`, found `{buffer}`"))?;
-    let spec = RunSpec {
+/// The dumbbell of `coapcc bench`: `clients` continuous clients of
+/// `algorithm` (published settings) behind `buffer`, the testbed's defaults
+/// otherwise.
+pub fn dumbbell_spec(clients: u32, buffer: Buffer, algorithm: &str, seed: u64) -> RunSpec {
+    RunSpec {
         network: Network {
             buffer,
             ..Network::default()
@@ -256,46 +270,87 @@ pub fn run(
             clients,
         }],
         seed,
-    };
-    testbed::validate(&spec).map_err(|e| anyhow!("{e}"))?;
+    }
+}
+
+/// Replication 0 of `spec` run `repeat` times (at least once): the last
+/// result and the median wall time of the event loop (s), set-up excluded.
+pub fn time_dumbbell(spec: &RunSpec, repeat: usize) -> Result<(RunResult, f64)> {
+    testbed::validate(spec).map_err(|e| anyhow!("{e}"))?;
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
-        let (result, wall) = testbed::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        let (result, wall) = testbed::run_timed(spec, 0).map_err(|e| anyhow!("{e}"))?;
         walls.push(wall.as_secs_f64());
         last = Some(result);
     }
     walls.sort_by(f64::total_cmp);
-    let ours = walls[walls.len() / 2];
-    let result = last.expect("at least one run");
-    let mut summary = coapcc_sim::Summary::of(algorithm, 0, std::slice::from_ref(&result));
-    let events = result.events;
-    crate::outln!(
-        "coapcc: {clients} clients, {algorithm}, buffer {}: event loop {:.4} s (median of {}), {events} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client median {:.1}",
-        buffer.label(),
-        ours,
-        walls.len(),
-        events as f64 / ours / 1e6,
-        summary.fct.p50,
-        summary.unnecessary.p50,
-    )?;
-    summary.histogram.clear();
-    if ns3 == "none" {
-        return Ok(());
+    Ok((last.expect("at least one run"), walls[walls.len() / 2]))
+}
+
+/// Fails unless the reference script `script` exists, saying how to run
+/// without it.
+pub fn check_reference(script: &str) -> Result<()> {
+    if !std::path::Path::new(script).is_file() {
+        bail!(
+            "the ns-3 reference `{script}` does not exist; give its path with --ns3 SCRIPT \
+             (the dumbbell's and the grid's are ../shared/baselines/ns3/run.sh and \
+             ns3-grid/run.sh, the star's baselines/ns3-star/run.sh, relative to the \
+             repository's root), or pass --no-reference to time coapcc alone"
+        );
     }
+    Ok(())
+}
+
+/// Runs the dumbbell's ns-3 reference `script` with the same clients,
+/// buffer (`inf` → 1410000 B) and seed.
+pub fn ns3_dumbbell(script: &str, clients: u32, buffer: Buffer, seed: u64) -> Result<Ns3> {
     let ns3_buffer = match buffer {
         Buffer::Bytes(b) => format!("{b}B"),
         Buffer::Infinite => "1410000B".to_string(),
     };
     let line = run_reference(
-        ns3,
+        script,
         &[
             format!("--clients={clients}"),
             format!("--buffer={ns3_buffer}"),
             format!("--seed={seed}"),
         ],
     )?;
-    let n = parse_ns3(&line)?;
+    parse_ns3(&line)
+}
+
+/// Runs the benchmark and prints the comparison.
+pub fn run(
+    clients: u32,
+    buffer: &str,
+    algorithm: &str,
+    repeat: usize,
+    seed: u64,
+    ns3: &str,
+) -> Result<()> {
+    let buffer = Buffer::parse(buffer)
+        .ok_or_else(|| anyhow!("--buffer: expected bytes or `inf`, found `{buffer}`"))?;
+    if ns3 != "none" {
+        check_reference(ns3)?;
+    }
+    let spec = dumbbell_spec(clients, buffer, algorithm, seed);
+    let (result, ours) = time_dumbbell(&spec, repeat)?;
+    let summary = coapcc_sim::Summary::of(algorithm, 0, std::slice::from_ref(&result));
+    let events = result.events;
+    crate::outln!(
+        "coapcc: {clients} clients, {algorithm}, buffer {}: event loop {:.4} s (median of {}), {events} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client median {:.1}",
+        buffer.label(),
+        ours,
+        repeat.max(1),
+        events as f64 / ours / 1e6,
+        summary.fct.p50,
+        summary.unnecessary.p50,
+    )?;
+    if ns3 == "none" {
+        return Ok(());
+    }
+    let n = ns3_dumbbell(ns3, clients, buffer, seed)?;
     crate::outln!(
         "ns-3:   Simulator::Run {:.4} s, {} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client mean {:.1}",
         n.wall,

@@ -125,14 +125,21 @@ enum Command {
     /// seed (`../shared/baselines/ns3/run.sh` for the dumbbell: clients and
     /// buffer; `ns3-grid/run.sh` for the grid: the period), whose `wall_s` also
     /// excludes set-up; prints both and the ratio.
+    ///
+    /// `--matrix` does so for 100, 400 and 1000 clients × a 2500-byte and an
+    /// infinite buffer and prints one Markdown table. `--scenario FILE…`
+    /// times every algorithm of each dumbbell scenario (e.g.
+    /// scenarios/scale/*.toml) in a fresh child process and prints events,
+    /// wall time, events/s, peak resident memory and memory per client, and
+    /// the linear-cost table (packets, events per packet, wall per event).
     Bench {
-        /// Which network: `dumbbell` (the constrained link), `grid` (the
-        /// 802.15.4 grid, with the ns-3 reference's settings) or `star` (the
-        /// Wi-Fi star of the lwIP evaluation).
-        #[arg(long, default_value = "dumbbell", value_name = "NETWORK")]
-        network: BenchNetwork,
-        /// Number of continuous clients (dumbbell), or of stations (star,
-        /// default 12).
+        /// Which network: `dumbbell` (the constrained link; the default),
+        /// `grid` (the 802.15.4 grid, with the ns-3 reference's settings) or
+        /// `star` (the Wi-Fi star of the lwIP evaluation).
+        #[arg(long, value_name = "NETWORK")]
+        network: Option<BenchNetwork>,
+        /// Number of continuous clients (dumbbell, default 400), or of
+        /// stations (star, default 12).
         #[arg(long)]
         clients: Option<u32>,
         /// Request period (grid).
@@ -142,17 +149,19 @@ enum Command {
         /// `contiki` times the paper's grid instead.
         #[arg(long, default_value = "ieee802154", value_name = "PROFILE")]
         mac: BenchMac,
-        /// Router buffer: bytes or `inf` (ns-3 gets 1410000 B for `inf`).
-        #[arg(long, default_value = "inf")]
-        buffer: String,
+        /// Router buffer (dumbbell): bytes or `inf`, the default (ns-3 gets
+        /// 1410000 B for `inf`).
+        #[arg(long, value_name = "BYTES|inf")]
+        buffer: Option<String>,
         /// Algorithm (dumbbell: ns-3 always runs Default CoAP; star: a TCP
         /// flavour, default `tcp`, ns-3 runs its NewReno).
         #[arg(long)]
         algorithm: Option<String>,
-        /// Repetitions of the coapcc run (the median is reported).
+        /// Repetitions of the coapcc run (the median is reported; --scenario
+        /// runs each file's algorithms once).
         #[arg(long, default_value_t = 5)]
         repeat: usize,
-        /// Seed.
+        /// Seed (--scenario uses each file's own).
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// The ns-3 reference script, or `none` to skip it (default:
@@ -160,6 +169,28 @@ enum Command {
         /// baselines/ns3-star/run.sh of this repository for the star).
         #[arg(long, value_name = "SCRIPT|none")]
         ns3: Option<String>,
+        /// Skip the ns-3 reference (same as `--ns3 none`).
+        #[arg(long, conflicts_with = "ns3")]
+        no_reference: bool,
+        /// The dumbbell over 100, 400 and 1000 clients × 2500 B and infinite
+        /// buffers, each point against the ns-3 reference; one Markdown table.
+        #[arg(long, conflicts_with_all = ["scenario", "clients", "buffer"])]
+        matrix: bool,
+        /// Dumbbell scenario files to time, every algorithm of each in a fresh
+        /// child process (repeat the flag or list several); no ns-3 reference.
+        #[arg(long, value_name = "FILE", num_args = 1..)]
+        scenario: Vec<PathBuf>,
+        /// With --scenario: sizes whose estimated memory (8 KiB per client,
+        /// see docs/performance.md) exceeds this many GB are not run
+        /// (default: the memory the machine has available).
+        #[arg(long, value_name = "GB")]
+        max_memory: Option<f64>,
+        /// Internal: the child of --scenario (runs one algorithm of FILE).
+        #[arg(long, hide = true, value_name = "FILE", requires = "child_algorithm")]
+        child_run: Option<PathBuf>,
+        /// Internal: the algorithm index of --child-run.
+        #[arg(long, hide = true, value_name = "I", requires = "child_run")]
+        child_algorithm: Option<usize>,
     },
     /// Print the embedded default scenario (a starting point for your own).
     DefaultScenario,
@@ -352,34 +383,114 @@ fn real_main() -> Result<()> {
             repeat,
             seed,
             ns3,
-        } => match network {
-            BenchNetwork::Dumbbell => coapcc::bench::run(
-                clients.unwrap_or(400),
-                &buffer,
-                algorithm.as_deref().unwrap_or("default"),
-                repeat,
-                seed,
-                ns3.as_deref().unwrap_or("../shared/baselines/ns3/run.sh"),
-            ),
-            BenchNetwork::Grid => coapcc::bench::run_grid(
-                period,
-                match mac {
-                    BenchMac::Contiki => coapcc_link::grid::MacProfile::Contiki,
-                    BenchMac::Ieee802154 => coapcc_link::grid::MacProfile::Ieee802154,
-                },
-                repeat,
-                seed,
-                ns3.as_deref()
-                    .unwrap_or("../shared/baselines/ns3-grid/run.sh"),
-            ),
-            BenchNetwork::Star => coapcc::bench::run_star(
-                clients.unwrap_or(12),
-                algorithm.as_deref().unwrap_or("tcp"),
-                repeat,
-                seed,
-                ns3.as_deref().unwrap_or("baselines/ns3-star/run.sh"),
-            ),
-        },
+            no_reference,
+            matrix,
+            scenario,
+            max_memory,
+            child_run,
+            child_algorithm,
+        } => {
+            if let (Some(file), Some(i)) = (&child_run, child_algorithm) {
+                return coapcc::bench::scale::child(file, i);
+            }
+            let ns3 = if no_reference {
+                Some("none".to_string())
+            } else {
+                ns3
+            };
+            let dumbbell_only = matrix || !scenario.is_empty();
+            let network = match network {
+                Some(BenchNetwork::Dumbbell) | None => BenchNetwork::Dumbbell,
+                Some(_) if dumbbell_only => anyhow::bail!(
+                    "--network: --matrix and --scenario run the dumbbell; drop --network"
+                ),
+                Some(n) => n,
+            };
+            if buffer.is_some() && !matches!(network, BenchNetwork::Dumbbell) {
+                anyhow::bail!("--buffer: applies to the dumbbell only");
+            }
+            if !scenario.is_empty() {
+                let not_here = [
+                    ("--clients", clients.is_some()),
+                    ("--buffer", buffer.is_some()),
+                    ("--algorithm", algorithm.is_some()),
+                    ("--ns3", ns3.as_deref().is_some_and(|s| s != "none")),
+                ];
+                if let Some((flag, _)) = not_here.iter().find(|(_, set)| *set) {
+                    anyhow::bail!(
+                        "{flag}: --scenario takes its clients, buffer and algorithms from the \
+                         files and runs no ns-3 reference"
+                    );
+                }
+                let limit = match max_memory {
+                    Some(gb) if gb.is_finite() && gb > 0.0 => Some((gb * 1e9) as u64),
+                    Some(gb) => {
+                        anyhow::bail!("--max-memory: expected a positive number of GB, found {gb}")
+                    }
+                    None => coapcc::budget::available_memory(),
+                };
+                let load_before = coapcc::bench::load_average();
+                let rows = coapcc::bench::scale::run(&scenario, limit)?;
+                coapcc::out!("{}", coapcc::bench::scale::markdown(&rows))?;
+                return coapcc::outln!(
+                    "\nLoad average (1 min) before: {load_before}, after: {}.",
+                    coapcc::bench::load_average()
+                );
+            }
+            if max_memory.is_some() {
+                anyhow::bail!("--max-memory: applies to --scenario only");
+            }
+            let dumbbell_ns3 = || {
+                ns3.clone()
+                    .unwrap_or_else(|| "../shared/baselines/ns3/run.sh".into())
+            };
+            if matrix {
+                let script = dumbbell_ns3();
+                let reference = (script != "none").then_some(script.as_str());
+                if let Some(r) = reference {
+                    coapcc::bench::check_reference(r)?;
+                }
+                let algorithm = algorithm.as_deref().unwrap_or("default");
+                let load_before = coapcc::bench::load_average();
+                let points = coapcc::bench::matrix::run(algorithm, repeat, seed, reference)?;
+                coapcc::out!(
+                    "{}",
+                    coapcc::bench::matrix::markdown(&points, algorithm, repeat)
+                )?;
+                return coapcc::outln!(
+                    "\nLoad average (1 min) before: {load_before}, after: {}.",
+                    coapcc::bench::load_average()
+                );
+            }
+            match network {
+                BenchNetwork::Dumbbell => coapcc::bench::run(
+                    clients.unwrap_or(400),
+                    buffer.as_deref().unwrap_or("inf"),
+                    algorithm.as_deref().unwrap_or("default"),
+                    repeat,
+                    seed,
+                    &dumbbell_ns3(),
+                ),
+                BenchNetwork::Grid => coapcc::bench::run_grid(
+                    period,
+                    match mac {
+                        BenchMac::Contiki => coapcc_link::grid::MacProfile::Contiki,
+                        BenchMac::Ieee802154 => coapcc_link::grid::MacProfile::Ieee802154,
+                    },
+                    repeat,
+                    seed,
+                    ns3.as_deref()
+                        .unwrap_or("../shared/baselines/ns3-grid/run.sh"),
+                ),
+                BenchNetwork::Star => coapcc::bench::run_star(
+                    clients.unwrap_or(12),
+                    algorithm.as_deref().unwrap_or("tcp"),
+                    repeat,
+                    seed,
+                    ns3.as_deref().unwrap_or("baselines/ns3-star/run.sh"),
+                ),
+            }
+        }
         Command::DefaultScenario => {
             coapcc::out!("{}", scenario_file::DEFAULT_SCENARIO)?;
             Ok(())
