@@ -30,6 +30,7 @@
 
 mod exchange;
 mod marking;
+mod recent;
 
 use std::collections::VecDeque;
 
@@ -42,6 +43,7 @@ use crate::message::{
 use crate::{secs, to_nanos, Nanos};
 use exchange::{Exchange, Phase};
 use marking::decode_echo;
+use recent::RecentAcks;
 
 /// Client settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,9 +232,6 @@ struct Peer<P> {
     outstanding: usize,
 }
 
-/// How many acknowledged exchanges are remembered to recognise duplicates.
-const RECENT: usize = 256;
-
 /// A CoAP client endpoint for peers of type `P`, drawing randomness from `R`.
 pub struct Client<P, R> {
     config: ClientConfig,
@@ -246,8 +245,7 @@ pub struct Client<P, R> {
     exchanges: Vec<Exchange<P>>,
     spare: Vec<Exchange<P>>,
     /// (peer, Message ID) of the last acknowledged Confirmable exchanges.
-    acked: [Option<(P, u16)>; RECENT],
-    acked_at: usize,
+    acked: RecentAcks<P>,
     /// (peer, Message ID) of the last Confirmable separate responses we
     /// acknowledged: their retransmissions are acknowledged again.
     separate: [Option<(P, u16)>; 16],
@@ -289,8 +287,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             peers: Vec::new(),
             exchanges: Vec::new(),
             spare: Vec::new(),
-            acked: [None; RECENT],
-            acked_at: 0,
+            acked: RecentAcks::new(),
             separate: [None; 16],
             separate_at: 0,
             control: VecDeque::new(),
@@ -722,8 +719,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
     }
 
     fn recently_acked(&self, peer: P, mid: u16) -> bool {
-        // Newest first: duplicates mostly concern the latest exchanges.
-        (1..=RECENT).any(|k| self.acked[(self.acked_at + RECENT - k) % RECENT] == Some((peer, mid)))
+        self.acked.contains(peer, mid)
     }
 
     /// Feeds the first acknowledgement of CON exchange `i` to its algorithm.
@@ -745,8 +741,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         ex.echo = echo;
         ex.retransmissions_at_ack = ex.timer.retransmissions;
         ex.elapsed_at_ack = elapsed;
-        self.acked[self.acked_at] = Some((ex.peer, ex.mid));
-        self.acked_at = (self.acked_at + 1) % RECENT;
+        self.acked.push(ex.peer, ex.mid);
     }
 
     /// Reports exchange `i`'s response and ends it.
