@@ -232,9 +232,10 @@ impl<'a> Testbed<'a> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let n = &spec.network;
-        let mut clients = Vec::new();
-        let mut udp_global = Vec::new();
-        let mut order = Vec::new();
+        let population: usize = spec.groups.iter().map(|g| g.clients as usize).sum();
+        let mut clients = Vec::with_capacity(population);
+        let mut udp_global = Vec::with_capacity(population);
+        let mut order = Vec::with_capacity(population);
         let profiles: Vec<_> = spec
             .groups
             .iter()
