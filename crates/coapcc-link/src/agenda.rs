@@ -12,7 +12,7 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-use crate::calendar::{Calendar, Entry, SHIFT, SLOTS};
+use crate::calendar::{Calendar, Entry, NEAR_MAX, SHIFT, SLOTS};
 use crate::time::Nanos;
 
 /// Where the earliest event is: (time, scheduling order, lane index or
@@ -47,7 +47,7 @@ impl<E: Copy> Agenda<E> {
         let room = capacity.min(INITIAL_ROOM);
         Agenda {
             seq: 0,
-            timers: Calendar::new(SHIFT, SLOTS, room),
+            timers: Calendar::new(SHIFT, SLOTS, NEAR_MAX, room),
             lanes: (0..lanes).map(|_| VecDeque::with_capacity(room)).collect(),
             head: Cell::new(Some(None)),
         }
