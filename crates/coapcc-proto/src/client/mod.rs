@@ -232,6 +232,9 @@ struct Peer<P> {
     outstanding: usize,
 }
 
+/// How many acknowledged Confirmable separate responses are remembered.
+const SEPARATE: usize = 16;
+
 /// A CoAP client endpoint for peers of type `P`, drawing randomness from `R`.
 pub struct Client<P, R> {
     config: ClientConfig,
@@ -248,7 +251,9 @@ pub struct Client<P, R> {
     acked: RecentAcks<P>,
     /// (peer, Message ID) of the last Confirmable separate responses we
     /// acknowledged: their retransmissions are acknowledged again.
-    separate: [Option<(P, u16)>; 16],
+    /// A ring of at most [`SEPARATE`], allocated with the first one (most
+    /// clients never see a separate response).
+    separate: Vec<(P, u16)>,
     separate_at: usize,
     /// Empty ACKs and RSTs to send: (peer, Message ID, type).
     control: VecDeque<(P, u16, MessageType)>,
@@ -291,7 +296,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             exchanges: Vec::with_capacity(1),
             spare: Vec::with_capacity(1),
             acked: RecentAcks::new(),
-            separate: [None; 16],
+            separate: Vec::new(),
             separate_at: 0,
             control: VecDeque::new(),
             events: VecDeque::new(),
@@ -693,7 +698,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             _ => None,
         };
         if msg.mtype == MessageType::Con {
-            let known = found.is_some() || self.separate.contains(&Some((from, msg.mid)));
+            let known = found.is_some() || self.separate.contains(&(from, msg.mid));
             let reply = if known {
                 MessageType::Ack
             } else {
@@ -701,8 +706,13 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             };
             self.control.push_back((from, msg.mid, reply));
             if found.is_some() {
-                self.separate[self.separate_at] = Some((from, msg.mid));
-                self.separate_at = (self.separate_at + 1) % self.separate.len();
+                if self.separate.len() < SEPARATE {
+                    self.separate.reserve_exact(SEPARATE);
+                    self.separate.push((from, msg.mid));
+                } else {
+                    self.separate[self.separate_at] = (from, msg.mid);
+                    self.separate_at = (self.separate_at + 1) % SEPARATE;
+                }
             }
         }
         let Some(i) = found else { return };
