@@ -4,51 +4,32 @@
 //! their kind (a packet leaving a FIFO link arrives after the one before it; the
 //! router ↔ server path keeps order). Those go into **lanes**: plain FIFO queues,
 //! O(1) each way. Events at arbitrary times (retransmission timers) go into a
-//! binary heap. `pop` takes the earliest head over the heap and the lanes; ties
+//! calendar queue ([`crate::calendar`]), which pops them in the order of one
+//! binary heap. `pop` takes the earliest head over the calendar and the lanes; ties
 //! are broken by scheduling order, so the result is exactly that of one global
 //! priority queue, and independent of how events are spread over lanes.
 
 use std::cell::Cell;
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
+use crate::calendar::{Calendar, Entry, NEAR_MAX, SHIFT, SLOTS};
 use crate::time::Nanos;
-
-#[derive(Clone, Copy, Debug)]
-struct Entry<E> {
-    at: Nanos,
-    seq: u64,
-    ev: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
-    }
-}
 
 /// Where the earliest event is: (time, scheduling order, lane index or
 /// [`HEAP`]).
 type Head = (Nanos, u64, usize);
 
-/// [`Head`]'s place for "in the heap".
+/// [`Head`]'s place for "in the calendar".
 const HEAP: usize = usize::MAX;
+
+/// The most events a lane or the calendar's current bucket has room for
+/// before it first grows.
+pub const INITIAL_ROOM: usize = 1024;
 
 /// A priority queue of events with FIFO lanes for monotone event streams.
 pub struct Agenda<E> {
     seq: u64,
-    heap: BinaryHeap<Reverse<Entry<E>>>,
+    timers: Calendar<E>,
     lanes: Vec<VecDeque<Entry<E>>>,
     /// The earliest event, when known (`None`: to be found again). Pushes keep
     /// it up to date; a pop forgets it. So a driver that asks when the next
@@ -57,14 +38,17 @@ pub struct Agenda<E> {
 }
 
 impl<E: Copy> Agenda<E> {
-    /// An agenda with `lanes` FIFO lanes and room for `capacity` events.
+    /// An agenda with `lanes` FIFO lanes. `capacity` is a hint of how many
+    /// events may be pending: the lanes and the calendar's current bucket
+    /// start with room for up to [`INITIAL_ROOM`] of them and grow on demand
+    /// (a few times per run; a lane of a link being serialised holds one
+    /// event, and memory touched is what a run needs, not its bound).
     pub fn new(lanes: usize, capacity: usize) -> Self {
+        let room = capacity.min(INITIAL_ROOM);
         Agenda {
             seq: 0,
-            heap: BinaryHeap::with_capacity(capacity),
-            lanes: (0..lanes)
-                .map(|_| VecDeque::with_capacity(capacity))
-                .collect(),
+            timers: Calendar::new(SHIFT, SLOTS, NEAR_MAX, room),
+            lanes: (0..lanes).map(|_| VecDeque::with_capacity(room)).collect(),
             head: Cell::new(Some(None)),
         }
     }
@@ -82,11 +66,11 @@ impl<E: Copy> Agenda<E> {
     /// Schedules `ev` at an arbitrary time.
     pub fn push(&mut self, at: Nanos, ev: E) {
         self.seq += 1;
-        self.heap.push(Reverse(Entry {
+        self.timers.push(Entry {
             at,
             seq: self.seq,
             ev,
-        }));
+        });
         self.note_push(at, self.seq, HEAP);
     }
 
@@ -119,7 +103,7 @@ impl<E: Copy> Agenda<E> {
 
     /// Finds the earliest event over the heap and the lanes.
     fn scan(&self) -> Option<Head> {
-        let mut best: Option<(Nanos, u64)> = self.heap.peek().map(|Reverse(e)| (e.at, e.seq));
+        let mut best: Option<(Nanos, u64)> = self.timers.peek().map(|e| (e.at, e.seq));
         let mut from = HEAP;
         for (i, q) in self.lanes.iter().enumerate() {
             if let Some(e) = q.front() {
@@ -152,7 +136,7 @@ impl<E: Copy> Agenda<E> {
         }
         self.head.set(None);
         let e = if from == HEAP {
-            self.heap.pop().expect("peeked").0
+            self.timers.pop().expect("peeked")
         } else {
             self.lanes[from].pop_front().expect("peeked")
         };
@@ -161,7 +145,7 @@ impl<E: Copy> Agenda<E> {
 
     /// How many events are pending.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+        self.timers.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// Whether no event is pending.
@@ -171,9 +155,9 @@ impl<E: Copy> Agenda<E> {
 
     /// Every pending event, in no particular order.
     pub fn pending(&self) -> impl Iterator<Item = &E> {
-        self.heap
+        self.timers
             .iter()
-            .map(|Reverse(e)| &e.ev)
+            .map(|e| &e.ev)
             .chain(self.lanes.iter().flat_map(|q| q.iter().map(|e| &e.ev)))
     }
 }

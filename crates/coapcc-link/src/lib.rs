@@ -12,7 +12,8 @@
 //! - [`star`]: the IEEE 802.11 star of the lwIP evaluation (`radio.md` §2):
 //!   DCF in one collision domain, and a wired hop to the server;
 //! - [`errors`]: the two-state bursty link-error model (`testbed.md` §1.1);
-//! - [`agenda`]: the event queue both the models and the simulator use;
+//! - [`agenda`]: the event queue both the models and the simulator use (its
+//!   timers in a calendar queue);
 //! - [`time`], [`rng`]: integer-nanosecond time and deterministic random streams.
 //!
 //! # Driving a network
@@ -34,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod agenda;
+mod calendar;
 pub mod dumbbell;
 pub mod errors;
 pub mod grid;

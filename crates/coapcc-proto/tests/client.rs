@@ -729,6 +729,63 @@ fn separate_response_with_token() {
     assert_eq!(only_tx(&mut c).1, [0x70, 0x00, 0x1B, 0x59]);
 }
 
+/// The last 16 acknowledged separate responses are acknowledged again when
+/// retransmitted; the 17th-last is forgotten (RST).
+#[test]
+fn the_last_sixteen_separate_responses_are_remembered() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            token_len: 2,
+            ..ClientConfig::default()
+        },
+    );
+    let mut responses = Vec::new();
+    for k in 0..17u16 {
+        let now = u64::from(k) * 10 * SEC;
+        c.request(now, SERVER, &GET).unwrap();
+        let (_, req) = only_tx(&mut c);
+        let req = Message::decode(&req).unwrap();
+        c.handle_datagram(
+            now + SEC,
+            SERVER,
+            &[
+                0x60,
+                0x00,
+                req.mid.to_be_bytes()[0],
+                req.mid.to_be_bytes()[1],
+            ],
+        );
+        let mut resp = Message::new(MessageType::Con, Code::CONTENT, 7000 + k);
+        resp.token = req.token.clone();
+        let resp = resp.encode().unwrap();
+        c.handle_datagram(now + 2 * SEC, SERVER, &resp);
+        assert_eq!(only_tx(&mut c).1[0], 0x60, "response {k} acknowledged");
+        events(&mut c);
+        responses.push(resp);
+    }
+    // Retransmissions: the first is forgotten, the 16 after it are known.
+    c.handle_datagram(200 * SEC, SERVER, &responses[0]);
+    assert_eq!(
+        only_tx(&mut c).1,
+        [0x70, 0x00, 0x1B, 0x58],
+        "RST for MID 7000"
+    );
+    for (k, resp) in responses.iter().enumerate().skip(1) {
+        c.handle_datagram(200 * SEC, SERVER, resp);
+        let mid = (7000 + k as u16).to_be_bytes();
+        assert_eq!(
+            only_tx(&mut c).1,
+            [0x60, 0x00, mid[0], mid[1]],
+            "ACK for {k}"
+        );
+    }
+    assert!(
+        events(&mut c).is_empty(),
+        "retransmissions are not reported"
+    );
+}
+
 #[test]
 fn separate_response_before_the_empty_ack() {
     let mut c = client(

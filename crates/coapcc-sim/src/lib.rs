@@ -16,6 +16,8 @@
 //! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithms
 //!   `tcp`, `tcp-lwip`, `tcp-lwip-backoff`, `tcp-lwip-cwnd`,
 //!   `tcp-lwip-backoff-cwnd`);
+//! - [`packets`]: the testbed's packets in flight, in slots sized by what they
+//!   carry;
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
 //!
 //! The network model lives in `coapcc-link` and the workloads' vocabulary and
@@ -28,6 +30,7 @@ pub mod client_factory;
 pub mod config;
 pub mod grid;
 pub mod grid_scenario;
+pub mod packets;
 pub mod scenario;
 pub mod star;
 pub mod star_scenario;

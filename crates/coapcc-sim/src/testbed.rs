@@ -26,6 +26,7 @@ use crate::agenda::Agenda;
 use crate::client_factory::is_tcp;
 use crate::config::{Group, RunSpec, WorkloadKind};
 use crate::metrics::{ClientRecord, Conservation, RunResult};
+use crate::packets::PacketStore;
 use crate::rng::{derive, SimRng, Stream};
 use crate::tcp_endpoint::{TcpTrace, TcpWorld};
 use crate::time::{to_secs, Nanos};
@@ -35,6 +36,7 @@ pub const UDP_HEADER: usize = 8;
 /// Largest CoAP message a packet can carry (the testbed's 296-byte MTU less
 /// the IPv4 and UDP headers).
 pub const MAX_DATAGRAM: usize = 296 - IPV4_HEADER - UDP_HEADER;
+const _: () = assert!(MAX_DATAGRAM <= PacketStore::MAX_MESSAGE);
 
 /// The server's address in the simulated network (clients are `0..N`).
 pub const SERVER: u32 = coapcc_link::dumbbell::SERVER;
@@ -50,55 +52,12 @@ impl std::fmt::Display for SpecError {
 }
 impl std::error::Error for SpecError {}
 
-/// A packet in the network: the encoded CoAP message and its endpoints.
-#[derive(Clone)]
-struct Packet {
-    src: u32,
-    dst: u32,
-    len: u16,
-    data: [u8; MAX_DATAGRAM],
-}
-
-/// Identifies a packet: an index into the UDP [`PacketPool`], or, with
-/// [`TCP_PACKET`] set, into the TCP segment pool of [`TcpWorld`].
+/// Identifies a packet: a [`PacketStore`] handle, or, with [`TCP_PACKET`]
+/// set, an index into the TCP segment pool of [`TcpWorld`].
 type PacketId = u32;
 
 /// Marks a [`PacketId`] as a TCP segment.
 const TCP_PACKET: PacketId = 1 << 31;
-
-/// Packets in the network, allocated once and recycled.
-#[derive(Default)]
-struct PacketPool {
-    slots: Vec<Packet>,
-    free: Vec<PacketId>,
-}
-
-impl PacketPool {
-    fn alloc(&mut self, src: u32, dst: u32, bytes: &[u8]) -> PacketId {
-        let id = match self.free.pop() {
-            Some(id) => id,
-            None => {
-                self.slots.push(Packet {
-                    src: 0,
-                    dst: 0,
-                    len: 0,
-                    data: [0; MAX_DATAGRAM],
-                });
-                (self.slots.len() - 1) as PacketId
-            }
-        };
-        let p = &mut self.slots[id as usize];
-        p.src = src;
-        p.dst = dst;
-        p.len = bytes.len() as u16;
-        p.data[..bytes.len()].copy_from_slice(bytes);
-        id
-    }
-
-    fn release(&mut self, id: PacketId) {
-        self.free.push(id);
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -251,7 +210,7 @@ struct Testbed<'a> {
     /// The endpoints' timers.
     events: Agenda<Event>,
     processed: u64,
-    packets: PacketPool,
+    packets: PacketStore,
     net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
@@ -273,9 +232,10 @@ impl<'a> Testbed<'a> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let n = &spec.network;
-        let mut clients = Vec::new();
-        let mut udp_global = Vec::new();
-        let mut order = Vec::new();
+        let population: usize = spec.groups.iter().map(|g| g.clients as usize).sum();
+        let mut clients = Vec::with_capacity(population);
+        let mut udp_global = Vec::with_capacity(population);
+        let mut order = Vec::with_capacity(population);
         let profiles: Vec<_> = spec
             .groups
             .iter()
@@ -321,7 +281,7 @@ impl<'a> Testbed<'a> {
             now: 0,
             events: Agenda::new(0, 2 * order.len() + 64),
             processed: 0,
-            packets: PacketPool::default(),
+            packets: PacketStore::default(),
             net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
             udp_global,
@@ -548,18 +508,15 @@ impl<'a> Testbed<'a> {
             return self.tcp_arrival(p);
         }
         self.conservation.delivered += 1;
-        let packet = &self.packets.slots[p as usize];
-        let (src, request_len) = (packet.src, packet.len);
-        let out = self.server.handle_datagram(
-            self.now,
-            src,
-            &packet.data[..packet.len as usize],
-            &mut self.buf,
-        );
+        let packet = self.packets.get(p);
+        let (src, request_len) = (packet.src, packet.data.len());
+        let out = self
+            .server
+            .handle_datagram(self.now, src, packet.data, &mut self.buf);
         self.packets.release(p);
         if let ServerOutput::Reply { len, duplicate } = out {
             if duplicate {
-                let ip_len = (IPV4_HEADER + UDP_HEADER) as u64 + u64::from(request_len);
+                let ip_len = (IPV4_HEADER + UDP_HEADER) as u64 + request_len as u64;
                 self.net.count_unnecessary(Direction::Up, ip_len);
             }
             if let Some(tap) = self.tap.as_mut() {
@@ -583,11 +540,11 @@ impl<'a> Testbed<'a> {
             return self.tcp_arrival(p);
         }
         self.conservation.delivered += 1;
-        let packet = &self.packets.slots[p as usize];
+        let packet = self.packets.get(p);
         let c = packet.dst as usize;
         self.clients[c]
             .coap
-            .handle_datagram(self.now, SERVER, &packet.data[..packet.len as usize]);
+            .handle_datagram(self.now, SERVER, packet.data);
         self.packets.release(p);
         self.service(c);
     }

@@ -7,7 +7,7 @@ use coapcc_rto::{ExchangeTimer, Marking};
 
 use super::marking::{encode_marking_option, marking_option};
 use super::{ClientError, ExchangeId, Request};
-use crate::message::{option, MessageType, MessageWriter};
+use crate::message::{option, MessageType, MessageWriter, MAX_MESSAGE_SIZE};
 use crate::Nanos;
 
 /// Where an exchange is.
@@ -86,13 +86,24 @@ impl<P: Copy> Exchange<P> {
     /// Uri-Path segments come from `path` (a leading `/` is dropped, then
     /// every `/` separates segments), Uri-Query from what follows `?` (split at
     /// `&`). The encoding plus the largest marking must fit `max_size`.
+    ///
+    /// The request is written in a scratch buffer and only its bytes are kept,
+    /// so the exchange's buffer is as large as the requests it held, not as
+    /// `max_size` (issue 12: memory per client).
     pub fn encode(&mut self, req: &Request<'_>, max_size: usize) -> Result<(), ClientError> {
-        let mut buf = std::mem::take(&mut self.encoded);
-        buf.clear();
-        buf.resize(max_size, 0);
-        let result = self.encode_into(&mut buf, req, max_size);
-        buf.truncate(result.unwrap_or(0));
-        self.encoded = buf;
+        let mut scratch = [0u8; MAX_MESSAGE_SIZE];
+        let mut large = Vec::new();
+        let buf = if max_size <= MAX_MESSAGE_SIZE {
+            &mut scratch[..max_size]
+        } else {
+            large.resize(max_size, 0);
+            &mut large[..]
+        };
+        let result = self.encode_into(buf, req, max_size);
+        self.encoded.clear();
+        if let Ok(len) = result {
+            self.encoded.extend_from_slice(&buf[..len]);
+        }
         result.map(|_| ())
     }
 

@@ -30,6 +30,7 @@
 
 mod exchange;
 mod marking;
+mod recent;
 
 use std::collections::VecDeque;
 
@@ -42,6 +43,7 @@ use crate::message::{
 use crate::{secs, to_nanos, Nanos};
 use exchange::{Exchange, Phase};
 use marking::decode_echo;
+use recent::RecentAcks;
 
 /// Client settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,8 +232,8 @@ struct Peer<P> {
     outstanding: usize,
 }
 
-/// How many acknowledged exchanges are remembered to recognise duplicates.
-const RECENT: usize = 256;
+/// How many acknowledged Confirmable separate responses are remembered.
+const SEPARATE: usize = 16;
 
 /// A CoAP client endpoint for peers of type `P`, drawing randomness from `R`.
 pub struct Client<P, R> {
@@ -246,11 +248,12 @@ pub struct Client<P, R> {
     exchanges: Vec<Exchange<P>>,
     spare: Vec<Exchange<P>>,
     /// (peer, Message ID) of the last acknowledged Confirmable exchanges.
-    acked: [Option<(P, u16)>; RECENT],
-    acked_at: usize,
+    acked: RecentAcks<P>,
     /// (peer, Message ID) of the last Confirmable separate responses we
     /// acknowledged: their retransmissions are acknowledged again.
-    separate: [Option<(P, u16)>; 16],
+    /// A ring of at most [`SEPARATE`], allocated with the first one (most
+    /// clients never see a separate response).
+    separate: Vec<(P, u16)>,
     separate_at: usize,
     /// Empty ACKs and RSTs to send: (peer, Message ID, type).
     control: VecDeque<(P, u16, MessageType)>,
@@ -286,12 +289,14 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             next_id: 0,
             next_tx: 0,
             token_base: None,
-            peers: Vec::new(),
-            exchanges: Vec::new(),
-            spare: Vec::new(),
-            acked: [None; RECENT],
-            acked_at: 0,
-            separate: [None; 16],
+            // Room for one of each, what a stop-and-wait client of one server
+            // needs: a first push would reserve four (1.4 KB instead of
+            // 0.35 KB per client).
+            peers: Vec::with_capacity(1),
+            exchanges: Vec::with_capacity(1),
+            spare: Vec::with_capacity(1),
+            acked: RecentAcks::new(),
+            separate: Vec::new(),
             separate_at: 0,
             control: VecDeque::new(),
             events: VecDeque::new(),
@@ -693,7 +698,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             _ => None,
         };
         if msg.mtype == MessageType::Con {
-            let known = found.is_some() || self.separate.contains(&Some((from, msg.mid)));
+            let known = found.is_some() || self.separate.contains(&(from, msg.mid));
             let reply = if known {
                 MessageType::Ack
             } else {
@@ -701,8 +706,13 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             };
             self.control.push_back((from, msg.mid, reply));
             if found.is_some() {
-                self.separate[self.separate_at] = Some((from, msg.mid));
-                self.separate_at = (self.separate_at + 1) % self.separate.len();
+                if self.separate.len() < SEPARATE {
+                    self.separate.reserve_exact(SEPARATE);
+                    self.separate.push((from, msg.mid));
+                } else {
+                    self.separate[self.separate_at] = (from, msg.mid);
+                    self.separate_at = (self.separate_at + 1) % SEPARATE;
+                }
             }
         }
         let Some(i) = found else { return };
@@ -722,8 +732,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
     }
 
     fn recently_acked(&self, peer: P, mid: u16) -> bool {
-        // Newest first: duplicates mostly concern the latest exchanges.
-        (1..=RECENT).any(|k| self.acked[(self.acked_at + RECENT - k) % RECENT] == Some((peer, mid)))
+        self.acked.contains(peer, mid)
     }
 
     /// Feeds the first acknowledgement of CON exchange `i` to its algorithm.
@@ -745,8 +754,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         ex.echo = echo;
         ex.retransmissions_at_ack = ex.timer.retransmissions;
         ex.elapsed_at_ack = elapsed;
-        self.acked[self.acked_at] = Some((ex.peer, ex.mid));
-        self.acked_at = (self.acked_at + 1) % RECENT;
+        self.acked.push(ex.peer, ex.mid);
     }
 
     /// Reports exchange `i`'s response and ends it.
