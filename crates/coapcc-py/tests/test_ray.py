@@ -117,7 +117,7 @@ def test_ray_stores_what_the_local_executor_stores(
 
 
 def test_ray_resumes_a_store_as_the_command_line_does(
-    ray_local: Any, campaign_file: Path, tmp_path: Path
+    ray_local: Any, campaign_file: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     # A campaign of the first cells alone: its runs have the same keys.
     part = tmp_path / "part.toml"
@@ -127,11 +127,16 @@ def test_ray_resumes_a_store_as_the_command_line_does(
     half = 2 * 2 * 3 * 2 + 2
     assert first == {"total": half, "reused": 0, "computed": half}
     c = coapcc.Campaign(campaign_file)
-    assert c.run(store=store, executor="ray", progress=False) == {
+    capfd.readouterr()
+    assert c.run(store=store, executor="ray") == {
         "total": RUNS,
         "reused": half,
         "computed": RUNS - half,
     }
+    # The command line's progress lines (stderr is not a terminal here).
+    err = capfd.readouterr().err.splitlines()
+    assert err[0] == f"progress: 0/{RUNS - half} runs"
+    assert err[-1].startswith(f"progress: {RUNS - half}/{RUNS - half} runs, ")
     assert c.run(store=store, executor="ray", progress=False)["computed"] == 0
     whole = tmp_path / "whole.sqlite"
     c.run(store=whole, progress=False)
