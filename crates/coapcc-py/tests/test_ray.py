@@ -79,6 +79,10 @@ def _store_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
         db.close()
 
 
+def _unexpected(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("Ray was used")
+
+
 @pytest.fixture(scope="module")
 def ray_local() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
@@ -137,7 +141,15 @@ def test_ray_resumes_a_store_as_the_command_line_does(
     err = capfd.readouterr().err.splitlines()
     assert err[0] == f"progress: 0/{RUNS - half} runs"
     assert err[-1].startswith(f"progress: {RUNS - half}/{RUNS - half} runs, ")
-    assert c.run(store=store, executor="ray", progress=False)["computed"] == 0
+    # Nothing left: Ray is not even consulted.
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(ray_local, "is_initialized", _unexpected)
+        m.setattr(ray_local, "remote", _unexpected)
+        assert c.run(store=store, executor="ray", progress=False) == {
+            "total": RUNS,
+            "reused": RUNS,
+            "computed": 0,
+        }
     whole = tmp_path / "whole.sqlite"
     c.run(store=whole, progress=False)
     a, b = _store_rows(store), _store_rows(whole)

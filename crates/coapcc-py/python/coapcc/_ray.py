@@ -65,6 +65,8 @@ def run(
     plan = _core.CampaignPlan.load(path)
     writer = _core.StoreWriter(store)
     total, units = writer.prepare(plan)
+    if not units:
+        return {"total": total, "reused": total, "computed": 0}
     started_here = not ray.is_initialized()
     if started_here:
         ray.init()
