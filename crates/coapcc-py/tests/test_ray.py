@@ -168,6 +168,10 @@ def test_units_of_another_plan_are_refused(campaign_file: Path, tmp_path: Path) 
         plan.compute((key, cell, 1 - rep, weight))
     with pytest.raises(ValueError, match="threads"):
         c.run(store=store, executor="ray", threads=2)
+    with pytest.raises(ValueError, match="max_in_flight: expected at least 1, found 0"):
+        c.run(store=store, executor="ray", max_in_flight=0)
+    with pytest.raises(ValueError, match="max_in_flight: only for executor='ray'"):
+        c.run(store=store, max_in_flight=2)
 
 
 def test_without_ray_the_error_says_how_to_install_it(

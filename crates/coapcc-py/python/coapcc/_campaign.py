@@ -100,6 +100,10 @@ class Campaign:
                 raise ValueError(
                     "threads: only for executor='local' (a Ray task runs one run on one CPU)"
                 )
+            if max_in_flight is not None and max_in_flight < 1:
+                raise ValueError(f"max_in_flight: expected at least 1, found {max_in_flight}")
+            if max_retries < 0:
+                raise ValueError(f"max_retries: expected 0 or more, found {max_retries}")
             from . import _ray
 
             return _ray.run(
