@@ -7,15 +7,17 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use coapcc::api::{self, Source};
+use coapcc::campaign::{AnyPlan, Progress, Unit};
 use coapcc::scenario_file::Overrides;
+use coapcc::store::Store;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 create_exception!(
     _core,
@@ -43,6 +45,12 @@ fn algorithms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             Ok(d)
         })
         .collect()
+}
+
+/// The published FCT rows (spec calibration.md §1) as a JSON array.
+#[pyfunction]
+fn published() -> String {
+    serde_json::to_string(&api::published()).expect("rows serialise")
 }
 
 /// The embedded default scenario (TOML).
@@ -135,6 +143,7 @@ fn run<'py>(
     d.set_item("table", outcome.table)?;
     d.set_item("markdown", outcome.markdown)?;
     d.set_item("records", outcome.records)?;
+    d.set_item("histograms", outcome.histograms)?;
     d.set_item("runs", outcome.runs)?;
     d.set_item("events", outcome.events)?;
     Ok(d)
@@ -192,6 +201,153 @@ fn campaign_run<'py>(
     Ok(d)
 }
 
+/// A campaign plan held natively, for executors that run its units one by
+/// one: the driver prepares and commits, workers compute.
+#[pyclass(frozen, module = "coapcc._core")]
+struct CampaignPlan {
+    plan: AnyPlan,
+}
+
+/// A unit as Python sees it: `(key, cell, replication, weight)`.
+type UnitTuple = (String, usize, u32, u64);
+
+fn unit(u: UnitTuple) -> Unit {
+    Unit {
+        key: u.0,
+        cell: u.1,
+        replication: u.2,
+        weight: u.3,
+    }
+}
+
+#[pymethods]
+impl CampaignPlan {
+    /// Loads and expands a campaign file.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let plan = py
+            .allow_threads(|| api::campaign::load(&path))
+            .map_err(error)?;
+        Ok(CampaignPlan { plan })
+    }
+
+    /// Expands campaign text; `origin` is the file it came from.
+    #[staticmethod]
+    fn parse(py: Python<'_>, text: &str, origin: &str) -> PyResult<Self> {
+        let plan = py
+            .allow_threads(|| api::campaign::parse(text, origin))
+            .map_err(error)?;
+        Ok(CampaignPlan { plan })
+    }
+
+    /// The file's text and origin, from which a worker expands the same plan.
+    fn text(&self) -> (String, String) {
+        let (t, o) = api::campaign::plan_text(&self.plan);
+        (t.to_string(), o.to_string())
+    }
+
+    /// The definition hash.
+    fn definition(&self) -> String {
+        api::campaign::identity(&self.plan).1.to_string()
+    }
+
+    /// Runs one unit; its result as bytes for `StoreWriter.commit`.
+    fn compute<'py>(&self, py: Python<'py>, unit_: UnitTuple) -> PyResult<Bound<'py, PyBytes>> {
+        let u = unit(unit_);
+        let bytes = py
+            .allow_threads(|| api::campaign::compute(&self.plan, &u))
+            .map_err(error)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+/// A results store open for writing by one driver.
+#[pyclass(frozen, module = "coapcc._core")]
+struct StoreWriter {
+    store: Mutex<Store>,
+}
+
+impl StoreWriter {
+    fn with<T>(&self, f: impl FnOnce(&mut Store) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let mut store = self
+            .store
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the store writer failed earlier"))?;
+        f(&mut store)
+    }
+}
+
+#[pymethods]
+impl StoreWriter {
+    /// Opens (creating if needed) the store at `path`.
+    #[new]
+    fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        let store = py.allow_threads(|| Store::open(&path)).map_err(error)?;
+        Ok(StoreWriter {
+            store: Mutex::new(store),
+        })
+    }
+
+    /// Registers `plan` and lists the units the store lacks, heaviest first:
+    /// `(total, [(key, cell, replication, weight), …])`.
+    fn prepare(&self, py: Python<'_>, plan: &CampaignPlan) -> PyResult<(usize, Vec<UnitTuple>)> {
+        let (total, units) = py
+            .allow_threads(|| self.with(|s| api::campaign::prepare(&plan.plan, s)))
+            .map_err(error)?;
+        let units = units
+            .into_iter()
+            .map(|u| (u.key, u.cell, u.replication, u.weight))
+            .collect();
+        Ok((total, units))
+    }
+
+    /// Stores a unit's result (bytes from `CampaignPlan.compute`) in one
+    /// transaction.
+    fn commit(
+        &self,
+        py: Python<'_>,
+        plan: &CampaignPlan,
+        unit_: UnitTuple,
+        result: &[u8],
+    ) -> PyResult<()> {
+        let u = unit(unit_);
+        py.allow_threads(|| self.with(|s| api::campaign::commit(&plan.plan, s, &u, result)))
+            .map_err(error)
+    }
+}
+
+/// The command line's campaign progress on stderr (a bar on a terminal,
+/// plain lines otherwise).
+#[pyclass(frozen, module = "coapcc._core", name = "Progress")]
+struct PyProgress {
+    inner: Mutex<Progress>,
+}
+
+#[pymethods]
+impl PyProgress {
+    /// Progress over `n` runs of summed weight `weight`; silent if `!show`.
+    #[new]
+    fn new(weight: u64, n: usize, show: bool) -> Self {
+        PyProgress {
+            inner: Mutex::new(Progress::new(weight, n, show)),
+        }
+    }
+
+    /// A run of `weight` was stored.
+    fn stored(&self, weight: u64) {
+        if let Ok(mut p) = self.inner.lock() {
+            p.stored(weight);
+        }
+    }
+
+    /// Clears the bar.
+    fn finish(&self) {
+        if let Ok(p) = self.inner.lock() {
+            p.finish();
+        }
+    }
+}
+
 /// The native module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -200,8 +356,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MODEL_VERSION", coapcc_sim::MODEL_VERSION)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(published, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(campaign_plan, m)?)?;
     m.add_function(wrap_pyfunction!(campaign_run, m)?)?;
+    m.add_class::<CampaignPlan>()?;
+    m.add_class::<StoreWriter>()?;
+    m.add_class::<PyProgress>()?;
     Ok(())
 }

@@ -72,6 +72,23 @@ def test_the_summary_is_the_json_documents(small: coapcc.Result) -> None:
     assert small.markdown.startswith("8 clients")
 
 
+def test_histograms_are_per_replication_and_sum_to_the_summarys(small: coapcc.Result) -> None:
+    h = small.histograms
+    assert list(h.columns) == ["algorithm", "replication", "group", "retransmissions", "exchanges"]
+    assert set(h["replication"]) == {0, 1, 2}
+    assert set(h["group"]) == {0}
+    # Every completed exchange of a replication sits in one bin of its histogram.
+    completed = small.clients.groupby(["algorithm", "replication"])["completed"].sum()
+    binned = h.groupby(["algorithm", "replication"])["exchanges"].sum()
+    pd.testing.assert_series_equal(binned, completed, check_names=False)
+    summary = small.summary.set_index("label")
+    for label, rows in h.groupby("algorithm"):
+        summed = rows.groupby("retransmissions")["exchanges"].sum()
+        want = summary.loc[label, "histogram"]
+        assert list(summed.reindex(range(len(want)), fill_value=0)) == want
+    assert small.to_arrow("histograms").num_rows == len(h)
+
+
 def test_arrow_tables_carry_the_frames(small: coapcc.Result) -> None:
     table = small.to_arrow()
     assert isinstance(table, pa.Table)

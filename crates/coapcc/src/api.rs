@@ -74,6 +74,13 @@ pub struct Outcome {
     /// station (star) per replication, each with `algorithm` (the label) and
     /// `replication` before the record's own fields.
     pub records: String,
+    /// A JSON array: dumbbell scenarios, one object per algorithm,
+    /// replication, group of its population and number of transmissions
+    /// beyond the first (`retransmissions`: 0 = original only), with the
+    /// `exchanges` that needed that many: the transmissions histogram of each
+    /// replication (spec `testbed.md` §3; the testbed counts it per group, not
+    /// per client). Empty on the grid and the star.
+    pub histograms: String,
     /// Runs, and the events they processed.
     pub runs: u64,
     /// Events processed over all runs.
@@ -108,6 +115,40 @@ fn records<'a, R, T: Serialize + 'a>(
     serde_json::to_string(&rows).expect("records serialise")
 }
 
+#[derive(Serialize)]
+struct HistogramRow<'a> {
+    algorithm: &'a str,
+    replication: usize,
+    group: usize,
+    retransmissions: usize,
+    exchanges: u64,
+}
+
+/// The transmissions histogram of every replication, one row per bin
+/// ([`Outcome::histograms`]).
+fn histograms<'a>(
+    labels: impl Iterator<Item = &'a str>,
+    runs: &[Vec<coapcc_sim::RunResult>],
+) -> String {
+    let mut rows = Vec::new();
+    for (label, runs) in labels.zip(runs) {
+        for (replication, run) in runs.iter().enumerate() {
+            for (group, h) in run.histograms.iter().enumerate() {
+                for (retransmissions, &exchanges) in h.iter().enumerate() {
+                    rows.push(HistogramRow {
+                        algorithm: label,
+                        replication,
+                        group,
+                        retransmissions,
+                        exchanges,
+                    });
+                }
+            }
+        }
+    }
+    serde_json::to_string(&rows).expect("histograms serialise")
+}
+
 /// Applies `overrides` to the scenario of `source` and runs it on `threads`
 /// worker threads (all cores if `None`; results do not depend on it);
 /// `progress` is called once per finished run.
@@ -134,6 +175,7 @@ pub fn run(
                 records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
                     &run.clients[..]
                 }),
+                histograms: histograms(s.algorithms.iter().map(|a| a.label()), &r.runs),
                 runs: r.runs.iter().map(|v| v.len() as u64).sum(),
                 events: r.runs.iter().flatten().map(|x| x.events).sum(),
             }
@@ -148,6 +190,7 @@ pub fn run(
                 records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
                     &run.nodes[..]
                 }),
+                histograms: "[]".to_string(),
                 runs: r.runs.iter().map(|v| v.len() as u64).sum(),
                 events: r.runs.iter().flatten().map(|x| x.events).sum(),
             }
@@ -162,11 +205,62 @@ pub fn run(
                 records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
                     &run.stations[..]
                 }),
+                histograms: "[]".to_string(),
                 runs: r.runs.iter().map(|v| v.len() as u64).sum(),
                 events: r.runs.iter().flatten().map(|x| x.events).sum(),
             }
         }
     })
+}
+
+/// One published row of the constrained-link testbed (spec `calibration.md`
+/// §1; [`crate::published::PUBLISHED`]): flow completion times in seconds,
+/// `None` where the source gives only the median.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PublishedFct {
+    /// Clients.
+    pub clients: u32,
+    /// `continuous` or `random`.
+    pub workload: &'static str,
+    /// Router buffer in bytes; `None` = infinite.
+    pub buffer: Option<u64>,
+    /// Link-error profile (`none`, …).
+    pub errors: &'static str,
+    /// Registry name of the algorithm (`tcp` for CoAP over TCP).
+    pub algorithm: &'static str,
+    /// Replications the published evaluation ran.
+    pub replications: u32,
+    /// FCT percentiles (s).
+    pub p10: Option<f64>,
+    /// 25th percentile.
+    pub p25: Option<f64>,
+    /// Median.
+    pub p50: f64,
+    /// 75th percentile.
+    pub p75: Option<f64>,
+    /// 90th percentile.
+    pub p90: Option<f64>,
+}
+
+/// Every published FCT row the project compares against (`coapcc
+/// calibrate`, the reports), in its order.
+pub fn published() -> Vec<PublishedFct> {
+    crate::published::PUBLISHED
+        .iter()
+        .map(|r| PublishedFct {
+            clients: r.clients,
+            workload: r.workload.name(),
+            buffer: r.buffer,
+            errors: r.errors.name(),
+            algorithm: r.algorithm,
+            replications: r.replications(),
+            p10: r.p10,
+            p25: r.p25,
+            p50: r.p50,
+            p75: r.p75,
+            p90: r.p90,
+        })
+        .collect()
 }
 
 /// One line of `coapcc algorithms`.
@@ -237,6 +331,30 @@ mod tests {
     }
 
     #[test]
+    fn histograms_count_every_completed_exchange_of_each_replication() {
+        let o = run(&Source::Default, &tiny(), Some(1), &|| {}).unwrap();
+        let rows: Vec<serde_json::Value> = serde_json::from_str(&o.records).unwrap();
+        let bins: Vec<serde_json::Value> = serde_json::from_str(&o.histograms).unwrap();
+        for alg in ["default", "cocoa"] {
+            for rep in 0..2u64 {
+                let completed: u64 = rows
+                    .iter()
+                    .filter(|r| r["algorithm"] == alg && r["replication"] == rep)
+                    .map(|r| r["completed"].as_u64().unwrap())
+                    .sum();
+                let mine: Vec<_> = bins
+                    .iter()
+                    .filter(|b| b["algorithm"] == alg && b["replication"] == rep)
+                    .collect();
+                let counted: u64 = mine.iter().map(|b| b["exchanges"].as_u64().unwrap()).sum();
+                assert_eq!(counted, completed, "{alg} replication {rep}");
+                assert!(mine.iter().all(|b| b["group"] == 0));
+                assert_eq!(mine[0]["retransmissions"], 0);
+            }
+        }
+    }
+
+    #[test]
     fn json_text_is_what_the_command_line_prints() {
         let o = run(&Source::Default, &tiny(), Some(2), &|| {}).unwrap();
         let (s, _) = load(&Source::Default).unwrap();
@@ -272,6 +390,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("expected a table"), "{e}");
+    }
+
+    #[test]
+    fn published_rows_are_the_calibration_tables() {
+        let rows = published();
+        assert_eq!(rows.len(), crate::published::PUBLISHED.len());
+        // calibration.md §1: one Default CoAP client, continuous, 2500 B.
+        let first = &rows[0];
+        assert_eq!(
+            (first.clients, first.workload, first.buffer, first.errors),
+            (1, "continuous", Some(2500), "none")
+        );
+        assert_eq!((first.algorithm, first.replications), ("default", 20));
+        assert_eq!((first.p10, first.p50), (Some(33.003), 33.003));
+        assert!(rows.iter().any(|r| r.buffer.is_none() && r.p10.is_none()));
     }
 
     #[test]

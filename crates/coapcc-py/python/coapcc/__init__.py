@@ -10,7 +10,7 @@ hands the results over as pandas DataFrames and Arrow tables.
 >>> r.summary[["label", "fct_p50", "unnecessary_p50"]]  # doctest: +SKIP
 """
 
-from ._algorithms import algorithms, default_scenario
+from ._algorithms import algorithms, default_scenario, published
 from ._campaign import Campaign
 from ._core import MODEL_VERSION, CoapccError, __version__
 from ._run import Result, run
@@ -26,5 +26,6 @@ __all__ = [
     "algorithms",
     "default_scenario",
     "open_store",
+    "published",
     "run",
 ]

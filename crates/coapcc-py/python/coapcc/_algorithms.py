@@ -1,6 +1,8 @@
-"""The algorithm catalogue, as ``coapcc algorithms`` lists it."""
+"""The algorithm catalogue, as ``coapcc algorithms`` lists it, and the published figures."""
 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 
@@ -25,3 +27,30 @@ def algorithms() -> pd.DataFrame:
 def default_scenario() -> str:
     """The embedded default scenario as TOML (``coapcc default-scenario``)."""
     return _core.default_scenario()
+
+
+def published() -> pd.DataFrame:
+    """The published flow completion times coapcc is checked against.
+
+    One row per published configuration of the constrained-link testbed (the
+    tables of the shared spec ``calibration.md`` §1, from the CoCoA, Full
+    Backoff and CoAP-over-TCP evaluations; what ``coapcc calibrate`` and the
+    reports compare with): ``clients``, ``workload``, ``buffer`` (bytes; NaN =
+    infinite), ``errors``, ``algorithm``, the published ``replications`` and the
+    FCT percentiles ``p10`` … ``p90`` in seconds (NaN where the source gives
+    only the median).
+    """
+    columns = [
+        "clients",
+        "workload",
+        "buffer",
+        "errors",
+        "algorithm",
+        "replications",
+        "p10",
+        "p25",
+        "p50",
+        "p75",
+        "p90",
+    ]
+    return pd.DataFrame.from_records(json.loads(_core.published()), columns=columns)

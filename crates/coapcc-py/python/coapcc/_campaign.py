@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 import pandas as pd
 
@@ -61,18 +60,57 @@ class Campaign:
         *,
         executor: str = "local",
         threads: int | None = None,
-        progress: bool = False,
-    ) -> dict[str, Any]:
+        progress: bool = True,
+        max_retries: int = 3,
+        max_in_flight: int | None = None,
+    ) -> dict[str, int]:
         """Run every run missing from ``store`` (SQLite, created if missing).
 
-        Exactly what ``coapcc campaign FILE --store STORE`` does: each finished
-        run is committed at once, so an interrupted campaign resumes where it
-        stopped, and results do not depend on ``threads``. ``progress`` draws a
-        progress bar on stderr. Only ``executor="local"`` (this machine's cores)
-        exists so far. The GIL is released while it runs.
+        Exactly what ``coapcc campaign FILE --store STORE`` does: runs already
+        in the store are skipped, each finished run is committed at once in one
+        transaction (so an interrupted campaign resumes where it stopped), and
+        the stored values depend neither on the executor nor on ``threads``.
+        ``progress`` shows the command line's progress on stderr (a bar on a
+        terminal, else a line every 10 s and one at the end).
+
+        ``executor``:
+
+        - ``"local"``: this machine's cores (``threads`` of them; all by
+          default). The GIL is released while it runs.
+        - ``"ray"``: one Ray task per run (cell × replication), one CPU each, on
+          the Ray cluster this process is connected to (``ray.init(address=...)``
+          called beforehand). If Ray is not initialised, ``ray.init()`` is called
+          — it joins the cluster ``RAY_ADDRESS`` names, else starts a local Ray on
+          this machine — and shut down at the end. Results stream back as tasks
+          finish (at most ``max_in_flight`` submitted at once; twice the
+          cluster's CPUs by default) and this process alone writes them to the
+          store. A task whose worker dies is retried by Ray up to
+          ``max_retries`` times; a run that fails raises its error here. Needs
+          ``pip install 'coapcc[ray]'`` and this package installed on every node
+          (docs/distributed.md).
 
         Returns ``{"total": …, "reused": …, "computed": …}`` run counts.
         """
-        if executor != "local":
-            raise ValueError(f"executor: expected 'local', found {executor!r}")
-        return _core.campaign_run(self.path, os.fspath(store), threads, progress)
+        if executor == "local":
+            if max_in_flight is not None:
+                raise ValueError("max_in_flight: only for executor='ray'")
+            return _core.campaign_run(self.path, os.fspath(store), threads, progress)
+        if executor == "ray":
+            if threads is not None:
+                raise ValueError(
+                    "threads: only for executor='local' (a Ray task runs one run on one CPU)"
+                )
+            if max_in_flight is not None and max_in_flight < 1:
+                raise ValueError(f"max_in_flight: expected at least 1, found {max_in_flight}")
+            if max_retries < 0:
+                raise ValueError(f"max_retries: expected 0 or more, found {max_retries}")
+            from . import _ray
+
+            return _ray.run(
+                self.path,
+                os.fspath(store),
+                progress=progress,
+                max_retries=max_retries,
+                max_in_flight=max_in_flight,
+            )
+        raise ValueError(f"executor: expected 'local' or 'ray', found {executor!r}")

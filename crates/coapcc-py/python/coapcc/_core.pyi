@@ -11,6 +11,9 @@ class CoapccError(Exception):
 def algorithms() -> list[dict[str, Any]]:
     """Every algorithm: name, section, state_bytes, description, approximate, transport."""
 
+def published() -> str:
+    """The published FCT rows (calibration.md §1) as a JSON array."""
+
 def default_scenario() -> str:
     """The embedded default scenario (TOML)."""
 
@@ -31,7 +34,8 @@ def run(
 ) -> dict[str, Any]:
     """Run a scenario; ``kind`` is default, path, toml or json.
 
-    Returns network, json, table, markdown, records (JSON text), runs, events.
+    Returns network, json, table, markdown, records and histograms (JSON text),
+    runs, events.
     """
 
 def campaign_plan(path: str, store: str | None = None) -> dict[str, Any]:
@@ -41,3 +45,46 @@ def campaign_run(
     path: str, store: str, threads: int | None = None, progress: bool = False
 ) -> dict[str, Any]:
     """Run a campaign's missing runs into ``store``; returns total, reused, computed."""
+
+Unit = tuple[str, int, int, int]
+"""A campaign unit: ``(key, cell, replication, weight)``."""
+
+class CampaignPlan:
+    """A campaign plan held natively, for executors that run its units one by one."""
+
+    @staticmethod
+    def load(path: str) -> CampaignPlan:
+        """Load and expand a campaign file."""
+
+    @staticmethod
+    def parse(text: str, origin: str) -> CampaignPlan:
+        """Expand campaign text; ``origin`` is the file it came from."""
+
+    def text(self) -> tuple[str, str]:
+        """The file's text and origin, from which a worker expands the same plan."""
+
+    def definition(self) -> str:
+        """The definition hash."""
+
+    def compute(self, unit: Unit) -> bytes:
+        """Run one unit; its result as bytes for :meth:`StoreWriter.commit`."""
+
+class StoreWriter:
+    """A results store open for writing by one driver."""
+
+    def __init__(self, path: str) -> None: ...
+    def prepare(self, plan: CampaignPlan) -> tuple[int, list[Unit]]:
+        """Register ``plan``; the campaign's run count and the units the store lacks."""
+
+    def commit(self, plan: CampaignPlan, unit: Unit, result: bytes) -> None:
+        """Store a unit's result in one transaction."""
+
+class Progress:
+    """The command line's campaign progress on stderr."""
+
+    def __init__(self, weight: int, n: int, show: bool) -> None: ...
+    def stored(self, weight: int) -> None:
+        """A run of ``weight`` was stored."""
+
+    def finish(self) -> None:
+        """Clear the bar."""

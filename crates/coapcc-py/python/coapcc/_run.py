@@ -44,6 +44,7 @@ class Result:
         self.runs = raw["runs"]
         self.events = raw["events"]
         self._records: str = raw["records"]
+        self._histograms: str = raw["histograms"]
 
     def __repr__(self) -> str:
         labels = ", ".join(self.summary["label"])
@@ -80,12 +81,27 @@ class Result:
         On the dumbbell, each CoAP client: ``fct`` (NaN if unfinished),
         ``completed``, ``failed``, ``unnecessary``, ``retransmissions``,
         ``expirations``, ``max_expired_timer``, ``rtt_sum`` … (``tcp_*`` for CoAP
-        over TCP). On the grid, each node (clients and interferers, ``role``)
+        over TCP); a client's exchanges by transmissions are not recorded
+        separately, the testbed counts them per group (:attr:`histograms`). On
+        the grid, each node (clients and interferers, ``role``)
         with its CoAP and ``mac_*`` counters. On the star, each station with its
         TCP counters (its sampled TCP state is in :attr:`traces`).
         """
         rows = [{k: v for k, v in r.items() if k != "trace"} for r in self._rows]
         return pd.json_normalize(rows, sep="_")
+
+    @cached_property
+    def histograms(self) -> pd.DataFrame:
+        """Dumbbell scenarios: the transmissions histogram of every replication.
+
+        One row per ``algorithm``, ``replication``, ``group`` (of a mixed
+        population; 0 otherwise) and ``retransmissions`` (0 = the original
+        transmission only), with the ``exchanges`` that completed after that
+        many. Summed over replications it is :attr:`summary`'s ``histogram``.
+        Empty on the grid and the star.
+        """
+        columns = ["algorithm", "replication", "group", "retransmissions", "exchanges"]
+        return pd.DataFrame.from_records(json.loads(self._histograms), columns=columns)
 
     @cached_property
     def traces(self) -> pd.DataFrame:
@@ -105,8 +121,13 @@ class Result:
         return pd.DataFrame.from_records(samples, columns=columns)
 
     def to_arrow(self, table: str = "clients") -> pa.Table:
-        """``clients`` (default), ``summary`` or ``traces`` as a pyarrow Table."""
-        frames = {"clients": "clients", "summary": "summary", "traces": "traces"}
+        """``clients`` (default), ``summary``, ``histograms`` or ``traces`` as a pyarrow Table."""
+        frames = {
+            "clients": "clients",
+            "summary": "summary",
+            "histograms": "histograms",
+            "traces": "traces",
+        }
         if table not in frames:
             raise ValueError(f"table: expected one of {sorted(frames)}, found {table!r}")
         return pa.Table.from_pandas(getattr(self, frames[table]), preserve_index=False)

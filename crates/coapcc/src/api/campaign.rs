@@ -1,5 +1,9 @@
 //! Campaigns for front-ends other than the command line: the plan as rows,
-//! and running it into a store without printing.
+//! running it into a store without printing, and its units one by one for
+//! executors that compute them elsewhere (the Python package's Ray
+//! executor): [`prepare`] on the driver, [`compute`] on a worker, [`commit`]
+//! on the driver again — the very functions `coapcc campaign` runs
+//! ([`crate::campaign::unit`]).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -8,7 +12,7 @@ use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::campaign::{self, AnyPlan};
+use crate::campaign::{self, AnyPlan, Campaign, Unit, UnitResult};
 use crate::store::Store;
 
 /// A campaign file, expanded.
@@ -112,5 +116,144 @@ pub fn run(
         AnyPlan::Dumbbell(p) => campaign::run(p, &mut db, threads, None, progress),
         AnyPlan::Grid(p) => campaign::grid::run(p, &mut db, threads, None, progress),
         AnyPlan::Star(p) => campaign::star::run(p, &mut db, threads, None, progress),
+    }
+}
+
+/// Parses campaign text (what [`plan_text`] gives) as a worker does; `origin`
+/// is the file it came from, for errors and the store's record.
+pub fn parse(text: &str, origin: &str) -> Result<AnyPlan> {
+    campaign::parse_any(text, origin)
+}
+
+/// The campaign file's text and where it came from: all a worker needs to
+/// expand the same plan ([`parse`]).
+pub fn plan_text(plan: &AnyPlan) -> (&str, &str) {
+    match plan {
+        AnyPlan::Dumbbell(p) => (&p.text, &p.source),
+        AnyPlan::Grid(p) => (&p.text, &p.source),
+        AnyPlan::Star(p) => (&p.text, &p.source),
+    }
+}
+
+/// Registers `plan` in `store` and lists the units it lacks, heaviest first,
+/// as `coapcc campaign` does before running; returns the campaign's distinct
+/// runs and those units.
+pub fn prepare(plan: &AnyPlan, store: &mut Store) -> Result<(usize, Vec<Unit>)> {
+    campaign::unit::prepare(plan, store)
+}
+
+/// Runs one unit of `plan`; its result as bytes for [`commit`].
+pub fn compute(plan: &AnyPlan, unit: &Unit) -> Result<Vec<u8>> {
+    Ok(plan.compute(unit)?.encode())
+}
+
+/// Stores the result [`compute`] gave for `unit` in one transaction (a unit
+/// already stored is left as it is).
+pub fn commit(plan: &AnyPlan, store: &mut Store, unit: &Unit, result: &[u8]) -> Result<()> {
+    let result = UnitResult::decode(result)?;
+    plan.commit(store, unit, &result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAMPAIGN: &str = "name = \"u\"\nseed = 7\nalgorithms = [\"default\", \"cocoa\"]\n\
+        [workload]\nexchanges = 5\n[[set]]\nname = \"s\"\nclients = [2, 3]\n\
+        buffers = [\"inf\"]\nworkloads = [\"continuous\"]\nreplications = 2\n";
+
+    fn plan() -> AnyPlan {
+        parse(CAMPAIGN, "u.toml").unwrap()
+    }
+
+    #[test]
+    fn units_computed_apart_store_what_the_local_runner_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan();
+        let local_path = dir.path().join("local.sqlite");
+        run(&plan, &local_path, 2, false).unwrap();
+
+        let apart_path = dir.path().join("apart.sqlite");
+        let mut apart = Store::open(&apart_path).unwrap();
+        let (total, units) = prepare(&plan, &mut apart).unwrap();
+        assert_eq!(
+            total,
+            2 * 2 * 2,
+            "2 client counts × 2 algorithms × 2 replications"
+        );
+        assert_eq!(units.len(), total);
+        // A worker expands the plan from the text alone.
+        let (text, origin) = plan_text(&plan);
+        let worker = parse(text, origin).unwrap();
+        for u in units.iter().rev() {
+            let bytes = compute(&worker, u).unwrap();
+            commit(&plan, &mut apart, u, &bytes).unwrap();
+        }
+        let local = Store::open_read_only(&local_path).unwrap();
+        assert_eq!(apart.dump().unwrap(), local.dump().unwrap());
+        // Resuming finds nothing left to do.
+        assert!(prepare(&plan, &mut apart).unwrap().1.is_empty());
+    }
+
+    #[test]
+    fn results_cross_as_bytes_exactly() {
+        let plan = plan();
+        let (_, units) = prepare(
+            &plan,
+            &mut Store::open(&tempfile::tempdir().unwrap().path().join("s")).unwrap(),
+        )
+        .unwrap();
+        let direct = plan.compute(&units[0]).unwrap();
+        let bytes = compute(&plan, &units[0]).unwrap();
+        assert_eq!(UnitResult::decode(&bytes).unwrap(), direct);
+        let mut nan = direct.clone();
+        let UnitResult::Dumbbell(r) = &mut nan else {
+            panic!("a dumbbell campaign")
+        };
+        r.uplink.busy = f64::NAN;
+        r.duration = f64::from_bits(0x3FB9_9999_9999_999A); // 0.1, not a short float
+        let back = UnitResult::decode(&nan.encode()).unwrap();
+        let UnitResult::Dumbbell(b) = back else {
+            panic!("decodes as it was")
+        };
+        assert!(b.uplink.busy.is_nan());
+        assert_eq!(b.duration.to_bits(), 0x3FB9_9999_9999_999A);
+    }
+
+    #[test]
+    fn foreign_units_and_results_are_refused() {
+        let plan = plan();
+        let (_, units) = prepare(
+            &plan,
+            &mut Store::open(&tempfile::tempdir().unwrap().path().join("s")).unwrap(),
+        )
+        .unwrap();
+        let mut wrong = units[0].clone();
+        wrong.replication = 1 - wrong.replication;
+        let e = compute(&plan, &wrong).unwrap_err().to_string();
+        assert!(e.contains("another definition"), "{e}");
+        wrong = units[0].clone();
+        wrong.cell = 99;
+        let e = compute(&plan, &wrong).unwrap_err().to_string();
+        assert!(e.contains("4 cells"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s")).unwrap();
+        let e = commit(&plan, &mut store, &units[0], b"not cbor")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected the CBOR encoding"), "{e}");
+        let star = parse(
+            "name = \"w\"\nalgorithms = [\"tcp-lwip\"]\n[network]\nkind = \"star\"\n\
+             [[set]]\nname = \"a\"\nstations = [12]\nreplications = 1\n",
+            "w.toml",
+        )
+        .unwrap();
+        let (_, star_units) = prepare(&star, &mut store).unwrap();
+        let dumbbell = plan.compute(&units[0]).unwrap();
+        let e = star
+            .commit(&mut store, &star_units[0], &dumbbell)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "a dumbbell run result for a star campaign");
     }
 }

@@ -4,7 +4,8 @@
 //! cores into a resumable results store ([`crate::store`]).
 //!
 //! - [`file`]: the TOML schema; [`plan`]: expansion and checks;
-//! - [`key`]: run keys and the model version; [`runner`]: parallel execution;
+//! - [`key`]: run keys and the model version; [`unit`]: one run, computed and
+//!   stored the same way by every executor; [`runner`]: parallel execution;
 //! - [`grid`]: campaigns on the 802.15.4 grid of the pCoCoA evaluation
 //!   (`[network] kind = "grid"`, spec `testbed.md` §4);
 //! - [`star`]: campaigns on the Wi-Fi star of the lwIP evaluation
@@ -17,6 +18,7 @@ pub mod plan;
 pub mod runner;
 pub mod sets;
 pub mod star;
+pub mod unit;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -30,6 +32,7 @@ pub use grid::{GridCell, GridPlan};
 pub use plan::{load, parse, Cell, Plan};
 pub use runner::Outcome;
 pub use star::{StarCell, StarPlan};
+pub use unit::{Campaign, Unit, UnitResult};
 
 /// A campaign of either network, as its file's `[network] kind` says.
 #[derive(Clone, Debug)]
@@ -62,7 +65,7 @@ pub fn load_any(path: &Path) -> Result<AnyPlan> {
 /// A campaign's progress on stderr: a bar with an ETA on a terminal; when
 /// stderr is not a terminal (a log, CI), a plain line at most every
 /// [`Progress::PLAIN_EVERY`], so a long campaign is never silent.
-pub(crate) struct Progress {
+pub struct Progress {
     bar: ProgressBar,
     /// Runs to compute, and how many are done.
     n: usize,
@@ -77,7 +80,7 @@ impl Progress {
     pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
 
     /// Progress over `n` runs of summed weight `weight`; nothing if `!show`.
-    pub(crate) fn new(weight: u64, n: usize, show: bool) -> Self {
+    pub fn new(weight: u64, n: usize, show: bool) -> Self {
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
         let bar = if show && terminal {
             ProgressBar::with_draw_target(Some(weight), ProgressDrawTarget::stderr())
@@ -103,7 +106,7 @@ impl Progress {
     }
 
     /// A run of `weight` was stored.
-    pub(crate) fn stored(&mut self, weight: u64) {
+    pub fn stored(&mut self, weight: u64) {
         self.finished += 1;
         self.bar.inc(weight);
         self.bar
@@ -122,7 +125,7 @@ impl Progress {
     }
 
     /// Clears the bar.
-    pub(crate) fn finish(&self) {
+    pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
 }
@@ -137,28 +140,7 @@ pub fn run(
     pause: Option<Duration>,
     show_progress: bool,
 ) -> Result<Outcome> {
-    store.register(plan)?;
-    let done = store.done_keys()?;
-    let total = plan.distinct_keys().len();
-    let jobs = runner::pending(plan, &done);
-    let outcome = Outcome {
-        total,
-        reused: total - jobs.len(),
-        computed: 0,
-    };
-    let weight: u64 = jobs.iter().map(|j| j.weight).sum();
-    let mut progress = Progress::new(weight, jobs.len(), show_progress);
-    let computed = runner::execute(&jobs, store, threads, &mut |job| {
-        progress.stored(job.weight);
-        if let Some(p) = pause {
-            std::thread::sleep(p);
-        }
-    })?;
-    progress.finish();
-    Ok(Outcome {
-        computed,
-        ..outcome
-    })
+    unit::run_units(plan, store, threads, pause, show_progress)
 }
 
 /// `coapcc campaign <file> --store … --threads …`: a dumbbell, grid or star

@@ -4,33 +4,19 @@
 //! ([`crate::store`]) beside the dumbbell campaigns.
 //!
 //! - [`file`]: the TOML schema; [`plan`]: expansion and checks; this module:
-//!   the runs still to do and running them.
+//!   the cost of a run and running them ([`super::unit`]).
 
 pub mod file;
 pub mod plan;
 
-use std::collections::HashSet;
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
-use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
+use anyhow::Result;
+use coapcc_sim::grid::{GridRunSpec, GridWorkloadKind};
 
-use super::runner::{execute_with, Outcome};
+use super::runner::Outcome;
 use crate::store::Store;
 pub use plan::{load, parse, GridCell, GridPlan};
-
-/// One grid run still to do.
-#[derive(Clone, Debug)]
-pub struct GridJob<'a> {
-    /// Its key.
-    pub key: &'a str,
-    /// What to run.
-    pub spec: &'a GridRunSpec,
-    /// Which replication.
-    pub replication: u32,
-    /// Its expected cost, for ordering and the ETA ([`weight`]).
-    pub weight: u64,
-}
 
 /// The expected cost of a run: its traffic time × the requests per second
 /// its clients try to send, capped at 8 (about where the grid saturates and
@@ -53,28 +39,6 @@ pub fn weight(spec: &GridRunSpec) -> u64 {
     (1000.0 * w.duration_s * rate.min(8.0)).max(1.0) as u64
 }
 
-/// The runs of `plan` whose keys are not in `done`, each once, heaviest first.
-pub fn pending<'a>(plan: &'a GridPlan, done: &HashSet<String>) -> Vec<GridJob<'a>> {
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut jobs = Vec::new();
-    for cell in &plan.cells {
-        let w = weight(&cell.spec);
-        for (r, key) in cell.keys.iter().enumerate() {
-            if done.contains(key) || !seen.insert(key) {
-                continue;
-            }
-            jobs.push(GridJob {
-                key,
-                spec: &cell.spec,
-                replication: r as u32,
-                weight: w,
-            });
-        }
-    }
-    jobs.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.key.cmp(b.key)));
-    jobs
-}
-
 /// Runs every run of `plan` missing from `store`, as [`super::run`] does for
 /// the dumbbell: `threads` = 0 uses every core; `pause` (tests only) sleeps
 /// after each stored run; `show_progress` draws a progress bar with an ETA.
@@ -85,38 +49,14 @@ pub fn run(
     pause: Option<Duration>,
     show_progress: bool,
 ) -> Result<Outcome> {
-    store.register_grid(plan)?;
-    let done = store.done_grid_keys()?;
-    let total = plan.distinct_keys().len();
-    let jobs = pending(plan, &done);
-    let weight: u64 = jobs.iter().map(|j| j.weight).sum();
-    let mut progress = super::Progress::new(weight, jobs.len(), show_progress);
-    let computed = execute_with(
-        &jobs,
-        threads,
-        |job| {
-            grid::run(job.spec, job.replication)
-                .map_err(|e| anyhow!("run {} (replication {}): {e}", job.key, job.replication))
-        },
-        |job, result| store.insert_grid_run(job.key, job.spec, job.replication, &result),
-        &mut |job| {
-            progress.stored(job.weight);
-            if let Some(p) = pause {
-                std::thread::sleep(p);
-            }
-        },
-    )?;
-    progress.finish();
-    Ok(Outcome {
-        total,
-        reused: total - jobs.len(),
-        computed,
-    })
+    super::unit::run_units(plan, store, threads, pause, show_progress)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::campaign::Campaign;
+    use std::collections::HashSet;
 
     #[test]
     fn weights_grow_with_the_load_and_saturate() {
@@ -131,10 +71,10 @@ mod tests {
         assert!(w[0] < w[1] && w[1] < w[2], "{w:?}");
         assert_eq!(w[2], w[3], "saturated");
         assert!(w[4] < w[5], "longer ON, more work: {w:?}");
-        let jobs = pending(&plan, &HashSet::new());
+        let jobs = plan.pending(&HashSet::new());
         assert_eq!(jobs.len(), 4 * 2 + 2);
         assert!(jobs.windows(2).all(|j| j[0].weight >= j[1].weight));
         let done: HashSet<String> = plan.cells[0].keys.iter().cloned().collect();
-        assert_eq!(pending(&plan, &done).len(), 8);
+        assert_eq!(plan.pending(&done).len(), 8);
     }
 }
