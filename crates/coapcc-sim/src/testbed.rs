@@ -20,7 +20,7 @@ use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
 use coapcc_link::{Datagram, Network, Output};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
 use coapcc_proto::message::Code;
-use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
+use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
 
 use crate::agenda::Agenda;
 use crate::client_factory::is_tcp;
@@ -219,7 +219,9 @@ struct Testbed<'a> {
     /// Every client in global order.
     order: Vec<Slot>,
     tcp: TcpWorld,
-    server: Server<u32, FixedPayload>,
+    /// The server; its peers are the UDP clients' indexes, so its
+    /// deduplication cache is indexed per client.
+    server: Server<u32, FixedPayload, DenseIndex>,
     histograms: Vec<Vec<u64>>,
     unfinished: usize,
     buf: [u8; MAX_DATAGRAM],
@@ -269,11 +271,12 @@ impl<'a> Testbed<'a> {
                 }
             }
         }
-        let server = Server::new(
+        let server = Server::with_index(
             ServerConfig::default(),
             FixedPayload {
                 size: spec.coap.response_payload,
             },
+            DenseIndex::with_peers(clients.len()),
         );
         let unfinished = order.len();
         Ok(Testbed {
