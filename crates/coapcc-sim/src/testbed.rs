@@ -82,7 +82,6 @@ struct SimClient {
     /// The deadline for which a timer event is queued.
     timer_queued: Option<Nanos>,
     finished: bool,
-    record: ClientRecord,
 }
 
 /// Sees every packet an endpoint sends, when it sends it (e.g. to write a pcap).
@@ -214,6 +213,10 @@ struct Testbed<'a> {
     net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
+    /// The UDP clients' result records, by the same index. Kept apart from
+    /// the clients so that a run of UDP clients only hands them over as its
+    /// result instead of building a copy while every client is alive.
+    records: Vec<ClientRecord>,
     /// The global index of each UDP client.
     udp_global: Vec<u32>,
     /// Every client in global order.
@@ -236,6 +239,7 @@ impl<'a> Testbed<'a> {
         let n = &spec.network;
         let population: usize = spec.groups.iter().map(|g| g.clients as usize).sum();
         let mut clients = Vec::with_capacity(population);
+        let mut records = Vec::with_capacity(population);
         let mut udp_global = Vec::with_capacity(population);
         let mut order = Vec::with_capacity(population);
         let profiles: Vec<_> = spec
@@ -268,6 +272,10 @@ impl<'a> Testbed<'a> {
                     order.push(Slot::Udp(clients.len() as u32));
                     udp_global.push(index);
                     clients.push(new_client(spec, g, gi as u32, seed)?);
+                    records.push(ClientRecord {
+                        group: gi as u32,
+                        ..ClientRecord::default()
+                    });
                 }
             }
         }
@@ -287,6 +295,7 @@ impl<'a> Testbed<'a> {
             packets: PacketStore::default(),
             net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
+            records,
             udp_global,
             order,
             tcp,
@@ -585,7 +594,7 @@ impl<'a> Testbed<'a> {
                 cl.started = Some(self.now);
             }
             if tx.ordinal > 0 {
-                cl.record.retransmissions += 1;
+                self.records[c].retransmissions += 1;
             }
             if let Some(tap) = self.tap.as_mut() {
                 let src = self.udp_global[c];
@@ -603,15 +612,16 @@ impl<'a> Testbed<'a> {
         }
         let mut exchange_ended = false;
         while let Some(ev) = self.clients[c].coap.poll_event() {
-            let cl = &mut self.clients[c];
+            let cl = &self.clients[c];
+            let record = &mut self.records[c];
             match ev {
                 ClientEvent::Response {
                     retransmissions,
                     elapsed,
                     ..
                 } => {
-                    cl.record.completed += 1;
-                    cl.record.rtt_sum += to_secs(elapsed);
+                    record.completed += 1;
+                    record.rtt_sum += to_secs(elapsed);
                     let h = &mut self.histograms[cl.group as usize];
                     let n = retransmissions as usize;
                     if h.len() <= n {
@@ -621,15 +631,15 @@ impl<'a> Testbed<'a> {
                     exchange_ended = true;
                 }
                 ClientEvent::Failed { .. } => {
-                    cl.record.failed += 1;
+                    record.failed += 1;
                     exchange_ended = true;
                 }
                 ClientEvent::TimerExpired { timer, .. } => {
-                    cl.record.expirations += 1;
-                    cl.record.max_expired_timer = cl.record.max_expired_timer.max(timer);
+                    record.expirations += 1;
+                    record.max_expired_timer = record.max_expired_timer.max(timer);
                 }
-                ClientEvent::DuplicateResponse { .. } => cl.record.unnecessary += 1,
-                ClientEvent::MismatchedResponse { .. } => cl.record.mismatched_responses += 1,
+                ClientEvent::DuplicateResponse { .. } => record.unnecessary += 1,
+                ClientEvent::MismatchedResponse { .. } => record.mismatched_responses += 1,
                 _ => {}
             }
         }
@@ -638,7 +648,7 @@ impl<'a> Testbed<'a> {
             if cl.remaining == 0 {
                 if !cl.finished {
                     cl.finished = true;
-                    cl.record.fct = Some(to_secs(self.now - cl.started.unwrap_or(0)));
+                    self.records[c].fct = Some(to_secs(self.now - cl.started.unwrap_or(0)));
                     self.unfinished -= 1;
                 }
             } else {
@@ -663,21 +673,28 @@ impl<'a> Testbed<'a> {
             "packet conservation violated: {:?}",
             self.conservation
         );
-        let mut tcp_records = self.tcp.finish().into_iter();
-        let mut clients = Vec::with_capacity(self.order.len());
-        for slot in &self.order {
-            match *slot {
-                Slot::Udp(c) => {
-                    let cl = &mut self.clients[c as usize];
-                    cl.record.spurious_detected = cl
-                        .coap
-                        .algorithm(SERVER)
-                        .map_or(0, |a| a.spurious_detected() as u32);
-                    clients.push(std::mem::take(&mut cl.record));
-                }
-                Slot::Tcp(_) => clients.push(tcp_records.next().expect("one per TCP client")),
-            }
+        for (record, cl) in self.records.iter_mut().zip(&self.clients) {
+            record.spurious_detected = cl
+                .coap
+                .algorithm(SERVER)
+                .map_or(0, |a| a.spurious_detected() as u32);
         }
+        let tcp_records = self.tcp.finish();
+        let mut records = std::mem::take(&mut self.records);
+        // UDP clients only: their records are already in global order.
+        let clients = if tcp_records.is_empty() {
+            records
+        } else {
+            let mut tcp_records = tcp_records.into_iter();
+            let mut clients = Vec::with_capacity(self.order.len());
+            for slot in &self.order {
+                clients.push(match *slot {
+                    Slot::Udp(c) => std::mem::take(&mut records[c as usize]),
+                    Slot::Tcp(_) => tcp_records.next().expect("one per TCP client"),
+                });
+            }
+            clients
+        };
         for (h, t) in self.histograms.iter_mut().zip(&self.tcp.histograms) {
             if h.len() < t.len() {
                 h.resize(t.len(), 0);
@@ -718,9 +735,5 @@ fn new_client(spec: &RunSpec, g: &Group, group: u32, seed: u64) -> Result<SimCli
         started: None,
         timer_queued: None,
         finished: false,
-        record: ClientRecord {
-            group,
-            ..ClientRecord::default()
-        },
     })
 }
