@@ -16,9 +16,11 @@
 //! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
 //! error model and delays. A run may mix UDP and TCP groups.
 
+use std::sync::Arc;
+
 use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
 use coapcc_link::{Datagram, Network, Output};
-use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
+use coapcc_proto::client::{Client, ClientConfig, ClientEvent, ClientSettings, Request};
 use coapcc_proto::message::Code;
 use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
 
@@ -254,6 +256,16 @@ impl<'a> Testbed<'a> {
             &profiles,
         );
         for (gi, g) in spec.groups.iter().enumerate() {
+            // One copy of a UDP group's settings, shared by its clients.
+            let settings = if is_tcp(&g.algorithm) {
+                None
+            } else {
+                let config = ClientConfig {
+                    max_retransmit: spec.coap.max_retransmit,
+                    ..ClientConfig::default()
+                };
+                Some(crate::client_factory::settings(&g.algorithm, config)?)
+            };
             for _ in 0..g.clients {
                 let index = order.len() as u32;
                 let seed = derive(seed, Stream::Client, u64::from(index));
@@ -271,7 +283,8 @@ impl<'a> Testbed<'a> {
                 } else {
                     order.push(Slot::Udp(clients.len() as u32));
                     udp_global.push(index);
-                    clients.push(new_client(spec, g, gi as u32, seed)?);
+                    let settings = settings.as_ref().expect("a UDP group has settings");
+                    clients.push(new_client(settings, g, gi as u32, seed));
                     records.push(ClientRecord {
                         group: gi as u32,
                         ..ClientRecord::default()
@@ -715,16 +728,12 @@ impl<'a> Testbed<'a> {
     }
 }
 
-fn new_client(spec: &RunSpec, g: &Group, group: u32, seed: u64) -> Result<SimClient, SpecError> {
+fn new_client(settings: &Arc<ClientSettings>, g: &Group, group: u32, seed: u64) -> SimClient {
     let mut rng = SimRng::new(seed);
     let coap_rng = SimRng::new(rng.next_u64());
     let first_mid = rng.next_u64() as u16;
-    let config = ClientConfig {
-        max_retransmit: spec.coap.max_retransmit,
-        ..ClientConfig::default()
-    };
-    let coap = crate::client_factory::client(&g.algorithm, config, coap_rng, first_mid)?;
-    Ok(SimClient {
+    let coap = crate::client_factory::client(settings, coap_rng, first_mid);
+    SimClient {
         coap,
         group,
         kind: g.workload.kind,
@@ -735,5 +744,5 @@ fn new_client(spec: &RunSpec, g: &Group, group: u32, seed: u64) -> Result<SimCli
         started: None,
         timer_queued: None,
         finished: false,
-    })
+    }
 }
