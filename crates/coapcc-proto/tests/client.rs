@@ -4,9 +4,10 @@
 //! responses, NON requests, reset.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use coapcc_proto::client::{
-    Client, ClientConfig, ClientError, ClientEvent, FailReason, Request, Transmit,
+    Client, ClientConfig, ClientError, ClientEvent, ClientSettings, FailReason, Request, Transmit,
 };
 use coapcc_proto::message::{option, Code, Message, MessageType};
 use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
@@ -1253,4 +1254,56 @@ fn lost_responses_do_not_stall_a_fasor_token_client() {
     // answer costs one timer. The ratchet reached 60 s timers here.
     assert!(largest_timer < 5.0, "largest timer {largest_timer} s");
     assert!(now < 140 * SEC, "60 exchanges took {} s", now / SEC);
+}
+
+/// Clients sharing one `ClientSettings` behave as clients each built with a
+/// copy of their own (same datagrams, same events, through retransmissions
+/// to MAX_RETRANSMIT); settings whose parameters the algorithm rejects are
+/// refused.
+#[test]
+fn clients_sharing_settings_behave_as_own_copies() {
+    let info = registry::find("cocoa").unwrap();
+    let config = ClientConfig {
+        max_retransmit: 2,
+        token_len: 2,
+        ..ClientConfig::default()
+    };
+    let shared = ClientSettings::new(config.clone(), (info, AlgorithmParams::default())).unwrap();
+    for (seed, mid) in [(7, 100), (9, 65535)] {
+        let mut a = Client::with_settings(Arc::clone(&shared), Mix(seed), mid);
+        let mut b = Client::new(
+            config.clone(),
+            (info, AlgorithmParams::default()),
+            Mix(seed),
+            mid,
+        );
+        assert_eq!(a.config(), b.config());
+        let mut now = 0;
+        let mut sent = 0;
+        for _ in 0..2 {
+            a.request(now, SERVER, &GET).unwrap();
+            b.request(now, SERVER, &GET).unwrap();
+            // Nothing answers: the first transmission and two retransmissions.
+            while let Some(at) = a.poll_timeout() {
+                let (ta, tb) = (tx(&mut a), tx(&mut b));
+                sent += ta.len();
+                assert_eq!(ta, tb);
+                assert_eq!(events(&mut a), events(&mut b));
+                assert_eq!(Some(at), b.poll_timeout());
+                now = at;
+                a.handle_timeout(now);
+                b.handle_timeout(now);
+            }
+            assert_eq!(events(&mut a), events(&mut b));
+            assert_eq!(b.poll_timeout(), None);
+        }
+        assert_eq!(sent, 2 * 3, "two exchanges of three transmissions");
+    }
+    assert_eq!(Arc::strong_count(&shared), 1, "the clients are gone");
+    let bad = AlgorithmParams {
+        cap: Some(-1.0),
+        ..AlgorithmParams::default()
+    };
+    let err = ClientSettings::new(config, (registry::find("default").unwrap(), bad)).err();
+    assert_eq!(err.map(|e| e.field), Some("cap"));
 }

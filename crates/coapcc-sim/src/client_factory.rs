@@ -1,7 +1,9 @@
 //! Builds simulated CoAP clients from scenario algorithm specs through the
 //! algorithm registry.
 
-use coapcc_proto::client::{Client, ClientConfig};
+use std::sync::Arc;
+
+use coapcc_proto::client::{Client, ClientConfig, ClientSettings};
 
 use crate::config::AlgorithmSpec;
 use crate::rng::SimRng;
@@ -20,13 +22,18 @@ pub fn check(spec: &AlgorithmSpec) -> Result<(), SpecError> {
     spec.check().map_err(SpecError)
 }
 
-/// A client endpoint running `spec`'s algorithm toward every peer.
-pub fn client(
+/// The settings of a group's clients running `spec`'s algorithm toward
+/// every peer, built once and shared by the group.
+pub fn settings(
     spec: &AlgorithmSpec,
     config: ClientConfig,
-    rng: SimRng,
-    first_mid: u16,
-) -> Result<Client<u32, SimRng>, SpecError> {
+) -> Result<Arc<ClientSettings>, SpecError> {
     let factory = spec.factory().map_err(SpecError)?;
-    Ok(Client::new(config, factory, rng, first_mid))
+    ClientSettings::new(config, factory)
+        .map_err(|e| SpecError(format!("algorithm `{}`: {e}", factory.0.name)))
+}
+
+/// A client endpoint with a group's shared `settings`.
+pub fn client(settings: &Arc<ClientSettings>, rng: SimRng, first_mid: u16) -> Client<u32, SimRng> {
+    Client::with_settings(Arc::clone(settings), rng, first_mid)
 }

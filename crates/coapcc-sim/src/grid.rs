@@ -22,7 +22,7 @@ use coapcc_link::grid::{self, FrameTrace, Grid, NodeRecord};
 use coapcc_link::{Datagram, Network, Output, PacketId};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
 use coapcc_proto::message::{Code, MessageView};
-use coapcc_proto::server::{Handler, Response, Server, ServerConfig, ServerOutput};
+use coapcc_proto::server::{DenseIndex, Handler, Response, Server, ServerConfig, ServerOutput};
 use serde::{Deserialize, Serialize};
 
 use crate::agenda::Agenda;
@@ -495,7 +495,7 @@ struct World<'a> {
     clients: Vec<SimClient>,
     /// Client slot of each node index.
     slot_of: Vec<Option<u16>>,
-    server: Server<u32, Sink>,
+    server: Server<u32, Sink, DenseIndex>,
     server_node: u16,
     payload: Vec<u8>,
     buf: [u8; MAX_MESSAGE],
@@ -557,11 +557,13 @@ impl<'a> World<'a> {
                 record: node_result(i, *role),
             });
         }
-        let server = Server::new(
+        // Peers are node numbers (1..=n): a record each.
+        let server = Server::with_index(
             ServerConfig::default(),
             Sink {
                 payload: spec.coap.response_payload,
             },
+            DenseIndex::with_peers(n + 1),
         );
         let trace_slot = w.trace_node.and_then(|t| slot_of[t as usize - 1]);
         let end = from_secs(w.warmup_s + w.duration_s);

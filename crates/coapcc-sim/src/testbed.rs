@@ -16,11 +16,13 @@
 //! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
 //! error model and delays. A run may mix UDP and TCP groups.
 
+use std::sync::Arc;
+
 use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
 use coapcc_link::{Datagram, Network, Output};
-use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
+use coapcc_proto::client::{Client, ClientConfig, ClientEvent, ClientSettings, Request};
 use coapcc_proto::message::Code;
-use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
+use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
 
 use crate::agenda::Agenda;
 use crate::client_factory::is_tcp;
@@ -82,7 +84,6 @@ struct SimClient {
     /// The deadline for which a timer event is queued.
     timer_queued: Option<Nanos>,
     finished: bool,
-    record: ClientRecord,
 }
 
 /// Sees every packet an endpoint sends, when it sends it (e.g. to write a pcap).
@@ -214,12 +215,18 @@ struct Testbed<'a> {
     net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
+    /// The UDP clients' result records, by the same index. Kept apart from
+    /// the clients so that a run of UDP clients only hands them over as its
+    /// result instead of building a copy while every client is alive.
+    records: Vec<ClientRecord>,
     /// The global index of each UDP client.
     udp_global: Vec<u32>,
     /// Every client in global order.
     order: Vec<Slot>,
     tcp: TcpWorld,
-    server: Server<u32, FixedPayload>,
+    /// The server; its peers are the UDP clients' indexes, so its
+    /// deduplication cache is indexed per client.
+    server: Server<u32, FixedPayload, DenseIndex>,
     histograms: Vec<Vec<u64>>,
     unfinished: usize,
     buf: [u8; MAX_DATAGRAM],
@@ -234,6 +241,7 @@ impl<'a> Testbed<'a> {
         let n = &spec.network;
         let population: usize = spec.groups.iter().map(|g| g.clients as usize).sum();
         let mut clients = Vec::with_capacity(population);
+        let mut records = Vec::with_capacity(population);
         let mut udp_global = Vec::with_capacity(population);
         let mut order = Vec::with_capacity(population);
         let profiles: Vec<_> = spec
@@ -248,6 +256,16 @@ impl<'a> Testbed<'a> {
             &profiles,
         );
         for (gi, g) in spec.groups.iter().enumerate() {
+            // One copy of a UDP group's settings, shared by its clients.
+            let settings = if is_tcp(&g.algorithm) {
+                None
+            } else {
+                let config = ClientConfig {
+                    max_retransmit: spec.coap.max_retransmit,
+                    ..ClientConfig::default()
+                };
+                Some(crate::client_factory::settings(&g.algorithm, config)?)
+            };
             for _ in 0..g.clients {
                 let index = order.len() as u32;
                 let seed = derive(seed, Stream::Client, u64::from(index));
@@ -265,15 +283,21 @@ impl<'a> Testbed<'a> {
                 } else {
                     order.push(Slot::Udp(clients.len() as u32));
                     udp_global.push(index);
-                    clients.push(new_client(spec, g, gi as u32, seed)?);
+                    let settings = settings.as_ref().expect("a UDP group has settings");
+                    clients.push(new_client(settings, g, gi as u32, seed));
+                    records.push(ClientRecord {
+                        group: gi as u32,
+                        ..ClientRecord::default()
+                    });
                 }
             }
         }
-        let server = Server::new(
+        let server = Server::with_index(
             ServerConfig::default(),
             FixedPayload {
                 size: spec.coap.response_payload,
             },
+            DenseIndex::with_peers(clients.len()),
         );
         let unfinished = order.len();
         Ok(Testbed {
@@ -284,6 +308,7 @@ impl<'a> Testbed<'a> {
             packets: PacketStore::default(),
             net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
+            records,
             udp_global,
             order,
             tcp,
@@ -582,7 +607,7 @@ impl<'a> Testbed<'a> {
                 cl.started = Some(self.now);
             }
             if tx.ordinal > 0 {
-                cl.record.retransmissions += 1;
+                self.records[c].retransmissions += 1;
             }
             if let Some(tap) = self.tap.as_mut() {
                 let src = self.udp_global[c];
@@ -600,15 +625,16 @@ impl<'a> Testbed<'a> {
         }
         let mut exchange_ended = false;
         while let Some(ev) = self.clients[c].coap.poll_event() {
-            let cl = &mut self.clients[c];
+            let cl = &self.clients[c];
+            let record = &mut self.records[c];
             match ev {
                 ClientEvent::Response {
                     retransmissions,
                     elapsed,
                     ..
                 } => {
-                    cl.record.completed += 1;
-                    cl.record.rtt_sum += to_secs(elapsed);
+                    record.completed += 1;
+                    record.rtt_sum += to_secs(elapsed);
                     let h = &mut self.histograms[cl.group as usize];
                     let n = retransmissions as usize;
                     if h.len() <= n {
@@ -618,15 +644,15 @@ impl<'a> Testbed<'a> {
                     exchange_ended = true;
                 }
                 ClientEvent::Failed { .. } => {
-                    cl.record.failed += 1;
+                    record.failed += 1;
                     exchange_ended = true;
                 }
                 ClientEvent::TimerExpired { timer, .. } => {
-                    cl.record.expirations += 1;
-                    cl.record.max_expired_timer = cl.record.max_expired_timer.max(timer);
+                    record.expirations += 1;
+                    record.max_expired_timer = record.max_expired_timer.max(timer);
                 }
-                ClientEvent::DuplicateResponse { .. } => cl.record.unnecessary += 1,
-                ClientEvent::MismatchedResponse { .. } => cl.record.mismatched_responses += 1,
+                ClientEvent::DuplicateResponse { .. } => record.unnecessary += 1,
+                ClientEvent::MismatchedResponse { .. } => record.mismatched_responses += 1,
                 _ => {}
             }
         }
@@ -635,7 +661,7 @@ impl<'a> Testbed<'a> {
             if cl.remaining == 0 {
                 if !cl.finished {
                     cl.finished = true;
-                    cl.record.fct = Some(to_secs(self.now - cl.started.unwrap_or(0)));
+                    self.records[c].fct = Some(to_secs(self.now - cl.started.unwrap_or(0)));
                     self.unfinished -= 1;
                 }
             } else {
@@ -660,21 +686,28 @@ impl<'a> Testbed<'a> {
             "packet conservation violated: {:?}",
             self.conservation
         );
-        let mut tcp_records = self.tcp.finish().into_iter();
-        let mut clients = Vec::with_capacity(self.order.len());
-        for slot in &self.order {
-            match *slot {
-                Slot::Udp(c) => {
-                    let cl = &mut self.clients[c as usize];
-                    cl.record.spurious_detected = cl
-                        .coap
-                        .algorithm(SERVER)
-                        .map_or(0, |a| a.spurious_detected() as u32);
-                    clients.push(std::mem::take(&mut cl.record));
-                }
-                Slot::Tcp(_) => clients.push(tcp_records.next().expect("one per TCP client")),
-            }
+        for (record, cl) in self.records.iter_mut().zip(&self.clients) {
+            record.spurious_detected = cl
+                .coap
+                .algorithm(SERVER)
+                .map_or(0, |a| a.spurious_detected() as u32);
         }
+        let tcp_records = self.tcp.finish();
+        let mut records = std::mem::take(&mut self.records);
+        // UDP clients only: their records are already in global order.
+        let clients = if tcp_records.is_empty() {
+            records
+        } else {
+            let mut tcp_records = tcp_records.into_iter();
+            let mut clients = Vec::with_capacity(self.order.len());
+            for slot in &self.order {
+                clients.push(match *slot {
+                    Slot::Udp(c) => std::mem::take(&mut records[c as usize]),
+                    Slot::Tcp(_) => tcp_records.next().expect("one per TCP client"),
+                });
+            }
+            clients
+        };
         for (h, t) in self.histograms.iter_mut().zip(&self.tcp.histograms) {
             if h.len() < t.len() {
                 h.resize(t.len(), 0);
@@ -695,16 +728,12 @@ impl<'a> Testbed<'a> {
     }
 }
 
-fn new_client(spec: &RunSpec, g: &Group, group: u32, seed: u64) -> Result<SimClient, SpecError> {
+fn new_client(settings: &Arc<ClientSettings>, g: &Group, group: u32, seed: u64) -> SimClient {
     let mut rng = SimRng::new(seed);
     let coap_rng = SimRng::new(rng.next_u64());
     let first_mid = rng.next_u64() as u16;
-    let config = ClientConfig {
-        max_retransmit: spec.coap.max_retransmit,
-        ..ClientConfig::default()
-    };
-    let coap = crate::client_factory::client(&g.algorithm, config, coap_rng, first_mid)?;
-    Ok(SimClient {
+    let coap = crate::client_factory::client(settings, coap_rng, first_mid);
+    SimClient {
         coap,
         group,
         kind: g.workload.kind,
@@ -715,9 +744,5 @@ fn new_client(spec: &RunSpec, g: &Group, group: u32, seed: u64) -> Result<SimCli
         started: None,
         timer_queued: None,
         finished: false,
-        record: ClientRecord {
-            group,
-            ..ClientRecord::default()
-        },
-    })
+    }
 }

@@ -33,6 +33,7 @@ mod marking;
 mod recent;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use coapcc_rto::registry::{AlgorithmInfo, BoxedAlgorithm};
 use coapcc_rto::{Ack, AlgorithmParams, CongestionControl, Echo, Marking, ParamError, Random};
@@ -225,6 +226,25 @@ impl std::error::Error for ClientError {}
 /// Builds each destination's algorithm: a registry entry and its parameters.
 pub type AlgorithmFactory = (&'static AlgorithmInfo, AlgorithmParams);
 
+/// What a client is set up with, shared by every client of a population (a
+/// simulated group of 10⁶ clients holds one copy, not one each:
+/// `docs/decisions.md`, "Scale: the engine at a million clients").
+#[derive(Clone)]
+pub struct ClientSettings {
+    /// The protocol settings.
+    pub config: ClientConfig,
+    /// The destinations' algorithm.
+    pub factory: AlgorithmFactory,
+}
+
+impl ClientSettings {
+    /// Settings to share, once the factory has accepted its parameters.
+    pub fn new(config: ClientConfig, factory: AlgorithmFactory) -> Result<Arc<Self>, ParamError> {
+        (factory.0.build)(&factory.1)?;
+        Ok(Arc::new(ClientSettings { config, factory }))
+    }
+}
+
 struct Peer<P> {
     peer: P,
     algorithm: BoxedAlgorithm,
@@ -237,8 +257,7 @@ const SEPARATE: usize = 16;
 
 /// A CoAP client endpoint for peers of type `P`, drawing randomness from `R`.
 pub struct Client<P, R> {
-    config: ClientConfig,
-    factory: AlgorithmFactory,
+    settings: Arc<ClientSettings>,
     rng: R,
     next_mid: u16,
     next_id: u64,
@@ -280,10 +299,18 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         rng: R,
         first_mid: u16,
     ) -> Result<Self, ParamError> {
-        (factory.0.build)(&factory.1)?;
-        Ok(Client {
-            config,
-            factory,
+        Ok(Self::with_settings(
+            ClientSettings::new(config, factory)?,
+            rng,
+            first_mid,
+        ))
+    }
+
+    /// A client set up with shared `settings` (their factory already
+    /// checked by [`ClientSettings::new`]); Message IDs start at `first_mid`.
+    pub fn with_settings(settings: Arc<ClientSettings>, rng: R, first_mid: u16) -> Self {
+        Client {
+            settings,
             rng,
             next_mid: first_mid,
             next_id: 0,
@@ -300,20 +327,20 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             separate_at: 0,
             control: VecDeque::new(),
             events: VecDeque::new(),
-        })
+        }
     }
 
     /// The settings.
     pub fn config(&self) -> &ClientConfig {
-        &self.config
+        &self.settings.config
     }
 
     fn peer_index(&mut self, peer: P) -> usize {
         if let Some(i) = self.peers.iter().position(|p| p.peer == peer) {
             return i;
         }
-        let algorithm =
-            (self.factory.0.build)(&self.factory.1).expect("parameters checked in Client::try_new");
+        let algorithm = (self.settings.factory.0.build)(&self.settings.factory.1)
+            .expect("parameters checked in ClientSettings::new");
         self.peers.push(Peer {
             peer,
             algorithm,
@@ -333,7 +360,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         let mut ex = self.spare.pop().unwrap_or_else(|| Exchange::new(peer));
         ex.peer = peer;
         ex.mid = self.next_mid;
-        ex.token_len = self.config.token_len.min(8);
+        ex.token_len = self.settings.config.token_len.min(8);
         ex.token = [0; 8];
         if ex.token_len > 0 {
             let base = match self.token_base {
@@ -348,7 +375,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             ex.token[..usize::from(ex.token_len)]
                 .copy_from_slice(&t[8 - usize::from(ex.token_len)..]);
         }
-        if let Err(e) = ex.encode(req, self.config.max_message_size) {
+        if let Err(e) = ex.encode(req, self.settings.config.max_message_size) {
             self.spare.push(ex);
             return Err(e);
         }
@@ -365,7 +392,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         let id = ex.id;
         self.exchanges.push(ex);
         let pi = self.peer_index(peer);
-        if self.peers[pi].outstanding < self.config.nstart {
+        if self.peers[pi].outstanding < self.settings.config.nstart {
             self.begin(now, self.exchanges.len() - 1);
         }
         Ok(id)
@@ -396,7 +423,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         } else {
             ex.marking = Marking::None;
             ex.timer = Default::default();
-            ex.deadline = now.saturating_add(self.config.response_timeout);
+            ex.deadline = now.saturating_add(self.settings.config.response_timeout);
         }
     }
 
@@ -437,7 +464,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             });
             let pi = self.peer_index(peer);
             let ex = &mut self.exchanges[i];
-            if ex.timer.retransmissions >= self.config.max_retransmit {
+            if ex.timer.retransmissions >= self.settings.config.max_retransmit {
                 self.peers[pi].algorithm.on_failure(secs(now), &ex.timer);
                 self.events.push_back(ClientEvent::Failed {
                     exchange: id,
@@ -476,7 +503,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         let peer = ex.peer;
         let pi = self.peer_index(peer);
         self.peers[pi].outstanding -= 1;
-        while self.peers[pi].outstanding < self.config.nstart {
+        while self.peers[pi].outstanding < self.settings.config.nstart {
             let next = self
                 .exchanges
                 .iter()
@@ -673,7 +700,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         let ex = &mut self.exchanges[i];
         ex.phase = Phase::Separate;
         ex.pending_tx = None;
-        ex.deadline = now.saturating_add(self.config.response_timeout);
+        ex.deadline = now.saturating_add(self.settings.config.response_timeout);
         self.release_slot(now, i);
     }
 
@@ -767,7 +794,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             retransmissions: ex.retransmissions_at_ack,
             elapsed: ex.elapsed_at_ack,
             echo: ex.echo,
-            payload: if self.config.keep_payload {
+            payload: if self.settings.config.keep_payload {
                 msg.payload.to_vec()
             } else {
                 Vec::new()

@@ -4,16 +4,14 @@
 //!
 //! Entries live in a ring in arrival order. With one lifetime for all
 //! entries, arrival order is also expiry order, so both expiry and eviction
-//! (when full) remove from the front. A hash map finds an entry by key through
-//! its sequence number. The ring and the map grow to at most
+//! (when full) remove from the front. An index ([`super::index`]) finds an
+//! entry by key through its sequence number. The ring grows to at most
 //! `max_entries`; responses of removed entries are kept in a pool and reused,
 //! so a cache in steady state does not allocate.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::Hash;
+use std::collections::VecDeque;
 
-use foldhash::fast::RandomState;
-
+use super::index::DedupIndex;
 use super::Response;
 use crate::Nanos;
 
@@ -36,27 +34,40 @@ impl Entry {
     }
 }
 
-pub(crate) struct DedupCache<P> {
+/// A ring element: the key, the index's link, the entry.
+struct Slot<P> {
+    key: (P, u16),
+    link: u32,
+    entry: Entry,
+}
+
+pub(crate) struct DedupCache<P, I> {
     lifetime: Nanos,
     max_entries: usize,
-    /// Entries in arrival order; `ring[i]` has sequence number `front_seq + i`.
-    ring: VecDeque<((P, u16), Entry)>,
+    /// Entries in arrival order; `ring[i]` has sequence number `front_seq + i`
+    /// and ticket `(front_seq + i) as u32`.
+    ring: VecDeque<Slot<P>>,
     front_seq: u64,
-    index: HashMap<(P, u16), u64, RandomState>,
+    index: I,
     pool: Vec<Response>,
 }
 
-impl<P: Copy + Eq + Hash> DedupCache<P> {
-    pub fn new(lifetime: Nanos, max_entries: usize) -> Self {
-        // Reserve up front what a large run needs, so the hot path neither
-        // rehashes nor grows; bigger caches grow (once) beyond this.
-        let reserve = max_entries.min(1 << 16);
+/// Entries a cache reserves room for up front, so that the hot path of a
+/// large run does not grow the ring (bigger caches grow once beyond this).
+pub(crate) fn reserve(max_entries: usize) -> usize {
+    max_entries.min(1 << 16)
+}
+
+impl<P: Copy + Eq, I: DedupIndex<P>> DedupCache<P, I> {
+    /// A cache of at most `max_entries` (at least 1, at most 2³¹: tickets
+    /// are 32 bits) remembered for `lifetime`, found through `index`.
+    pub fn new(lifetime: Nanos, max_entries: usize, index: I) -> Self {
         DedupCache {
             lifetime,
-            max_entries: max_entries.max(1),
-            ring: VecDeque::with_capacity(reserve),
+            max_entries: max_entries.clamp(1, 1 << 31),
+            ring: VecDeque::with_capacity(reserve(max_entries)),
             front_seq: 0,
-            index: HashMap::with_capacity_and_hasher(reserve, RandomState::default()),
+            index,
             pool: Vec::new(),
         }
     }
@@ -66,9 +77,10 @@ impl<P: Copy + Eq + Hash> DedupCache<P> {
     }
 
     fn pop_front(&mut self) {
-        if let Some((key, entry)) = self.ring.pop_front() {
-            self.index.remove(&key);
-            self.pool.push(entry.response);
+        if let Some(slot) = self.ring.pop_front() {
+            let (peer, mid) = slot.key;
+            self.index.remove(peer, mid, self.front_seq as u32);
+            self.pool.push(slot.entry.response);
             self.front_seq += 1;
         }
     }
@@ -76,8 +88,8 @@ impl<P: Copy + Eq + Hash> DedupCache<P> {
     /// Forgets entries older than the lifetime at `now`.
     pub fn expire(&mut self, now: Nanos) -> u64 {
         let mut n = 0;
-        while let Some((_, e)) = self.ring.front() {
-            if now.saturating_sub(e.at) < self.lifetime {
+        while let Some(slot) = self.ring.front() {
+            if now.saturating_sub(slot.entry.at) < self.lifetime {
                 break;
             }
             self.pop_front();
@@ -88,8 +100,13 @@ impl<P: Copy + Eq + Hash> DedupCache<P> {
 
     /// The live entry for `key` at `now`.
     pub fn get(&self, key: &(P, u16), now: Nanos) -> Option<&Entry> {
-        let seq = *self.index.get(key)?;
-        let (_, e) = &self.ring[(seq - self.front_seq) as usize];
+        let front = self.front_seq as u32;
+        let slot = |t: u32| &self.ring[t.wrapping_sub(front) as usize];
+        let t = self.index.find(key.0, key.1, |t| {
+            let s = slot(t);
+            (s.key.1, s.link)
+        })?;
+        let e = &slot(t).entry;
         (now.saturating_sub(e.at) < self.lifetime).then_some(e)
     }
 
@@ -116,20 +133,21 @@ impl<P: Copy + Eq + Hash> DedupCache<P> {
         }
         // A stale entry of the same key can only be an expired one at the
         // front; expire() removed it, so the key is free.
-        debug_assert!(!self.index.contains_key(&key));
+        debug_assert!(self.get(&key, now).is_none());
         let mut t = [0u8; 8];
         t[..token.len()].copy_from_slice(token);
         let seq = self.front_seq + self.ring.len() as u64;
-        self.ring.push_back((
+        let link = self.index.insert(key.0, key.1, seq as u32);
+        self.ring.push_back(Slot {
             key,
-            Entry {
+            link,
+            entry: Entry {
                 at: now,
                 token: t,
                 token_len: token.len() as u8,
                 response,
             },
-        ));
-        self.index.insert(key, seq);
+        });
         evicted
     }
 }
@@ -137,6 +155,18 @@ impl<P: Copy + Eq + Hash> DedupCache<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::index::{DenseIndex, HashIndex};
+
+    /// Both indexes behind the same cache behave alike.
+    fn caches(
+        lifetime: Nanos,
+        max: usize,
+    ) -> (DedupCache<u32, HashIndex<u32>>, DedupCache<u32, DenseIndex>) {
+        (
+            DedupCache::new(lifetime, max, HashIndex::with_capacity(max)),
+            DedupCache::new(lifetime, max, DenseIndex::with_peers(2)),
+        )
+    }
 
     fn resp(code: u8) -> Response {
         Response {
@@ -145,16 +175,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn entries_expire_after_the_lifetime() {
-        let mut c = DedupCache::<u32>::new(100, 10);
+    fn expiry<I: DedupIndex<u32>>(mut c: DedupCache<u32, I>) {
         c.insert((1, 7), 0, &[9], resp(0x45));
         assert_eq!(c.get(&(1, 7), 99).unwrap().token(), &[9]);
         assert!(
             c.get(&(1, 7), 100).is_none(),
             "expired at exactly the lifetime"
         );
-        assert!(c.get(&(2, 7), 50).is_none(), "another peer");
+        assert!(c.get(&(0, 7), 50).is_none(), "another peer");
         assert_eq!(c.expire(100), 1);
         assert_eq!(c.len(), 0);
         // Same key again later: a fresh entry.
@@ -163,8 +191,13 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_is_evicted_when_full() {
-        let mut c = DedupCache::<u32>::new(1_000, 3);
+    fn entries_expire_after_the_lifetime() {
+        let (h, d) = caches(100, 10);
+        expiry(h);
+        expiry(d);
+    }
+
+    fn eviction<I: DedupIndex<u32>>(mut c: DedupCache<u32, I>) {
         for mid in 0..3 {
             assert_eq!(c.insert((1, mid), u64::from(mid), &[], resp(0x45)), 0);
         }
@@ -177,8 +210,64 @@ mod tests {
     }
 
     #[test]
+    fn the_oldest_is_evicted_when_full() {
+        let (h, d) = caches(1_000, 3);
+        eviction(h);
+        eviction(d);
+    }
+
+    /// The same arrivals (peers numbering in sequence, with retransmissions,
+    /// jumps and wraps of the ID space) give the same answers through both
+    /// indexes, also across the wrap of the 32-bit tickets.
+    #[test]
+    fn both_indexes_agree() {
+        let (mut h, mut d) = caches(50, 40);
+        let start = u64::from(u32::MAX) - 20;
+        h.front_seq = start;
+        d.front_seq = start;
+        let mut next = [65530u16, 100, 7, 0];
+        let mut x = 12345u64;
+        let mut duplicates = 0;
+        for now in 0..400u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) as u32;
+            let peer = r % 4;
+            let n = &mut next[peer as usize];
+            // Mostly the next ID; sometimes a recent one again, sometimes a jump.
+            let mid = match (r >> 8) % 8 {
+                0 => n.wrapping_sub(1 + ((r >> 12) % 5) as u16),
+                1 => {
+                    *n = n.wrapping_add((r >> 12) as u16);
+                    *n
+                }
+                _ => {
+                    *n = n.wrapping_add(1);
+                    *n
+                }
+            };
+            h.expire(now);
+            d.expire(now);
+            let found = h.get(&(peer, mid), now).map(|e| e.at);
+            assert_eq!(found, d.get(&(peer, mid), now).map(|e| e.at), "{now}");
+            duplicates += u32::from(found.is_some());
+            if found.is_none() {
+                let token = [peer as u8];
+                assert_eq!(
+                    h.insert((peer, mid), now, &token, resp(0x45)),
+                    d.insert((peer, mid), now, &token, resp(0x45))
+                );
+            }
+            assert_eq!(h.len(), d.len());
+        }
+        assert!(d.front_seq > u64::from(u32::MAX), "the tickets wrapped");
+        assert!(duplicates > 10, "{duplicates} duplicates found");
+    }
+
+    #[test]
     fn responses_are_recycled() {
-        let mut c = DedupCache::<u32>::new(10, 2);
+        let mut c = DedupCache::new(10, 2, DenseIndex::with_peers(0));
         let mut r = c.take_response();
         r.payload.extend_from_slice(&[1; 100]);
         c.insert((1, 1), 0, &[], r);

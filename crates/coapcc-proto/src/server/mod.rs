@@ -28,12 +28,14 @@
 //! is forgotten first) and, in steady state, nothing is allocated per request.
 
 mod cache;
+mod index;
 
 use std::hash::Hash;
 
 use crate::message::{option, Code, MessageType, MessageView, MessageWriter};
 use crate::Nanos;
 use cache::DedupCache;
+pub use index::{DedupIndex, DenseIndex, HashIndex};
 
 /// Nanoseconds per second.
 const SEC: Nanos = 1_000_000_000;
@@ -185,11 +187,13 @@ pub struct ServerStats {
 }
 
 /// A CoAP server endpoint for peers of type `P` (`u32` in the simulator,
-/// `SocketAddr` on real sockets), answering with `H`.
-pub struct Server<P, H> {
+/// `SocketAddr` on real sockets), answering with `H`, finding remembered
+/// exchanges through the index `I` ([`HashIndex`] for any peer,
+/// [`DenseIndex`] for peers numbered from 0).
+pub struct Server<P, H, I = HashIndex<P>> {
     config: ServerConfig,
     handler: H,
-    cache: DedupCache<P>,
+    cache: DedupCache<P, I>,
     stats: ServerStats,
     /// Message ID of the next Non-confirmable response (the server's own
     /// Message ID space, RFC 7252 §4.4).
@@ -204,10 +208,18 @@ struct Echo<'a> {
 }
 
 impl<P: Copy + Eq + Hash, H: Handler> Server<P, H> {
-    /// A server answering with `handler`.
+    /// A server answering with `handler`, its cache indexed by hashing.
     pub fn new(config: ServerConfig, handler: H) -> Self {
+        let index = HashIndex::with_capacity(cache::reserve(config.max_cache_entries));
+        Self::with_index(config, handler, index)
+    }
+}
+
+impl<P: Copy + Eq, H: Handler, I: DedupIndex<P>> Server<P, H, I> {
+    /// A server answering with `handler`, its cache indexed by `index`.
+    pub fn with_index(config: ServerConfig, handler: H, index: I) -> Self {
         Server {
-            cache: DedupCache::new(config.exchange_lifetime, config.max_cache_entries),
+            cache: DedupCache::new(config.exchange_lifetime, config.max_cache_entries, index),
             config,
             handler,
             stats: ServerStats::default(),
