@@ -4,7 +4,8 @@
 //!
 //! The estimate is deliberately simple (see `docs/decisions.md`,
 //! "Hardening"): a run holds about [`LIVE_BYTES_PER_CLIENT`] per simulated
-//! client while it runs (measured on the dumbbell: 5–8 KiB), and a finished
+//! client while it runs (measured on the dumbbell's scale set: 1.5–1.9 KiB at
+//! 10⁵–10⁶ clients, `docs/performance.md`), and a finished
 //! run keeps one [`ClientRecord`] per client until the results are printed.
 //! Above the memory the machine has available (`MemAvailable` of
 //! `/proc/meminfo`), the command refuses unless given `--force`.
@@ -13,7 +14,7 @@ use anyhow::{bail, Result};
 use coapcc_sim::metrics::ClientRecord;
 
 /// Memory a running simulation holds per client (bytes), measured.
-pub const LIVE_BYTES_PER_CLIENT: u64 = 8 * 1024;
+pub const LIVE_BYTES_PER_CLIENT: u64 = 2 * 1024;
 
 /// Worker threads allowed per core: more only adds contention.
 pub const THREADS_PER_CORE: usize = 4;
