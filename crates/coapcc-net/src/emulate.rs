@@ -931,10 +931,58 @@ impl EmulatorHandle {
     }
 }
 
+/// What the relay tests share: a relay running in the background, and a
+/// dumbbell whose only cost is its propagation delays.
 #[cfg(test)]
-mod tests {
+mod test_relay {
     use super::*;
     use coapcc_link::dumbbell::Buffer;
+
+    /// A relay between `127.0.0.1:addr` and a server, stopped by [`Self::stop`].
+    pub(super) struct TestRelay {
+        pub addr: SocketAddr,
+        stop: tokio::sync::oneshot::Sender<()>,
+        task: tokio::task::JoinHandle<Result<EmulatorReport>>,
+    }
+
+    impl TestRelay {
+        pub async fn start(server: SocketAddr, opts: EmulatorOptions) -> Self {
+            let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let addr = listen.local_addr().unwrap();
+            let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let monitor = Arc::new(EmulatorMonitor::default());
+            let task = tokio::spawn(run(listen, server, opts, monitor, async {
+                let _ = stop_rx.await;
+            }));
+            TestRelay { addr, stop, task }
+        }
+
+        /// Stops the relay and returns its final report.
+        pub async fn stop(self) -> EmulatorReport {
+            self.stop.send(()).unwrap();
+            self.task.await.unwrap().unwrap()
+        }
+    }
+
+    /// 1 Gbit/s both ways, an infinite buffer, no path jitter: a datagram
+    /// takes its direction's delay (ms) and microseconds of serialisation.
+    pub(super) fn fast_dumbbell(uplink_delay_ms: f64, downlink_delay_ms: f64) -> dumbbell::Config {
+        dumbbell::Config {
+            uplink_bps: 1_000_000_000,
+            downlink_bps: 1_000_000_000,
+            uplink_delay_ms,
+            downlink_delay_ms,
+            path_delay_ms: [0.0, 0.0],
+            buffer: Buffer::Infinite,
+            ..dumbbell::Config::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_relay::{fast_dumbbell, TestRelay};
+    use super::*;
 
     /// An echo server that reports the source address of each datagram.
     async fn echo_server() -> (SocketAddr, mpsc::Receiver<SocketAddr>) {
@@ -958,27 +1006,17 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn delays_and_maps_clients() {
         let (server, mut sources) = echo_server().await;
-        let net = dumbbell::Config {
-            uplink_bps: 1_000_000_000,
-            downlink_bps: 1_000_000_000,
-            uplink_delay_ms: 30.0,
-            downlink_delay_ms: 50.0,
-            path_delay_ms: [0.0, 0.0],
-            buffer: Buffer::Infinite,
-            ..dumbbell::Config::default()
-        };
-        let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let relay_addr = listen.local_addr().unwrap();
-        let monitor = Arc::new(EmulatorMonitor::default());
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let opts = EmulatorOptions {
-            network: net.into(),
-            max_clients: 1,
-            ..EmulatorOptions::default()
-        };
-        let relay = tokio::spawn(run(listen, server, opts, monitor.clone(), async {
-            let _ = stop_rx.await;
-        }));
+        let net = fast_dumbbell(30.0, 50.0);
+        let relay = TestRelay::start(
+            server,
+            EmulatorOptions {
+                network: net.into(),
+                max_clients: 1,
+                ..EmulatorOptions::default()
+            },
+        )
+        .await;
+        let relay_addr = relay.addr;
         let mut upstream = Vec::new();
         for _ in 0..2 {
             let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
@@ -1004,8 +1042,7 @@ mod tests {
         assert!(upstream[..3].iter().all(|a| *a == upstream[0]));
         assert!(upstream[3..].iter().all(|a| *a == upstream[3]));
         assert_ne!(upstream[0], upstream[3], "one upstream socket per client");
-        stop_tx.send(()).unwrap();
-        let report = relay.await.unwrap().unwrap();
+        let report = relay.stop().await;
         assert_eq!(report.clients_seen, 2);
         assert_eq!(report.mappings_closed, 1);
         assert_eq!((report.uplink.packets, report.downlink.packets), (6, 6));
@@ -1018,27 +1055,17 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn replies_of_evicted_mappings_are_counted() {
         let (server, _sources) = echo_server().await;
-        let net = dumbbell::Config {
-            uplink_bps: 1_000_000_000,
-            downlink_bps: 1_000_000_000,
-            uplink_delay_ms: 50.0,
-            downlink_delay_ms: 50.0,
-            path_delay_ms: [0.0, 0.0],
-            buffer: Buffer::Infinite,
-            ..dumbbell::Config::default()
-        };
-        let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let relay_addr = listen.local_addr().unwrap();
-        let monitor = Arc::new(EmulatorMonitor::default());
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let opts = EmulatorOptions {
-            network: net.into(),
-            max_clients: 1,
-            ..EmulatorOptions::default()
-        };
-        let relay = tokio::spawn(run(listen, server, opts, monitor.clone(), async {
-            let _ = stop_rx.await;
-        }));
+        let net = fast_dumbbell(50.0, 50.0);
+        let relay = TestRelay::start(
+            server,
+            EmulatorOptions {
+                network: net.into(),
+                max_clients: 1,
+                ..EmulatorOptions::default()
+            },
+        )
+        .await;
+        let relay_addr = relay.addr;
         let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         a.send_to(&[1; 10], relay_addr).await.unwrap();
@@ -1051,8 +1078,7 @@ mod tests {
             .unwrap();
         assert_eq!(&buf[..n], &[2; 10]);
         tokio::time::sleep(Duration::from_millis(100)).await;
-        stop_tx.send(()).unwrap();
-        let r = relay.await.unwrap().unwrap();
+        let r = relay.stop().await;
         assert_eq!(r.mappings_closed, 1);
         assert_eq!(r.upstream.closed, 1, "{r:?}");
         assert_eq!(r.upstream.delivered, 2);
@@ -1064,26 +1090,16 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn large_datagrams_are_relayed_whole_both_ways() {
         let (server, _sources) = echo_server().await;
-        let net = dumbbell::Config {
-            uplink_bps: 1_000_000_000,
-            downlink_bps: 1_000_000_000,
-            uplink_delay_ms: 1.0,
-            downlink_delay_ms: 1.0,
-            path_delay_ms: [0.0, 0.0],
-            buffer: Buffer::Infinite,
-            ..dumbbell::Config::default()
-        };
-        let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let relay_addr = listen.local_addr().unwrap();
-        let monitor = Arc::new(EmulatorMonitor::default());
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let opts = EmulatorOptions {
-            network: net.into(),
-            ..EmulatorOptions::default()
-        };
-        let relay = tokio::spawn(run(listen, server, opts, monitor.clone(), async {
-            let _ = stop_rx.await;
-        }));
+        let net = fast_dumbbell(1.0, 1.0);
+        let relay = TestRelay::start(
+            server,
+            EmulatorOptions {
+                network: net.into(),
+                ..EmulatorOptions::default()
+            },
+        )
+        .await;
+        let relay_addr = relay.addr;
         let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let mut buf = vec![0u8; 70_000];
         for len in [1501usize, 9000, MAX_DATAGRAM] {
@@ -1096,8 +1112,7 @@ mod tests {
             assert_eq!(n, len, "a {len}-byte datagram came back with {n} bytes");
             assert_eq!(&buf[..n], &sent[..]);
         }
-        stop_tx.send(()).unwrap();
-        let r = relay.await.unwrap().unwrap();
+        let r = relay.stop().await;
         assert_eq!((r.upstream.delivered, r.downstream.delivered), (3, 3));
         assert_eq!(r.upstream.bytes, (1501 + 9000 + MAX_DATAGRAM) as u64);
         assert_eq!(r.downstream.bytes, r.upstream.bytes);
@@ -1106,6 +1121,7 @@ mod tests {
 
 #[cfg(test)]
 mod grid_tests {
+    use super::test_relay::TestRelay;
     use super::*;
 
     /// The attachment rule on the 6 × 6 grid: every node but the root (1) and
@@ -1173,20 +1189,18 @@ mod grid_tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn grid_relay_attaches_wraps_and_refuses_oversized_datagrams() {
         let server = echo_server().await;
-        let listen = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let relay_addr = listen.local_addr().unwrap();
-        let monitor = Arc::new(EmulatorMonitor::default());
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let opts = EmulatorOptions {
-            network: EmulatedNetwork::Grid {
-                config: grid::Config::default(),
-                client_nodes: vec![4, 36],
+        let relay = TestRelay::start(
+            server,
+            EmulatorOptions {
+                network: EmulatedNetwork::Grid {
+                    config: grid::Config::default(),
+                    client_nodes: vec![4, 36],
+                },
+                ..EmulatorOptions::default()
             },
-            ..EmulatorOptions::default()
-        };
-        let relay = tokio::spawn(run(listen, server, opts, monitor.clone(), async {
-            let _ = stop_rx.await;
-        }));
+        )
+        .await;
+        let relay_addr = relay.addr;
         let max = grid::sixlowpan::max_coap(Default::default(), true);
         assert_eq!(max, 728);
         for _ in 0..3 {
@@ -1208,8 +1222,7 @@ mod grid_tests {
             .unwrap()
             .unwrap();
         assert_eq!(&buf[..n], &[2; 300], "a fragmented datagram got through");
-        stop_tx.send(()).unwrap();
-        let r = relay.await.unwrap().unwrap();
+        let r = relay.stop().await;
         let g = r.grid.as_ref().expect("a grid report");
         let clients: Vec<(NodeId, u64)> = g
             .nodes
