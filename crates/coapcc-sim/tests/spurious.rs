@@ -4,11 +4,14 @@
 //! received more than one copy of its request (it answers each copy, so more
 //! than one response leaves the server for that exchange).
 
+mod support;
+
 use std::collections::HashMap;
+use support::{group, on_dumbbell};
 
 use coapcc_proto::message::{MessageType, MessageView};
 use coapcc_sim::testbed::{self, Tap, SERVER};
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Workload};
+use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, Workload};
 
 /// Counts, per (client, Message ID), the responses the server sent.
 #[derive(Default)]
@@ -25,20 +28,13 @@ impl Tap for ServerReplies {
 }
 
 fn run(algorithm: &str, clients: u32, buffer: Buffer, errors: ErrorProfile) -> (u64, u64, u64) {
-    let spec = RunSpec {
-        network: Network {
-            buffer,
-            errors,
-            ..Network::default()
-        },
-        coap: Default::default(),
-        groups: vec![Group {
-            algorithm: AlgorithmSpec::named(algorithm),
-            workload: Workload::default(),
-            clients,
-        }],
-        seed: 5,
-    };
+    let algorithm = AlgorithmSpec::named(algorithm);
+    let spec = on_dumbbell(
+        group(algorithm, clients, Workload::default().kind),
+        buffer,
+        errors,
+        5,
+    );
     let mut tap = ServerReplies::default();
     let result = testbed::run_with_tap(&spec, 0, &mut tap).unwrap();
     let truth = tap.0.values().filter(|&&n| n > 1).count() as u64;

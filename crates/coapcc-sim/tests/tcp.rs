@@ -5,25 +5,21 @@
 //! `cargo test -p coapcc-sim --test tcp -- --ignored --nocapture print_trace`
 //! prints the one-client trace of `docs/tcp-trace.md`.
 
+mod support;
+
 use coapcc_sim::tcp_endpoint::{TcpNote, TcpTrace};
 use coapcc_sim::testbed::{self, validate, Tap};
 use coapcc_sim::time::{serialisation, Nanos};
 use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, Workload, WorkloadKind,
+    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, WorkloadKind,
 };
 use coapcc_tcp::{Flags, Segment};
+use support::{group, on_dumbbell};
 
 const MS: Nanos = 1_000_000;
 
-fn group(algorithm: &str, clients: u32, kind: WorkloadKind) -> Group {
-    Group {
-        algorithm: AlgorithmSpec::named(algorithm),
-        workload: Workload {
-            kind,
-            ..Workload::default()
-        },
-        clients,
-    }
+fn named(algorithm: &str, clients: u32, kind: WorkloadKind) -> Group {
+    group(AlgorithmSpec::named(algorithm), clients, kind)
 }
 
 fn spec(clients: u32, kind: WorkloadKind, buffer: Buffer, errors: ErrorProfile) -> RunSpec {
@@ -42,16 +38,7 @@ fn spec_of(
     buffer: Buffer,
     errors: ErrorProfile,
 ) -> RunSpec {
-    RunSpec {
-        network: Network {
-            buffer,
-            errors,
-            ..Network::default()
-        },
-        coap: Default::default(),
-        groups: vec![group(name, clients, kind)],
-        seed: 7,
-    }
+    on_dumbbell(named(name, clients, kind), buffer, errors, 7)
 }
 
 /// The testbed with the router ↔ server path fixed at 15 ms each way (the
@@ -480,9 +467,9 @@ fn udp_and_tcp_clients_share_one_run() {
         },
         coap: Default::default(),
         groups: vec![
-            group("default", 3, WorkloadKind::Continuous),
-            group("tcp", 2, WorkloadKind::Continuous),
-            group("tcp", 2, WorkloadKind::Random),
+            named("default", 3, WorkloadKind::Continuous),
+            named("tcp", 2, WorkloadKind::Continuous),
+            named("tcp", 2, WorkloadKind::Random),
         ],
         seed: 11,
     };

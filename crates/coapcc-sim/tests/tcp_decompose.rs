@@ -20,14 +20,15 @@
 //! the congestion-control algorithm, NewReno or CUBIC, cannot matter), and
 //! no segment waits for a delayed ACK or for Nagle once timing starts.
 
+mod support;
+
 use std::collections::HashMap;
+use support::{group, on_dumbbell};
 
 use coapcc_sim::tcp_endpoint::{TcpNote, TcpTrace};
 use coapcc_sim::testbed::{self, Tap};
 use coapcc_sim::time::Nanos;
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Workload, WorkloadKind,
-};
+use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, RunSpec, WorkloadKind};
 use coapcc_tcp::Flags;
 
 const SEC: f64 = 1e9;
@@ -93,23 +94,12 @@ impl Tap for Collect {
 }
 
 fn spec(alg: &str, clients: u32, buffer: Buffer) -> RunSpec {
-    RunSpec {
-        network: Network {
-            buffer,
-            errors: ErrorProfile::None,
-            ..Network::default()
-        },
-        coap: Default::default(),
-        groups: vec![Group {
-            algorithm: AlgorithmSpec::named(alg),
-            workload: Workload {
-                kind: WorkloadKind::Continuous,
-                ..Workload::default()
-            },
-            clients,
-        }],
-        seed: 1,
-    }
+    on_dumbbell(
+        group(AlgorithmSpec::named(alg), clients, WorkloadKind::Continuous),
+        buffer,
+        ErrorProfile::None,
+        1,
+    )
 }
 
 /// Sums over replications (times in seconds, counts per run).

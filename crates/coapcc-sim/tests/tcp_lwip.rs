@@ -3,12 +3,15 @@
 //! run wherever `tcp` does, both ends of every connection on lwIP, MSS 256
 //! from the 296-byte MTU.
 
+mod support;
+
 use coapcc_sim::tcp_endpoint::TcpTrace;
 use coapcc_sim::testbed::{self, Tap};
 use coapcc_sim::time::{serialisation, Nanos};
 use coapcc_sim::{
     AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, Workload, WorkloadKind,
 };
+use support::{group, on_dumbbell};
 
 const MS: Nanos = 1_000_000;
 const LWIP: [&str; 4] = [
@@ -25,23 +28,12 @@ fn spec(
     buffer: Buffer,
     errors: ErrorProfile,
 ) -> RunSpec {
-    RunSpec {
-        network: Network {
-            buffer,
-            errors,
-            ..Network::default()
-        },
-        coap: Default::default(),
-        groups: vec![Group {
-            algorithm: AlgorithmSpec::named(name),
-            workload: Workload {
-                kind,
-                ..Workload::default()
-            },
-            clients,
-        }],
-        seed: 7,
-    }
+    on_dumbbell(
+        group(AlgorithmSpec::named(name), clients, kind),
+        buffer,
+        errors,
+        7,
+    )
 }
 
 #[test]

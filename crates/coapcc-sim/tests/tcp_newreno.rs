@@ -11,11 +11,12 @@
 //! equal), and the link errors' sojourns became clamped (the two
 //! high-error cases run on that changed network).
 
+mod support;
+
 use coapcc_sim::star::{self, StarRunSpec};
 use coapcc_sim::testbed;
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, Workload, WorkloadKind,
-};
+use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, RunSpec, Summary, WorkloadKind};
+use support::{group, on_dumbbell};
 
 /// The name under test (model 2 recorded these runs under `tcp`), labelled
 /// `tcp` so that the results carry the recorded label.
@@ -34,23 +35,7 @@ fn spec(
     errors: ErrorProfile,
     seed: u64,
 ) -> RunSpec {
-    RunSpec {
-        network: Network {
-            buffer,
-            errors,
-            ..Network::default()
-        },
-        coap: Default::default(),
-        groups: vec![Group {
-            algorithm: newreno(),
-            workload: Workload {
-                kind,
-                ..Workload::default()
-            },
-            clients,
-        }],
-        seed,
-    }
+    on_dumbbell(group(newreno(), clients, kind), buffer, errors, seed)
 }
 
 /// 64-bit FNV-1a.

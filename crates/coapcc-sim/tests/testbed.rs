@@ -2,10 +2,11 @@
 //! serialisation and propagation, saturation, determinism, conservation (checked
 //! inside every run).
 
+mod support;
+
 use coapcc_sim::testbed::{self, validate};
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Workload, WorkloadKind,
-};
+use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, RunSpec, WorkloadKind};
+use support::{group, on_dumbbell};
 
 fn spec(
     algorithm: &str,
@@ -18,23 +19,7 @@ fn spec(
     if algorithm == "cocoa" {
         a.aging = Some(false);
     }
-    RunSpec {
-        network: Network {
-            buffer,
-            errors,
-            ..Network::default()
-        },
-        coap: Default::default(),
-        groups: vec![Group {
-            algorithm: a,
-            workload: Workload {
-                kind,
-                ..Workload::default()
-            },
-            clients,
-        }],
-        seed: 42,
-    }
+    on_dumbbell(group(a, clients, kind), buffer, errors, 42)
 }
 
 #[test]

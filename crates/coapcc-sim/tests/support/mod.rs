@@ -1,0 +1,33 @@
+//! Run specifications shared by the testbed's integration tests: the
+//! constrained dumbbell of testbed.md §1 with one group of clients.
+
+use coapcc_sim::{
+    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Workload, WorkloadKind,
+};
+
+/// `clients` clients of `algorithm` with the default workload of `kind`.
+pub fn group(algorithm: AlgorithmSpec, clients: u32, kind: WorkloadKind) -> Group {
+    Group {
+        algorithm,
+        workload: Workload {
+            kind,
+            ..Workload::default()
+        },
+        clients,
+    }
+}
+
+/// The default dumbbell with `buffer` and `errors`, the default CoAP
+/// settings, and one `group`.
+pub fn on_dumbbell(group: Group, buffer: Buffer, errors: ErrorProfile, seed: u64) -> RunSpec {
+    RunSpec {
+        network: Network {
+            buffer,
+            errors,
+            ..Network::default()
+        },
+        coap: Default::default(),
+        groups: vec![group],
+        seed,
+    }
+}
