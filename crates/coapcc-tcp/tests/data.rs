@@ -7,21 +7,6 @@ mod common;
 use coapcc_tcp::{Flags, Nagle, TcpConfig, TcpState};
 use common::*;
 
-/// A connection established by t = 0.3 s over a 100 ms one-way wire.
-fn established(cfg: TcpConfig) -> Wire {
-    let mut w = Wire::new(cfg, 100 * MS);
-    w.run_until(SEC);
-    assert_eq!(w.server().state(), TcpState::Established);
-    w
-}
-
-fn data_times(w: &Wire, dir: Dir) -> Vec<u64> {
-    w.sent(dir)
-        .filter(|s| !s.seg.payload.is_empty())
-        .map(|s| s.at)
-        .collect()
-}
-
 fn acks_after(w: &Wire, dir: Dir, t: u64) -> Vec<(u64, u32)> {
     w.sent(dir)
         .filter(|s| s.at >= t && s.seg.is_pure_ack())

@@ -5,22 +5,8 @@
 //! handshake).
 
 mod common;
-use coapcc_tcp::{Linux49, SackBlock, TcpConfig, TcpState};
+use coapcc_tcp::{Linux49, SackBlock, TcpConfig};
 use common::*;
-
-fn established(cfg: TcpConfig) -> Wire {
-    let mut w = Wire::new(cfg, 100 * MS);
-    w.run_until(SEC);
-    assert_eq!(w.server().state(), TcpState::Established);
-    w
-}
-
-fn data_times(w: &Wire, dir: Dir) -> Vec<u64> {
-    w.sent(dir)
-        .filter(|s| !s.seg.payload.is_empty())
-        .map(|s| s.at)
-        .collect()
-}
 
 fn with(m: Linux49) -> TcpConfig {
     TcpConfig {

@@ -219,3 +219,20 @@ impl Wire {
         self.log.iter().filter(move |s| s.dir == dir)
     }
 }
+
+/// A connection of `cfg` established by t = 0.3 s over a 100 ms one-way
+/// wire, run to t = 1 s.
+pub fn established(cfg: TcpConfig) -> Wire {
+    let mut w = Wire::new(cfg, 100 * MS);
+    w.run_until(SEC);
+    assert_eq!(w.server().state(), coapcc_tcp::TcpState::Established);
+    w
+}
+
+/// When each segment carrying data left in direction `dir`.
+pub fn data_times(w: &Wire, dir: Dir) -> Vec<u64> {
+    w.sent(dir)
+        .filter(|s| !s.seg.payload.is_empty())
+        .map(|s| s.at)
+        .collect()
+}
