@@ -916,6 +916,32 @@ mod tests {
         assert_eq!(o.loss_probe_timeout(0, 100 * MS, false, far), None);
     }
 
+    /// Four 100-byte segments sent at t = 0 with SACK on, then a
+    /// retransmission timeout: the state F-RTO starts from.
+    fn timed_out_with_four_out() -> Linux49Cc {
+        let mut c = Linux49Cc::new(Linux49::DEBIAN9, 10);
+        c.set_sack(true);
+        for i in 0..4u64 {
+            c.on_new_data_sent(1 + 100 * i, 101 + 100 * i, 0, 1);
+        }
+        c.on_rto(1, 401, 0);
+        c
+    }
+
+    /// The ACK of the first segment (1–101) after that timeout, with new
+    /// data waiting to be sent.
+    fn ack_of_the_first_after_rto() -> AckInfo {
+        AckInfo {
+            prior_una: 1,
+            una: 101,
+            snd_nxt: 401,
+            has_unsent: true,
+            srtt: 100 * MS,
+            rto: 600 * MS,
+            ..AckInfo::default()
+        }
+    }
+
     /// Four packets out, then a timeout: Loss with cwnd 1, ssthresh 10/2,
     /// everything marked lost. The head's retransmission is acknowledged
     /// and F-RTO (step 2.b) sends new data instead of more retransmissions;
@@ -924,24 +950,11 @@ mod tests {
     /// 2·ssthresh) = 10, ssthresh back to its prior value).
     #[test]
     fn frto_detects_a_spurious_timeout() {
-        let mut c = Linux49Cc::new(Linux49::DEBIAN9, 10);
-        c.set_sack(true);
-        for i in 0..4u64 {
-            c.on_new_data_sent(1 + 100 * i, 101 + 100 * i, 0, 1);
-        }
-        c.on_rto(1, 401, 0);
+        let mut c = timed_out_with_four_out();
         assert_eq!((c.state(), c.cwnd(), c.ssthresh()), (CaState::Loss, 1, 5));
         assert_eq!((c.sb.lost_out, c.in_flight()), (4, 0));
         c.on_retransmitted(0, 0);
-        let a = AckInfo {
-            prior_una: 1,
-            una: 101,
-            snd_nxt: 401,
-            has_unsent: true,
-            srtt: 100 * MS,
-            rto: 600 * MS,
-            ..AckInfo::default()
-        };
+        let a = ack_of_the_first_after_rto();
         let v = c.on_ack(1000 * MS, &a, &[]);
         assert!(!v.undone);
         assert!(c.rexmit_new && !c.rexmit_lost);
@@ -969,22 +982,9 @@ mod tests {
     /// are retransmitted.
     #[test]
     fn frto_confirms_a_real_loss() {
-        let mut c = Linux49Cc::new(Linux49::DEBIAN9, 10);
-        c.set_sack(true);
-        for i in 0..4u64 {
-            c.on_new_data_sent(1 + 100 * i, 101 + 100 * i, 0, 1);
-        }
-        c.on_rto(1, 401, 0);
+        let mut c = timed_out_with_four_out();
         c.on_retransmitted(0, 0);
-        let a = AckInfo {
-            prior_una: 1,
-            una: 101,
-            snd_nxt: 401,
-            has_unsent: true,
-            srtt: 100 * MS,
-            rto: 600 * MS,
-            ..AckInfo::default()
-        };
+        let a = ack_of_the_first_after_rto();
         c.on_ack(1000 * MS, &a, &[]);
         c.rexmit_new = false;
         c.on_new_data_sent(401, 501, 1000 * MS, 101);
