@@ -19,3 +19,4 @@ pub mod scenario_file;
 pub mod star_output;
 pub mod stdout;
 pub mod store;
+pub mod tcp_cli;

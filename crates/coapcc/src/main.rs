@@ -666,9 +666,10 @@ fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Resul
 /// `coapcc load`'s table: what a load generator measures of the summary
 /// (not the bottleneck's counters) under a header saying what was measured.
 fn load_table(o: &coapcc::net_cli::LoadOutcome) -> String {
-    format!(
-        "{}\n{}",
-        coapcc::net_cli::load_header(o),
+    let tables = if o.transport == coapcc::net_cli::Transport::Tcp {
+        output::tcp_load_tables(std::slice::from_ref(&o.summary))
+    } else {
         output::load_tables(std::slice::from_ref(&o.summary))
-    )
+    };
+    format!("{}\n{}", coapcc::net_cli::load_header(o), tables)
 }

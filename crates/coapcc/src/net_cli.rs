@@ -98,6 +98,15 @@ pub struct ClientArgs {
     /// though printed, makes the exit status non-zero).
     #[arg(long)]
     pub no_fail: bool,
+    /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); it is on
+    /// by default, as the evaluations ran.
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp:// only: the kernel's congestion control for the connection
+    /// (TCP_CONGESTION, e.g. reno or cubic; see
+    /// /proc/sys/net/ipv4/tcp_available_congestion_control).
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
 }
 
 /// `coapcc server`.
@@ -130,6 +139,43 @@ pub struct ServerArgs {
     /// Stop after this many seconds (default: run until interrupted).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
+    /// Do not listen on coap+tcp (by default the server also accepts CoAP
+    /// over TCP, RFC 8323, on the --listen address's port).
+    #[arg(long)]
+    pub no_tcp: bool,
+    /// Listen on coap+tcp on this address instead of the --listen address.
+    #[arg(long, value_name = "ADDR")]
+    pub tcp_listen: Option<SocketAddr>,
+    /// coap+tcp: most connections open at once; connections over the limit
+    /// are closed at once (the open ones keep their place).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_connections: usize,
+    /// coap+tcp: close a connection that sent nothing for this many seconds.
+    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    pub idle_timeout: f64,
+    /// coap+tcp: the Max-Message-Size the server's CSM states; larger
+    /// messages are refused with Abort.
+    #[arg(long, default_value_t = 1152, value_name = "BYTES")]
+    pub max_message_size: u32,
+}
+
+/// The transport a load ran over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// coap:// (UDP).
+    Udp,
+    /// coap+tcp:// (TCP, RFC 8323).
+    Tcp,
+}
+
+impl Transport {
+    /// `udp` or `tcp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+        }
+    }
 }
 
 /// Output format of `coapcc load`.
@@ -144,9 +190,11 @@ pub enum LoadFormat {
 /// `coapcc load`.
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
-    /// The resource every client GETs: coap://host[:port]/path.
+    /// The resource every client GETs: coap://host[:port]/path (UDP) or
+    /// coap+tcp://host[:port]/path (TCP, RFC 8323).
     pub uri: String,
-    /// Concurrent clients (one UDP socket each).
+    /// Concurrent clients (one UDP socket, or one TCP connection at a time,
+    /// each).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub clients: u32,
     /// Exchanges per client.
@@ -181,6 +229,20 @@ pub struct LoadArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: LoadFormat,
+    /// Source addresses, given to clients round-robin (client i binds the
+    /// (i mod n)th); default: the kernel's choice (loopback for a loopback
+    /// target over UDP).
+    #[arg(long, value_name = "ADDR[,ADDR…]")]
+    pub bind: Vec<String>,
+    /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); on by
+    /// default, as the evaluations ran.
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp:// only: the kernel's congestion control for every
+    /// connection (TCP_CONGESTION, e.g. reno); refused names fail the run
+    /// before it starts.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
 }
 
 /// The network `coapcc emulate --network` names.
@@ -331,6 +393,14 @@ fn exchange_line(i: u32, r: &ExchangeReport) -> String {
 
 const STDOUT: &str = "cannot write to standard output";
 
+/// Refuses a TCP option given with a coap:// URI.
+fn tcp_only(flag: &str, set: bool) -> Result<()> {
+    if set {
+        bail!("{flag}: applies to coap+tcp:// URIs only");
+    }
+    Ok(())
+}
+
 /// Runs `coapcc client`.
 pub fn client(args: ClientArgs) -> Result<()> {
     let payload = match args.payload.as_deref() {
@@ -350,6 +420,11 @@ pub fn client(args: ClientArgs) -> Result<()> {
     if args.token_len > 8 {
         bail!("--token-len: expected 0 to 8");
     }
+    if target::is_tcp(&args.uri) {
+        return crate::tcp_cli::client(&runtime()?, &args, args.method.code(), &payload);
+    }
+    tcp_only("--nodelay", args.nodelay)?;
+    tcp_only("--tcp-congestion", args.tcp_congestion.is_some())?;
     let limit = seconds("timeout", args.timeout)?;
     let opts = ClientOptions {
         algorithm: AlgorithmSpec::named(&args.cc),
@@ -488,9 +563,20 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
     };
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let paths: Vec<String> = resources.paths().map(|p| format!("/{p}")).collect();
+    let tcp_resources = resources.clone();
     let h = server::spawn(args.listen, opts, resources)?;
-    eprintln!("coapcc server on {} serving {}", h.addr(), paths.join(" "));
+    let tcp = crate::tcp_cli::spawn_server(&args, h.addr(), tcp_resources)?;
+    match &tcp {
+        Some(t) => eprintln!(
+            "coapcc server on {} (UDP) and {} (TCP) serving {}",
+            h.addr(),
+            t.addr(),
+            paths.join(" ")
+        ),
+        None => eprintln!("coapcc server on {} serving {}", h.addr(), paths.join(" ")),
+    }
     runtime()?.block_on(until_stopped(duration));
+    let tcp = tcp.map(|t| t.stop());
     let s = h.stop();
     eprintln!(
         "{} datagrams: {} requests, {} duplicates, {} malformed, {} rejected, {} ignored; \
@@ -506,6 +592,9 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
         s.oversized,
         s.max_cached
     );
+    if let Some(t) = tcp {
+        eprintln!("{}", crate::tcp_cli::server_summary(&t));
+    }
     Ok(s)
 }
 
@@ -522,6 +611,10 @@ pub struct LoadOutcome {
     pub summary: Summary,
     /// Responses received, by code.
     pub codes: load::ResponseCodes,
+    /// UDP or TCP.
+    pub transport: Transport,
+    /// TCP: connections opened (None over UDP).
+    pub connections: Option<u64>,
 }
 
 impl LoadOutcome {
@@ -589,23 +682,30 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         );
     }
     let rt = runtime()?;
+    let workload = Workload {
+        kind,
+        exchanges: args.exchanges,
+        batch: parse_batch(&args.batch)?,
+    };
+    let bind = crate::tcp_cli::parse_bind(&args.bind)?;
+    if target::is_tcp(&args.uri) {
+        return crate::tcp_cli::load(&rt, &args, workload, bind);
+    }
+    tcp_only("--nodelay", args.nodelay)?;
+    tcp_only("--tcp-congestion", args.tcp_congestion.is_some())?;
     let t = rt.block_on(target::resolve(&args.uri))?;
     let spec = LoadSpec {
         target: t.addr,
         path: t.path,
         clients: args.clients,
-        workload: Workload {
-            kind,
-            exchanges: args.exchanges,
-            batch: parse_batch(&args.batch)?,
-        },
+        workload,
         algorithm: AlgorithmSpec::named(&args.cc),
         max_retransmit: args.max_retransmit,
         token_len: args.token_len,
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
-    let (result, codes) = rt.block_on(load::run_counting(&spec))?;
+    let (result, codes) = rt.block_on(load::run_bound(&spec, &bind))?;
     let summary = Summary::of(&args.cc, 0, std::slice::from_ref(&result));
     Ok(LoadOutcome {
         spec,
@@ -613,6 +713,8 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         result,
         summary,
         codes,
+        transport: Transport::Udp,
+        connections: None,
     })
 }
 
@@ -950,8 +1052,18 @@ pub fn load_json(o: &LoadOutcome) -> String {
         for key in crate::output::NETWORK_KEYS {
             map.remove(key);
         }
+        if o.transport == Transport::Tcp {
+            // CoAP does not retransmit over TCP: no such count exists.
+            map.insert("unnecessary".into(), serde_json::Value::Null);
+        }
     }
+    let fct: Vec<Option<f64>> = o.result.clients.iter().map(|c| c.fct).collect();
     let doc = serde_json::json!({
+        "transport": o.transport.name(),
+        "connections": o.connections,
+        "fct_s": fct,
+        "failed_exchanges": o.summary.failed_exchanges,
+        "unfinished_clients": o.summary.unfinished_clients,
         "target": o.uri,
         "clients": o.spec.clients,
         "workload": o.spec.workload,
@@ -968,7 +1080,7 @@ pub fn load_json(o: &LoadOutcome) -> String {
 
 /// The header line of `coapcc load`'s table.
 pub fn load_header(o: &LoadOutcome) -> String {
-    format!(
+    let mut h = format!(
         "load against {} — {} clients, {} workload, {} exchanges each, {:.2} s wall time; responses: {}",
         o.uri,
         o.spec.clients,
@@ -976,7 +1088,15 @@ pub fn load_header(o: &LoadOutcome) -> String {
         o.spec.workload.exchanges,
         o.result.duration,
         o.codes_line()
-    )
+    );
+    if let Some(n) = o.connections {
+        h.push_str(&format!(
+            "\nTCP connections opened: {n}; unnecessary retransmissions: none at the CoAP \
+             layer (CoAP sends each request once over TCP; TCP's own retransmissions are the \
+             kernel's, not counted here)"
+        ));
+    }
+    h
 }
 
 #[cfg(test)]

@@ -104,6 +104,8 @@ pub enum ConnEvent {
     UnmatchedResponse(Token),
     /// A Pong answered our Ping.
     Pong(Token),
+    /// The peer's Ping was answered with a Pong (same token).
+    PingAnswered(Token),
     /// The peer sent Release.
     PeerReleased,
     /// The peer sent Abort.
@@ -247,6 +249,8 @@ pub struct CoapTcpConnection {
     next_token: u64,
     events: VecDeque<ConnEvent>,
     response: Response,
+    keep_payload: bool,
+    last_payload: Vec<u8>,
 }
 
 impl CoapTcpConnection {
@@ -264,6 +268,8 @@ impl CoapTcpConnection {
             next_token: 0,
             events: VecDeque::new(),
             response: Response::default(),
+            keep_payload: false,
+            last_payload: Vec::new(),
         };
         // A CSM with at most two small options always fits.
         let _ = push_frame(&mut c.out, |b| ours.encode(b), 32);
@@ -307,6 +313,19 @@ impl CoapTcpConnection {
     /// Requests awaiting a response.
     pub fn outstanding(&self) -> usize {
         self.outstanding.len()
+    }
+
+    /// Keep the payload of each response matched to a request, readable
+    /// through [`CoapTcpConnection::last_response_payload`] until the next
+    /// one (off by default: the simulator needs only lengths).
+    pub fn set_keep_payload(&mut self, keep: bool) {
+        self.keep_payload = keep;
+        self.last_payload.clear();
+    }
+
+    /// The payload of the last [`ConnEvent::Response`], if payloads are kept.
+    pub fn last_response_payload(&self) -> &[u8] {
+        &self.last_payload
     }
 
     /// Bytes waiting to be written to the stream.
@@ -445,6 +464,7 @@ impl CoapTcpConnection {
                         |b| super::frame::encode_frame(b, signal::PONG, t.as_slice(), &[], &[]),
                         16,
                     );
+                    self.events.push_back(ConnEvent::PingAnswered(t));
                 }
                 signal::PONG => self.events.push_back(ConnEvent::Pong(token)),
                 signal::RELEASE => {
@@ -491,6 +511,10 @@ impl CoapTcpConnection {
                     let frame_len = frame.encoded_len();
                     if let Some(i) = self.outstanding.iter().position(|t| *t == token) {
                         self.outstanding.swap_remove(i);
+                        if self.keep_payload {
+                            self.last_payload.clear();
+                            self.last_payload.extend_from_slice(frame.payload);
+                        }
                         self.events.push_back(ConnEvent::Response {
                             token,
                             code: c,

@@ -126,6 +126,7 @@ fn ping_gets_pong_with_same_token() {
     a.ping(&[0xAB, 0xCD]).unwrap();
     pipe(&mut a, &mut b, 1, &mut RefuseRequests);
     assert_eq!(&b.output()[2..], &[0x02, 0xE3, 0xAB, 0xCD]);
+    assert!(events(&mut b).contains(&ConnEvent::PingAnswered(Token::new(&[0xAB, 0xCD]).unwrap())));
     pipe(&mut b, &mut a, 1, &mut RefuseRequests);
     assert!(events(&mut a).contains(&ConnEvent::Pong(Token::new(&[0xAB, 0xCD]).unwrap())));
 }
