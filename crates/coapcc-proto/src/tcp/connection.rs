@@ -491,7 +491,8 @@ impl CoapTcpConnection {
                     let opts_len: usize = resp.options.iter().map(|(_, v)| v.len() + 5).sum();
                     let max = 6 + token.as_slice().len() + opts_len + 1 + resp.payload.len();
                     let r = &resp;
-                    let _ = push_frame(
+                    let start = self.out.len();
+                    let written = push_frame(
                         &mut self.out,
                         |b| {
                             let mut w = FrameWriter::new(b, r.code, token.as_slice())?;
@@ -503,6 +504,31 @@ impl CoapTcpConnection {
                         },
                         max,
                     );
+                    let peer_max = self.peer.max_message_size as usize;
+                    if written.is_ok_and(|n| n > peer_max) {
+                        // RFC 8323 §5.3.1: never send more than the peer's
+                        // Max-Message-Size; 5.00 with a diagnostic instead.
+                        self.out.truncate(start);
+                        let diag: &[u8] = b"response larger than your Max-Message-Size";
+                        let diag = if 8 + token.as_slice().len() + diag.len() <= peer_max {
+                            diag
+                        } else {
+                            &[]
+                        };
+                        let _ = push_frame(
+                            &mut self.out,
+                            |b| {
+                                super::frame::encode_frame(
+                                    b,
+                                    Code(0xA0),
+                                    token.as_slice(),
+                                    &[],
+                                    diag,
+                                )
+                            },
+                            diag.len() + 16,
+                        );
+                    }
                     self.response = resp;
                 }
                 c => {
