@@ -39,9 +39,12 @@ fn frame(code: u8, token: &[u8], options: &[(u16, &[u8])], payload: &[u8]) -> Ve
     b
 }
 
+/// A frame read back: (code, token, payload).
+type Frame = (u8, Vec<u8>, Vec<u8>);
+
 /// Everything the server sends until it closes (bounded), as (code, token,
 /// payload) frames, and whether the stream ended.
-fn read_frames(s: &mut TcpStream) -> (Vec<(u8, Vec<u8>, Vec<u8>)>, bool) {
+fn read_frames(s: &mut TcpStream) -> (Vec<Frame>, bool) {
     s.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let mut d = FrameDecoder::new(1 << 20);
@@ -70,7 +73,7 @@ fn read_frames(s: &mut TcpStream) -> (Vec<(u8, Vec<u8>, Vec<u8>)>, bool) {
 }
 
 /// Reads frames until `want` of them arrived (bounded).
-fn read_n(s: &mut TcpStream, want: usize) -> Vec<(u8, Vec<u8>, Vec<u8>)> {
+fn read_n(s: &mut TcpStream, want: usize) -> Vec<Frame> {
     s.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
     let mut d = FrameDecoder::new(1 << 20);

@@ -143,7 +143,6 @@ async fn one_client(
     let mut codes = ResponseCodes::new();
     let random = spec.workload.kind == WorkloadKind::Random;
     let mut conn: Option<TcpClient> = None;
-    let started;
     if let Some(ready) = ready {
         // Continuous: connect and exchange CSMs before the common barrier.
         conn = connect(&spec, &sock, until, &mut tcp).await;
@@ -162,7 +161,7 @@ async fn one_client(
             return ClientOut { record, codes };
         }
     }
-    started = clock.now();
+    let started = clock.now();
     let mut remaining = spec.workload.exchanges;
     let mut batch_left = 0u32;
     let mut finished = true;
