@@ -157,6 +157,14 @@ pub struct ServerArgs {
     /// messages are refused with Abort.
     #[arg(long, default_value_t = 1152, value_name = "BYTES")]
     pub max_message_size: u32,
+    /// coap+tcp: turn Nagle's algorithm off on accepted connections (on by
+    /// default, as the evaluations ran).
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp: the kernel's congestion control for accepted connections
+    /// (TCP_CONGESTION, e.g. reno); default: the system's.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
 }
 
 /// The transport a load ran over.

@@ -156,6 +156,8 @@ pub fn spawn_server(
         max_connections: args.max_connections,
         idle_timeout: seconds("idle-timeout", args.idle_timeout)?,
         max_message_size: args.max_message_size,
+        nodelay: args.nodelay,
+        congestion: socket_options(args.nodelay, &args.tcp_congestion)?.congestion,
     };
     let addr = args.tcp_listen.unwrap_or(udp);
     Ok(Some(tcp_server::spawn(

@@ -41,6 +41,12 @@ pub struct TcpServerOptions {
     pub idle_timeout: Duration,
     /// The Max-Message-Size our CSM states and the decoder enforces.
     pub max_message_size: u32,
+    /// Turn Nagle's algorithm off on accepted connections (on by default,
+    /// as the evaluations ran).
+    pub nodelay: bool,
+    /// The kernel's congestion control for accepted connections (`None`:
+    /// the system default).
+    pub congestion: Option<String>,
 }
 
 impl Default for TcpServerOptions {
@@ -51,6 +57,8 @@ impl Default for TcpServerOptions {
             max_connections: 1024,
             idle_timeout: Duration::from_secs(300),
             max_message_size: tcp::signal::BASE_MAX_MESSAGE_SIZE,
+            nodelay: false,
+            congestion: None,
         }
     }
 }
@@ -155,6 +163,8 @@ async fn serve_connection(
         max_message_size: opts.max_message_size,
         block_wise: false,
     };
+    // Checked at start-up ([`spawn`]); a failure here leaves the defaults.
+    let _ = super::socket::apply_accepted(&stream, opts.nodelay, opts.congestion.as_deref());
     let mut d = Driver::new(stream, Role::Responder, csm);
     let mut handler = |req: &FrameView<'_>, resp: &mut tcp::Response| answer(&resources, req, resp);
     // RFC 8323 §5.3: the CSM is our first message, sent on accept.
@@ -263,6 +273,15 @@ pub fn spawn(
     opts: TcpServerOptions,
     resources: Arc<Mutex<Resources>>,
 ) -> Result<TcpServerHandle> {
+    if opts.nodelay || opts.congestion.is_some() {
+        // a refused congestion-control name fails here, not per connection
+        let probe = super::socket::SocketOptions {
+            nodelay: opts.nodelay,
+            congestion: opts.congestion.clone(),
+            bind: None,
+        };
+        super::socket::check(addr, &probe)?;
+    }
     let listener = std::net::TcpListener::bind(addr)
         .with_context(|| format!("cannot listen on {addr} (TCP)"))?;
     listener.set_nonblocking(true)?;

@@ -34,7 +34,7 @@ pub fn available_congestion() -> String {
 /// Sets `name` as `socket`'s congestion control, with an error that names
 /// the option and lists what the kernel offers.
 #[cfg(any(target_os = "linux", target_os = "freebsd"))]
-fn set_congestion(socket: &Socket, name: &str) -> Result<()> {
+fn set_congestion(socket: &socket2::SockRef<'_>, name: &str) -> Result<()> {
     socket.set_tcp_congestion(name.as_bytes()).map_err(|e| {
         let offered = available_congestion();
         anyhow!(
@@ -58,10 +58,20 @@ fn set_congestion(socket: &Socket, name: &str) -> Result<()> {
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
-fn set_congestion(_socket: &Socket, name: &str) -> Result<()> {
+fn set_congestion(_socket: &socket2::SockRef<'_>, name: &str) -> Result<()> {
     Err(anyhow!(
         "--tcp-congestion {name}: choosing the congestion control per socket needs Linux or FreeBSD"
     ))
+}
+
+/// Applies Nagle's setting and the congestion control to an accepted
+/// stream, before any byte is written on it.
+pub fn apply_accepted(stream: &TcpStream, nodelay: bool, congestion: Option<&str>) -> Result<()> {
+    stream.set_nodelay(nodelay)?;
+    if let Some(name) = congestion {
+        set_congestion(&socket2::SockRef::from(stream), name)?;
+    }
+    Ok(())
 }
 
 /// A TCP socket for reaching `peer`, with `opts` applied, not yet connected.
@@ -70,7 +80,7 @@ pub fn prepare(peer: SocketAddr, opts: &SocketOptions) -> Result<TcpSocket> {
     socket.set_nonblocking(true)?;
     socket.set_tcp_nodelay(opts.nodelay)?;
     if let Some(name) = &opts.congestion {
-        set_congestion(&socket, name)?;
+        set_congestion(&socket2::SockRef::from(&socket), name)?;
     }
     if let Some(ip) = opts.bind {
         socket
