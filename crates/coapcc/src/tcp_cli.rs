@@ -249,3 +249,32 @@ pub fn parse_bind(list: &[String]) -> Result<Vec<IpAddr>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_lists_and_congestion_names_are_checked() {
+        let b = parse_bind(&["10.0.0.2,10.0.0.3".into(), "::1".into()]).unwrap();
+        assert_eq!(b.len(), 3);
+        assert_eq!(b[2], "::1".parse::<IpAddr>().unwrap());
+        let e = parse_bind(&["10.0.0.2,nope".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--bind: expected IP addresses"), "{e}");
+        assert!(socket_options(false, &Some("reno".into())).is_ok());
+        for bad in ["", "a b", "muchtoolongname1"] {
+            let e = socket_options(false, &Some(bad.into()))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("--tcp-congestion: expected a module name"),
+                "{e}"
+            );
+        }
+        let e = udp_only("--non", true).unwrap_err().to_string();
+        assert!(e.contains("applies to coap:// (UDP) only"), "{e}");
+        assert!(udp_only("--non", false).is_ok());
+    }
+}

@@ -326,3 +326,31 @@ fn server_and_load_commands_over_tcp_report_the_json_contract() {
         "{err}"
     );
 }
+
+/// Options of one transport given with the other's URI are refused by name.
+#[test]
+fn transport_options_are_refused_with_the_other_scheme() {
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    for (args, want) in [
+        (
+            vec!["client", "coap://127.0.0.1:9/x", "--nodelay"],
+            "--nodelay: applies to coap+tcp:// URIs only",
+        ),
+        (
+            vec!["load", "coap://127.0.0.1:9/x", "--tcp-congestion", "reno"],
+            "--tcp-congestion: applies to coap+tcp:// URIs only",
+        ),
+        (
+            vec!["client", "coap+tcp://127.0.0.1:9/x", "--non"],
+            "--non: applies to coap:// (UDP) only",
+        ),
+        (
+            vec!["load", "coap+tcp://127.0.0.1:9/x", "--cc", "cocoa"],
+            "--cc: applies to coap:// (UDP) only",
+        ),
+    ] {
+        let (ok, _, err) = run_bounded(Command::new(bin).args(&args));
+        assert!(!ok, "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
