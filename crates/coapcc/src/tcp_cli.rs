@@ -137,8 +137,14 @@ pub fn spawn_server(
     resources: Resources,
 ) -> Result<Option<TcpServerHandle>> {
     if args.no_tcp {
-        if args.tcp_listen.is_some() {
-            bail!("--tcp-listen: contradicts --no-tcp");
+        for (flag, set) in [
+            ("--tcp-listen", args.tcp_listen.is_some()),
+            ("--nodelay", args.nodelay),
+            ("--tcp-congestion", args.tcp_congestion.is_some()),
+        ] {
+            if set {
+                bail!("{flag}: applies to the coap+tcp listener, which --no-tcp turns off");
+            }
         }
         return Ok(None);
     }
