@@ -51,6 +51,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 use coapcc_link::dumbbell::{self, Direction, Dumbbell, LinkRecord};
 use coapcc_link::grid::{self, DropCounts, Grid, NodeRecord};
+use coapcc_link::star::{self, Star};
 use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output, PacketId};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
@@ -85,6 +86,10 @@ pub enum EmulatedNetwork {
         /// server, in node order.
         client_nodes: Vec<NodeId>,
     },
+    /// The IEEE 802.11 star of the lwIP evaluation (`radio.md` §2): the
+    /// server behind the access point's wired hop, the `n`th client on
+    /// station `n mod stations + 1`.
+    Star(star::Config),
 }
 
 impl Default for EmulatedNetwork {
@@ -137,6 +142,41 @@ impl EmulatedNetwork {
                     .map(|_| ())
                     .map_err(|e| format!("client_nodes: {e}"))
             }
+            EmulatedNetwork::Star(config) => config.validate(),
+        }
+    }
+
+    /// The nodes clients attach to, in the order they are given out: the
+    /// grid's client nodes ([`grid_client_nodes`]), the star's stations
+    /// (1 to n); empty for the dumbbell, whose clients are not told apart
+    /// by the model.
+    pub fn client_nodes(&self) -> Vec<NodeId> {
+        match self {
+            EmulatedNetwork::Dumbbell(_) => Vec::new(),
+            EmulatedNetwork::Grid {
+                config,
+                client_nodes,
+            } => grid_client_nodes(config, client_nodes).unwrap_or_default(),
+            EmulatedNetwork::Star(config) => (1..=config.stations).collect(),
+        }
+    }
+
+    /// The server's node: the dumbbell's and the star's [`dumbbell::SERVER`]
+    /// / [`star::SERVER`], the grid's server node.
+    pub fn server_node(&self) -> NodeId {
+        match self {
+            EmulatedNetwork::Dumbbell(_) => dumbbell::SERVER,
+            EmulatedNetwork::Grid { config, .. } => config.server,
+            EmulatedNetwork::Star(_) => star::SERVER,
+        }
+    }
+
+    /// `dumbbell`, `grid` or `star`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EmulatedNetwork::Dumbbell(_) => "dumbbell",
+            EmulatedNetwork::Grid { .. } => "grid",
+            EmulatedNetwork::Star(_) => "star",
         }
     }
 }
@@ -463,10 +503,58 @@ impl Emulated for GridNet {
     }
 }
 
+/// The star with the relay's attachment rule: the `n`th mapping on station
+/// `n mod stations + 1`.
+struct StarNet {
+    star: Star,
+    stations: u32,
+}
+
+impl Network for StarNet {
+    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
+        self.star.send(now, d)
+    }
+
+    fn next_wakeup(&self) -> Option<Nanos> {
+        self.star.next_wakeup()
+    }
+
+    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
+        self.star.poll(until)
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.star.in_flight()
+    }
+
+    fn events(&self) -> u64 {
+        self.star.events()
+    }
+}
+
+impl Emulated for StarNet {
+    fn server_node(&self) -> NodeId {
+        star::SERVER
+    }
+
+    fn attach(&mut self, _slot: usize, ordinal: u64) -> NodeId {
+        (ordinal % u64::from(self.stations)) as NodeId + 1
+    }
+
+    fn payload(&self, len: usize) -> Option<u16> {
+        (len <= MAX_DATAGRAM).then_some(len as u16)
+    }
+
+    fn count_full(&mut self, _up: bool) {}
+
+    fn publish(&self, _report: &mut EmulatorReport) {}
+}
+
 /// The model a relay runs, built (and checked) from its options.
 enum Model {
     Dumbbell(Box<Dumbbell>),
     Grid(Box<GridNet>),
+    Star(Box<StarNet>),
 }
 
 impl Model {
@@ -489,6 +577,10 @@ impl Model {
             } => Model::Grid(Box::new(
                 GridNet::new(config, client_nodes, opts.seed).map_err(|e| anyhow!(e))?,
             )),
+            EmulatedNetwork::Star(config) => Model::Star(Box::new(StarNet {
+                star: Star::new(config, opts.seed).map_err(|e| anyhow!(e))?,
+                stations: config.stations,
+            })),
         })
     }
 }
@@ -813,6 +905,7 @@ async fn run_model(
     match model {
         Model::Dumbbell(net) => relay(*net, listen, server, opts, monitor, stop).await,
         Model::Grid(net) => relay(*net, listen, server, opts, monitor, stop).await,
+        Model::Star(net) => relay(*net, listen, server, opts, monitor, stop).await,
     }
 }
 

@@ -190,6 +190,8 @@ pub enum NetworkChoice {
     Dumbbell,
     /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
     Grid,
+    /// The 12-station IEEE 802.11 star of the lwIP evaluation.
+    Star,
 }
 
 impl NetworkChoice {
@@ -197,6 +199,7 @@ impl NetworkChoice {
         match self {
             NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
             NetworkChoice::Grid => NetworkKind::Grid,
+            NetworkChoice::Star => NetworkKind::Star,
         }
     }
 }
@@ -217,9 +220,14 @@ pub struct EmulateArgs {
     /// before serving other hosts).
     #[arg(long, default_value = "127.0.0.1:5684", value_name = "ADDR")]
     pub listen: SocketAddr,
-    /// The CoAP server to relay to (host:port).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub server: String,
+    /// The CoAP server to relay to (host:port); not with --ip.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        required_unless_present = "ip",
+        conflicts_with = "ip"
+    )]
+    pub server: Option<String>,
     /// The network model: `dumbbell` (the constrained link; the default) or
     /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
     /// defaults: Contiki MAC, storing routing, border router on node 1,
@@ -278,6 +286,9 @@ pub struct EmulateArgs {
     /// Stop after this many seconds (default: run until interrupted).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
+    /// The IP mode (`--ip`, `--server-cmd`, … `-- CLIENT COMMAND`).
+    #[command(flatten)]
+    pub ip: crate::ip_cli::IpArgs,
 }
 
 const EMULATE_HELP: &str = "\
@@ -618,7 +629,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
 
 /// The `[network]` table of a scenario (or campaign) file; other tables are
 /// ignored. A missing table is the network's defaults.
-fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
+pub(crate) fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
     #[derive(Deserialize)]
     #[serde(bound = "T: DeserializeOwned")]
     struct File<T> {
@@ -658,9 +669,7 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
     match kind {
         NetworkKind::Dumbbell => dumbbell_network(args, file),
         NetworkKind::Grid => grid_network(args, file),
-        NetworkKind::Star => bail!(
-            "--scenario: the emulator runs the dumbbell and the grid; this scenario describes the Wi-Fi star"
-        ),
+        NetworkKind::Star => crate::ip_cli::star_network(args, file),
     }
 }
 
@@ -795,11 +804,12 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     let idle_timeout = seconds("idle-timeout", args.idle_timeout)?;
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let rt = runtime()?;
+    let server_arg = args.server.as_deref().unwrap_or_default();
     let server = rt
-        .block_on(tokio::net::lookup_host(args.server.as_str()))
-        .with_context(|| format!("--server: cannot resolve `{}`", args.server))?
+        .block_on(tokio::net::lookup_host(server_arg))
+        .with_context(|| format!("--server: cannot resolve `{server_arg}`"))?
         .next()
-        .ok_or_else(|| anyhow!("--server: `{}` has no address", args.server))?;
+        .ok_or_else(|| anyhow!("--server: `{server_arg}` has no address"))?;
     let opts = EmulatorOptions {
         network: network.clone(),
         seed: args.seed,
@@ -868,6 +878,11 @@ pub fn emulator_startup(
                 grid::sixlowpan::max_coap(c.addressing, c.hop_by_hop)
             )
         }
+        EmulatedNetwork::Star(c) => format!(
+            "coapcc emulate: {listen} → {server} through the {}-station 802.11 star ({} bit/s, queue {} packets, \
+             wired hop {} bit/s); the Nth client on station N (wrapping around)",
+            c.stations, c.rate_bps, c.queue, c.wired_bps
+        ),
     }
 }
 
