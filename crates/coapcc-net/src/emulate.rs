@@ -365,6 +365,8 @@ pub struct EmulatorReport {
     pub downstream: DatagramCounts,
     /// Grid: its nodes, drops and medium (`None` on the dumbbell).
     pub grid: Option<GridReport>,
+    /// Star: what its wireless part did (`None` on the other networks).
+    pub star: Option<star::StarRecord>,
 }
 
 /// Shared view of a running relay's report.
@@ -547,7 +549,9 @@ impl Emulated for StarNet {
 
     fn count_full(&mut self, _up: bool) {}
 
-    fn publish(&self, _report: &mut EmulatorReport) {}
+    fn publish(&self, report: &mut EmulatorReport) {
+        report.star = Some(self.star.record());
+    }
 }
 
 /// The model a relay runs, built (and checked) from its options.
@@ -1334,5 +1338,56 @@ mod grid_tests {
         assert_eq!(g.frames_on_air, t.data_frames + t.ack_frames);
         assert!(t.data_frames >= 8, "{t:?}");
         assert_eq!(g.drops.total(), 0);
+    }
+}
+
+#[cfg(test)]
+mod star_tests {
+    use super::test_relay::TestRelay;
+    use super::*;
+
+    /// Through the Wi-Fi star with two stations: three clients (the third
+    /// back on station 1), each datagram echoed back through the DCF and the
+    /// wired hop.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn star_relay_carries_datagrams_both_ways() {
+        let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let server = s.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            while let Ok((n, from)) = s.recv_from(&mut buf).await {
+                let _ = s.send_to(&buf[..n], from).await;
+            }
+        });
+        let net = EmulatedNetwork::Star(star::Config {
+            stations: 2,
+            ..star::Config::default()
+        });
+        assert_eq!(net.client_nodes(), vec![1, 2]);
+        assert_eq!(net.kind(), "star");
+        let relay = TestRelay::start(
+            server,
+            EmulatorOptions {
+                network: net,
+                ..EmulatorOptions::default()
+            },
+        )
+        .await;
+        for i in 0..3u8 {
+            let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let mut buf = [0u8; 1500];
+            c.send_to(&[i; 1200], relay.addr).await.unwrap();
+            let (n, _) = tokio::time::timeout(Duration::from_secs(2), c.recv_from(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(&buf[..n], &[i; 1200][..]);
+        }
+        let r = relay.stop().await;
+        assert_eq!(r.clients_seen, 3);
+        assert_eq!((r.upstream.delivered, r.downstream.delivered), (3, 3));
+        assert_eq!(r.upstream.dropped + r.downstream.dropped, 0);
+        let s = r.star.expect("a star report");
+        assert!(s.delivered_frames >= 6, "{s:?}");
     }
 }

@@ -248,3 +248,38 @@ pub fn emulate_ip(args: EmulateArgs) -> Result<i32> {
         Ending::Terminated => 143,
     })
 }
+
+/// What `coapcc emulate --network star` (the UDP relay) prints at exit.
+pub(crate) fn star_summary(
+    r: &coapcc_net::emulate::EmulatorReport,
+    s: &star::StarRecord,
+    mappings: &str,
+) -> String {
+    let dir = |name: &str, c: &coapcc_net::emulate::DatagramCounts| {
+        format!(
+            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the star, {} refused (too large), {} refused (relay full), {} in flight",
+            c.received,
+            c.bytes,
+            c.delivered,
+            c.dropped,
+            c.refused_too_large,
+            c.refused_full,
+            c.in_flight()
+        )
+    };
+    format!(
+        "{}\n{}\n\
+         star frames: {} data frames ({} delivered, {} collided in {} collisions), {} retries, \
+         {:.3} s of airtime; drops: {} after the retry limit, {} at full queues\n{mappings}",
+        dir("upstream (clients → server)", &r.upstream),
+        dir("downstream (server → clients)", &r.downstream),
+        s.data_frames,
+        s.delivered_frames,
+        s.collided_frames,
+        s.collisions,
+        s.retries,
+        s.busy,
+        s.retry_drops,
+        s.queue_drops
+    )
+}

@@ -231,7 +231,8 @@ pub struct EmulateArgs {
     /// The network model: `dumbbell` (the constrained link; the default) or
     /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
     /// defaults: Contiki MAC, storing routing, border router on node 1,
-    /// server on node 3).
+    /// server on node 3), or `star` (the 12-station 802.11 star of the lwIP
+    /// evaluation).
     #[arg(long, value_enum, value_name = "KIND")]
     pub network: Option<NetworkChoice>,
     /// Take the network from the `[network]` table of a scenario file
@@ -288,7 +289,7 @@ pub struct EmulateArgs {
     pub duration: Option<f64>,
     /// The IP mode (`--ip`, `--server-cmd`, … `-- CLIENT COMMAND`).
     #[command(flatten)]
-    pub ip: crate::ip_cli::IpArgs,
+    pub ip: Box<crate::ip_cli::IpArgs>,
 }
 
 const EMULATE_HELP: &str = "\
@@ -301,7 +302,17 @@ expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments ca
 counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
 cause and MAC buffer overflows for the grid.
 
+On the star the Nth client address gets station N (wrapping around).
+
+IP mode (--ip): two network namespaces joined by TUN devices with the network between them; the \
+server command runs in one (address 10.0.0.1), the client command in the other (10.0.0.2; on the \
+grid and the star also 10.1.H.L for node 256·H+L), with COAPCC_SERVER_ADDR, COAPCC_CLIENT_ADDR and \
+COAPCC_CLIENT_ADDRS set; everything is torn down when the client command ends, the server command \
+ends (exit 125) or on Ctrl-C (exit 130). See docs/real-network.md, \"IP mode\".
+
 Examples:
+  coapcc emulate --ip --server-cmd 'coap-server-notls -A $COAPCC_SERVER_ADDR' -- \
+    coap-client-notls coap+tcp://10.0.0.1/.well-known/core
   coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
   coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
   coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
@@ -893,6 +904,9 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
          {} upstream, {} downstream",
         r.clients_seen, r.mappings_closed, r.upstream.closed, r.downstream.closed
     );
+    if let Some(s) = &r.star {
+        return crate::ip_cli::star_summary(r, s, &mappings);
+    }
     let Some(g) = &r.grid else {
         let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
             format!(
