@@ -208,6 +208,16 @@ fn owner_pid(name: &str) -> Option<u32> {
     name.strip_prefix(PREFIX)?.split('-').next()?.parse().ok()
 }
 
+/// Whether process `pid` exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // "pid (comm) S …": the state follows the last ')'
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
 /// The namespaces iproute2 knows (`ip netns list`, first word of each line).
 pub fn list() -> Vec<String> {
     Command::new("ip")
@@ -233,7 +243,7 @@ pub fn remove_stale() -> Vec<String> {
         let Some(pid) = owner_pid(&name) else {
             continue;
         };
-        if pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        if pid == std::process::id() || alive(pid) {
             continue;
         }
         delete(&name);
@@ -283,5 +293,7 @@ mod tests {
         assert_eq!(owner_pid("coapcc-4242-0-client"), Some(4242));
         assert_eq!(owner_pid("coapcc-x-0-client"), None);
         assert_eq!(owner_pid("other-4242"), None);
+        assert!(alive(std::process::id()));
+        assert!(!alive(u32::MAX));
     }
 }
