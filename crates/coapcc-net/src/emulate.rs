@@ -52,13 +52,14 @@ use anyhow::{anyhow, Result};
 use coapcc_link::dumbbell::{self, Direction, Dumbbell, LinkRecord};
 use coapcc_link::grid::{self, DropCounts, Grid, NodeRecord};
 use coapcc_link::star::{self, Star};
-use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output, PacketId};
+use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
+use crate::drive::{Driver, Fate};
 
 /// UDP header bytes (the relay carries UDP datagrams).
 const UDP_HEADER: u16 = 8;
@@ -600,36 +601,6 @@ struct Held {
     data: Vec<u8>,
 }
 
-/// Datagrams inside the model, by [`PacketId`]; ids are recycled.
-#[derive(Default)]
-struct HeldPackets {
-    slots: Vec<Option<Held>>,
-    free: Vec<PacketId>,
-    count: usize,
-}
-
-impl HeldPackets {
-    fn insert(&mut self, h: Held) -> PacketId {
-        self.count += 1;
-        match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some(h);
-                id
-            }
-            None => {
-                self.slots.push(Some(h));
-                (self.slots.len() - 1) as PacketId
-            }
-        }
-    }
-
-    fn take(&mut self, id: PacketId) -> Held {
-        self.count -= 1;
-        self.free.push(id);
-        self.slots[id as usize].take().expect("a held packet")
-    }
-}
-
 /// One client mapping.
 struct Mapping {
     client: SocketAddr,
@@ -648,10 +619,8 @@ struct Relay<N> {
     opts: EmulatorOptions,
     server: SocketAddr,
     clock: Clock,
-    net: N,
-    /// The latest model time handled: the model's clock.
-    model_now: Nanos,
-    held: HeldPackets,
+    /// The model and the datagrams inside it.
+    driver: Driver<N, Held>,
     slots: Vec<Option<Mapping>>,
     by_client: HashMap<SocketAddr, usize>,
     next_gen: u64,
@@ -662,7 +631,7 @@ struct Relay<N> {
 
 impl<N: Emulated> Relay<N> {
     fn full(&self) -> bool {
-        self.held.count >= self.opts.max_in_flight
+        self.driver.held() >= self.opts.max_in_flight
     }
 
     /// Hands a datagram of mapping `slot` to the model at `at` (or at the
@@ -678,44 +647,36 @@ impl<N: Emulated> Relay<N> {
         counts.bytes += data.len() as u64;
         if full {
             counts.refused_full += 1;
-            self.net.count_full(up);
+            self.driver.net.count_full(up);
             return;
         }
-        let Some(payload) = self.net.payload(data.len()) else {
+        let Some(payload) = self.driver.net.payload(data.len()) else {
             counts.refused_too_large += 1;
             return;
         };
         let node = self.slots[slot].as_ref().expect("open mapping").node;
-        let server = self.net.server_node();
-        let (src, dst) = if up { (node, server) } else { (server, node) };
-        let id = self.held.insert(Held {
+        let server = self.driver.net.server_node();
+        let ends = if up { (node, server) } else { (server, node) };
+        let held = Held {
             slot,
             gen,
             up,
             data: data.to_vec(),
-        });
-        self.model_now = self.model_now.max(at);
-        let d = Datagram {
-            id,
-            src,
-            dst,
-            transport_header: UDP_HEADER,
-            payload,
-            unnecessary: false,
         };
-        if self.net.send(self.model_now, d).is_err() {
-            self.held.take(id);
+        if self
+            .driver
+            .send(at, ends, (UDP_HEADER, payload), held)
+            .is_err()
+        {
             counts.dropped += 1;
         }
     }
 
     /// Handles every model event due by `until`, sending delivered datagrams.
     async fn advance(&mut self, until: Nanos, listen: &UdpSocket) {
-        while let Some((at, out)) = self.net.poll(until) {
-            self.model_now = at;
-            match out {
-                Some(Output::Delivered { id, .. }) => {
-                    let h = self.held.take(id);
+        while let Some((_, fate)) = self.driver.poll(until) {
+            match fate {
+                Fate::Delivered(h) => {
                     if h.up {
                         self.report.upstream.delivered += 1;
                     } else {
@@ -735,15 +696,13 @@ impl<N: Emulated> Relay<N> {
                         let _ = listen.send_to(&h.data, m.client).await;
                     }
                 }
-                Some(Output::Dropped { id, .. }) => {
-                    let h = self.held.take(id);
+                Fate::Dropped(_, h) => {
                     if h.up {
                         self.report.upstream.dropped += 1;
                     } else {
                         self.report.downstream.dropped += 1;
                     }
                 }
-                None => {}
             }
         }
     }
@@ -809,7 +768,7 @@ impl<N: Emulated> Relay<N> {
                 }
             }
         });
-        let node = self.net.attach(slot, self.report.clients_seen);
+        let node = self.driver.net.attach(slot, self.report.clients_seen);
         self.slots[slot] = Some(Mapping {
             client,
             gen,
@@ -878,7 +837,7 @@ impl<N: Emulated> Relay<N> {
     }
 
     fn publish(&mut self, monitor: &EmulatorMonitor) {
-        self.net.publish(&mut self.report);
+        self.driver.net.publish(&mut self.report);
         self.report.mappings_open = self.by_client.len();
         *monitor.0.lock().expect("monitor lock") = self.report.clone();
     }
@@ -925,9 +884,7 @@ async fn relay<N: Emulated>(
     let (tx, mut rx) = mpsc::channel::<FromServer>(4096);
     let opts_early = opts.early.as_nanos() as Nanos;
     let mut relay = Relay {
-        net,
-        model_now: 0,
-        held: HeldPackets::default(),
+        driver: Driver::new(net),
         opts,
         server,
         clock: Clock::start(),
@@ -943,6 +900,7 @@ async fn relay<N: Emulated>(
     tokio::pin!(stop);
     loop {
         let wake = relay
+            .driver
             .net
             .next_wakeup()
             .map(|t| relay.clock.instant(t.saturating_sub(relay.early)));

@@ -26,6 +26,7 @@ pub mod amplification;
 mod background;
 pub mod client;
 pub mod clock;
+mod drive;
 pub mod emulate;
 pub mod ip;
 pub mod load;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
-use coapcc_link::{Datagram, Nanos, Network, NodeId, Output, PacketId};
+use coapcc_link::{Nanos, Network, NodeId};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
@@ -25,6 +25,7 @@ use super::log::{LogRecord, LogWriter};
 use super::model::{cause_name, IpModel};
 use super::packet::{parse_ipv4, proto_name, Ipv4Info, Malformed};
 use crate::clock::Clock;
+use crate::drive::{Driver, Fate};
 use crate::emulate::{client_node, EmulatedNetwork};
 
 /// How the relay runs.
@@ -105,26 +106,22 @@ impl RelayMonitor {
     }
 }
 
-/// A packet inside the model.
+/// A packet inside the model: its bytes and its log line so far.
 struct Held {
-    seq: u64,
     up: bool,
     bytes: Vec<u8>,
     record: LogRecord,
 }
 
 struct Relay {
-    model: IpModel,
+    /// The model and the packets inside it.
+    driver: Driver<IpModel, Held>,
     addressing: Addressing,
     server_node: NodeId,
     client_nodes: Vec<NodeId>,
     clock: Clock,
     early: Nanos,
-    model_now: Nanos,
     max_held: u64,
-    held: HashMap<PacketId, Held>,
-    free_ids: Vec<PacketId>,
-    next_id: PacketId,
     next_seq: u64,
     /// Flow (protocol, port at the client's primary address) → node.
     flows: HashMap<(u8, u16), NodeId>,
@@ -217,7 +214,7 @@ impl Relay {
             };
             return self.refuse(up, arrival, bytes.len(), Some(&info), reason);
         };
-        let (th, payload) = match self.model.sizes(&info) {
+        let (th, payload) = match self.driver.net.sizes(&info) {
             Ok(s) => s,
             Err(reason) => return self.refuse(up, arrival, bytes.len(), Some(&info), reason),
         };
@@ -229,18 +226,14 @@ impl Relay {
         } else {
             (self.server_node, node)
         };
-        self.model_now = self.model_now.max(arrival);
-        let id = self.free_ids.pop().unwrap_or_else(|| {
-            self.next_id += 1;
-            self.next_id - 1
-        });
+        let entry = self.driver.entry_time(arrival);
         let seq = self.next_seq;
         self.next_seq += 1;
         let record = LogRecord {
             seq: Some(seq),
             dir: if up { "up" } else { "down" }.into(),
             arrival_ns: arrival,
-            entry_ns: Some(self.model_now),
+            entry_ns: Some(entry),
             src: Some(src),
             dst: Some(dst),
             proto: proto_name(info.proto),
@@ -252,31 +245,18 @@ impl Relay {
             written_ns: None,
             cause: None,
         };
-        let d = Datagram {
-            id,
-            src,
-            dst,
-            transport_header: th,
-            payload,
-            unnecessary: false,
+        let held = Held {
+            up,
+            bytes: bytes.to_vec(),
+            record,
         };
-        match self.model.send(self.model_now, d) {
+        match self.driver.send(arrival, (src, dst), (th, payload), held) {
             Ok(()) => {
                 let dir = self.dir(up);
                 dir.held_bytes += bytes.len() as u64;
                 dir.in_flight += 1;
-                self.held.insert(
-                    id,
-                    Held {
-                        seq,
-                        up,
-                        bytes: bytes.to_vec(),
-                        record,
-                    },
-                );
             }
-            Err(cause) => {
-                self.free_ids.push(id);
+            Err((cause, held)) => {
                 *self
                     .dir(up)
                     .dropped
@@ -285,9 +265,9 @@ impl Relay {
                 if let Some(log) = &mut self.log {
                     log.write(&LogRecord {
                         outcome: "dropped".into(),
-                        at_ns: Some(self.model_now),
+                        at_ns: Some(entry),
                         cause: Some(cause_name(cause).into()),
-                        ..record
+                        ..held.record
                     });
                 }
             }
@@ -297,15 +277,11 @@ impl Relay {
     /// Handles every model event due by `until`, writing delivered packets
     /// to the far device.
     fn advance(&mut self, until: Nanos, client: &File, server: &File) {
-        while let Some((at, out)) = self.model.poll(until) {
-            self.model_now = at;
-            let (id, cause) = match out {
-                Some(Output::Delivered { id, .. }) => (id, None),
-                Some(Output::Dropped { id, cause }) => (id, Some(cause)),
-                None => continue,
+        while let Some((at, fate)) = self.driver.poll(until) {
+            let (h, cause) = match fate {
+                Fate::Delivered(h) => (h, None),
+                Fate::Dropped(cause, h) => (h, Some(cause)),
             };
-            let h = self.held.remove(&id).expect("a held packet");
-            self.free_ids.push(id);
             let len = h.bytes.len() as u64;
             let mut record = h.record;
             record.at_ns = Some(at);
@@ -340,7 +316,6 @@ impl Relay {
                     record.cause = Some(cause_name(cause).into());
                 }
             }
-            debug_assert_eq!(record.seq, Some(h.seq));
             if let Some(log) = &mut self.log {
                 log.write(&record);
             }
@@ -387,17 +362,13 @@ pub(crate) async fn run_relay(
     let client = super::sys::register(client)?;
     let server = super::sys::register(server)?;
     let mut relay = Relay {
-        model,
+        driver: Driver::new(model),
         addressing,
         server_node: opts.network.server_node(),
         client_nodes: opts.network.client_nodes(),
         clock,
         early: opts.early.as_nanos() as Nanos,
-        model_now: 0,
         max_held: opts.max_held_bytes,
-        held: HashMap::new(),
-        free_ids: Vec::new(),
-        next_id: 0,
         next_seq: 0,
         flows: HashMap::new(),
         report: RelayReport::default(),
@@ -407,7 +378,8 @@ pub(crate) async fn run_relay(
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         let wake = relay
-            .model
+            .driver
+            .net
             .next_wakeup()
             .map(|t| relay.clock.instant(t.saturating_sub(relay.early)));
         tokio::select! {
