@@ -5,7 +5,8 @@
 //!
 //! - The server starts first; the client starts once a socket listens in the
 //!   server namespace (TCP listening or UDP bound, read from
-//!   `/proc/net/{tcp,udp}{,6}` there) or after [`SessionSpec::listen_wait`].
+//!   `/proc/net/{tcp,udp}{,6}` there) and 100 ms more (for a server's other
+//!   sockets), or after [`SessionSpec::listen_wait`].
 //! - When the client command ends, the server's group gets SIGTERM, then
 //!   SIGKILL after [`SessionSpec::grace`].
 //! - When the server command ends first (a crash), the client's group is
@@ -28,6 +29,9 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use super::counters::{self, Counters};
 use super::{sys, IpEmulation, Netns};
+
+/// How long the client waits after the server's first socket appears.
+const SETTLE: Duration = Duration::from_millis(100);
 
 /// The two commands and their bounds.
 #[derive(Clone, Debug)]
@@ -182,9 +186,15 @@ pub async fn run_session(emu: &IpEmulation, spec: &SessionSpec) -> Result<Sessio
         .context("cannot start the server command")?;
     let deadline = tokio::time::Instant::now() + spec.listen_wait;
     let mut server_status = None;
-    while tokio::time::Instant::now() < deadline && !listening(sns) {
+    while tokio::time::Instant::now() < deadline {
         if let Ok(Some(s)) = server.try_wait() {
             server_status = Some(s);
+            break;
+        }
+        if listening(sns) {
+            // a server opening several sockets (UDP and TCP) gets a moment
+            // for the others
+            tokio::time::sleep(SETTLE).await;
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
