@@ -1163,13 +1163,22 @@ mod tests {
         let f = temp_scenario("[network]\nkind = \"grid\"\nqeue = 8\n");
         let e = error(&["--scenario", f.path().to_str().unwrap()]);
         assert!(e.contains("qeue"), "{e}");
-        let f = temp_scenario("[network]\nkind = \"star\"\n");
-        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        // the star: from a scenario (its parameters) or --network star
+        let f = temp_scenario("[network]\nkind = \"star\"\nstations = 4\n");
+        let net = network(&["--scenario", f.path().to_str().unwrap()]).unwrap();
+        assert_eq!(net.client_nodes(), vec![1, 2, 3, 4]);
+        let e = error(&["--scenario", f.path().to_str().unwrap(), "--buffer", "9"]);
         assert!(
-            e.starts_with("--scenario: the emulator runs the dumbbell and the grid")
-                && e.contains("Wi-Fi star"),
+            e.starts_with("--buffer: does not apply to the Wi-Fi star"),
             "{e}"
         );
+        let f = temp_scenario("[network]\nkind = \"star\"\nstations = 0\n");
+        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        assert!(e.contains("network.stations: expected 1 to 1000"), "{e}");
+        assert!(matches!(
+            network(&["--network", "star"]),
+            Ok(EmulatedNetwork::Star(_))
+        ));
         let e = error(&["--uplink-bps", "0"]);
         assert!(
             e.starts_with("--uplink-bps: expected a rate greater than 0"),
