@@ -319,6 +319,12 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
         "{r}"
     );
     assert_eq!(r["server_status"], 143, "the server is stopped by SIGTERM");
+    // nothing else crossed: no IPv6 (off on the TUN devices before they come
+    // up), no stray addresses
+    for dir in ["uplink", "downlink"] {
+        assert_eq!(r["relay"][dir]["refused"], serde_json::json!({}), "{r}");
+        assert_eq!(r["relay"][dir]["dropped"], serde_json::json!({}), "{r}");
+    }
     assert_torn_down(pid, "coap://10.0.0.1:5683/sense");
 }
 

@@ -129,10 +129,17 @@ impl IpEmulation {
                 &["link", "set", "dev", &name, "netns", ns.name()],
                 &format!("moving {name} into {}", ns.name()),
             )?;
-            let mut script = format!(
+            // IPv6 off on the TUN device before it comes up (the models carry
+            // IPv4; up with IPv6 it would send router solicitations and MLD
+            // reports at once); loopback keeps ::1
+            ns.ip_batch(&format!(
                 "link set dev {name} name {TUN_NAME}\n\
-                 link set dev {TUN_NAME} mtu {mtu} up\n\
-                 link set dev lo up\n\
+                 link set dev {TUN_NAME} mtu {mtu}\n\
+                 link set dev lo up\n"
+            ))?;
+            let _ = ns.set_sysctl(&format!("net.ipv6.conf.{TUN_NAME}.disable_ipv6"), "1");
+            let mut script = format!(
+                "link set dev {TUN_NAME} up\n\
                  addr add {local}/32 peer {peer}/32 dev {TUN_NAME}\n"
             );
             if side == 'c' {
@@ -145,8 +152,6 @@ impl IpEmulation {
                 ));
             }
             ns.ip_batch(&script)?;
-            // IPv6 off on the TUN device: the models carry IPv4 (loopback keeps ::1)
-            let _ = ns.set_sysctl(&format!("net.ipv6.conf.{TUN_NAME}.disable_ipv6"), "1");
             for (k, v) in &opts.sysctls {
                 ns.set_sysctl(k, v)?;
             }
