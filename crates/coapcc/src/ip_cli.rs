@@ -209,7 +209,33 @@ pub fn emulate_ip(args: EmulateArgs) -> Result<i32> {
         std::fs::write(p, b"")
             .with_context(|| format!("--report-json: cannot write `{}`", p.display()))?;
     }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    // Ctrl-C or SIGTERM during the set-up: caught, then everything set up
+    // so far is torn down before exiting
+    let (mut sigint, mut sigterm) = {
+        let _guard = rt.enter();
+        use tokio::signal::unix::{signal, SignalKind};
+        (
+            signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
+            signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+        )
+    };
     let emu = IpEmulation::start(opts)?;
+    let early_stop = rt.block_on(async {
+        tokio::select! {
+            biased;
+            _ = sigint.recv() => Some(130),
+            _ = sigterm.recv() => Some(143),
+            _ = std::future::ready(()) => None,
+        }
+    });
+    if let Some(code) = early_stop {
+        eprintln!("coapcc emulate --ip: interrupted during set-up; tearing down");
+        emu.stop()?;
+        return Ok(code);
+    }
     let a = emu.addressing();
     eprintln!(
         "coapcc emulate --ip: {} network between namespaces {} (client {}) and {} (server {}), MTU {}",
@@ -221,9 +247,6 @@ pub fn emulate_ip(args: EmulateArgs) -> Result<i32> {
         emu.mtu()
     );
     let network = network_json(&emu, args.seed);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     let spec = SessionSpec::new(&server_cmd, &args.ip.client_cmd);
     let outcome = rt.block_on(session::run_session(&emu, &spec));
     let relay = emu.stop()?;

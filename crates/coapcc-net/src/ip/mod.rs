@@ -33,7 +33,6 @@ pub use netns::Netns;
 pub use relay::{DirectionReport, IpRelayOptions, RelayMonitor, RelayReport};
 
 use crate::background::Background;
-use crate::clock::Clock;
 use crate::emulate::EmulatedNetwork;
 
 /// The name of the TUN device inside each namespace.
@@ -177,19 +176,9 @@ impl IpEmulation {
                         return Err(anyhow::anyhow!("no runtime"));
                     }
                 };
-                rt.block_on(async move {
-                    let _ = ready_tx.send(Ok(()));
-                    relay::run_relay(
-                        client_tun,
-                        server_tun,
-                        addressing,
-                        relay_opts,
-                        m,
-                        stop_rx,
-                        Clock::start(),
-                    )
-                    .await
-                })
+                rt.block_on(relay::run_relay(
+                    client_tun, server_tun, addressing, relay_opts, m, stop_rx, ready_tx,
+                ))
             })?;
         let mut relay = Background::new(stop_tx, thread);
         match ready_rx.recv() {

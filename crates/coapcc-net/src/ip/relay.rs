@@ -351,16 +351,35 @@ pub(crate) async fn run_relay(
     opts: IpRelayOptions,
     monitor: Arc<RelayMonitor>,
     mut stop: oneshot::Receiver<()>,
-    clock: Clock,
+    ready: std::sync::mpsc::Sender<Result<()>>,
 ) -> Result<RelayReport> {
-    let model = IpModel::new(&opts.network, opts.seed)?;
-    let log = opts
-        .packet_log
-        .as_deref()
-        .map(LogWriter::create)
-        .transpose()?;
-    let client = super::sys::register(client)?;
-    let server = super::sys::register(server)?;
+    // set-up errors go to the starter too, so that it fails at once
+    let setup = || -> Result<_> {
+        let model = IpModel::new(&opts.network, opts.seed)?;
+        let log = opts
+            .packet_log
+            .as_deref()
+            .map(LogWriter::create)
+            .transpose()?;
+        Ok((
+            model,
+            log,
+            super::sys::register(client)?,
+            super::sys::register(server)?,
+        ))
+    };
+    let (model, log, client, server) = match setup() {
+        Ok(parts) => {
+            let _ = ready.send(Ok(()));
+            parts
+        }
+        Err(e) => {
+            let _ = ready.send(Err(anyhow::anyhow!("{e:#}")));
+            return Err(e);
+        }
+    };
+    // time zero of the model: when the relay starts reading
+    let clock = Clock::start();
     let mut relay = Relay {
         driver: Driver::new(model),
         addressing,
