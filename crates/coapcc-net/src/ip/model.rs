@@ -131,3 +131,54 @@ pub fn cause_name(c: DropCause) -> &'static str {
 
 /// Ensures `NodeId` stays what the addressing assumes.
 const _: () = assert!(std::mem::size_of::<NodeId>() == 4);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ip::packet::{PROTO_ICMP, PROTO_TCP};
+    use std::net::Ipv4Addr;
+
+    fn packet(proto: u8, header_len: usize, transport_header: usize, payload: usize) -> Ipv4Info {
+        Ipv4Info {
+            src: Ipv4Addr::new(10, 0, 0, 2),
+            dst: Ipv4Addr::new(10, 0, 0, 1),
+            proto,
+            total_len: header_len + transport_header + payload,
+            header_len,
+            transport_header,
+            ports: (5000, 5683),
+            fragment: false,
+        }
+    }
+
+    /// The dumbbell and the star take any IPv4 packet at its real size (IP
+    /// options folded into the transport header); the grid takes
+    /// unfragmented UDP whose payload fits eight fragments, and names why it
+    /// refuses the rest.
+    #[test]
+    fn what_each_model_carries_and_at_what_size() {
+        for net in [
+            EmulatedNetwork::default(),
+            EmulatedNetwork::Star(coapcc_link::star::Config::default()),
+        ] {
+            let m = IpModel::new(&net, 1).unwrap();
+            assert_eq!(m.sizes(&packet(PROTO_TCP, 20, 32, 9)), Ok((32, 9)));
+            assert_eq!(m.sizes(&packet(PROTO_TCP, 24, 20, 0)), Ok((24, 0)));
+            assert_eq!(m.sizes(&packet(PROTO_ICMP, 20, 8, 56)), Ok((8, 56)));
+            let mut frag = packet(PROTO_UDP, 20, 0, 1480);
+            frag.fragment = true;
+            assert_eq!(m.sizes(&frag), Ok((0, 1480)));
+        }
+        let grid = EmulatedNetwork::from(grid::Config::default());
+        let m = IpModel::new(&grid, 1).unwrap();
+        assert_eq!(m.sizes(&packet(PROTO_UDP, 20, 8, 728)), Ok((8, 728)));
+        assert_eq!(m.sizes(&packet(PROTO_UDP, 20, 8, 729)), Err("too_large"));
+        assert_eq!(m.sizes(&packet(PROTO_TCP, 20, 20, 5)), Err("not_udp"));
+        assert_eq!(m.sizes(&packet(PROTO_ICMP, 20, 8, 56)), Err("not_udp"));
+        let mut frag = packet(PROTO_UDP, 20, 8, 100);
+        frag.fragment = true;
+        assert_eq!(m.sizes(&frag), Err("fragment"));
+        assert_eq!(crate::ip::mtu_of(&grid), 756);
+        assert_eq!(crate::ip::mtu_of(&EmulatedNetwork::default()), 296);
+    }
+}
