@@ -218,7 +218,12 @@ fn kind_name(k: NetworkKind) -> &'static str {
 pub struct EmulateArgs {
     /// Address clients send to (loopback by default; see docs/security.md
     /// before serving other hosts).
-    #[arg(long, default_value = "127.0.0.1:5684", value_name = "ADDR")]
+    #[arg(
+        long,
+        default_value = "127.0.0.1:5684",
+        value_name = "ADDR",
+        conflicts_with = "ip"
+    )]
     pub listen: SocketAddr,
     /// The CoAP server to relay to (host:port); not with --ip.
     #[arg(
@@ -279,10 +284,10 @@ pub struct EmulateArgs {
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
     /// Most client mappings at once.
-    #[arg(long, default_value_t = 4096, value_name = "N")]
+    #[arg(long, default_value_t = 4096, value_name = "N", conflicts_with = "ip")]
     pub max_clients: usize,
     /// Close a mapping unused for this many seconds.
-    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    #[arg(long, default_value_t = 300.0, value_name = "S", conflicts_with = "ip")]
     pub idle_timeout: f64,
     /// Stop after this many seconds (default: run until interrupted).
     #[arg(long, value_name = "S")]

@@ -951,6 +951,30 @@ fn ip_mode_option_errors_name_the_option() {
             ],
             "--duration: the IP mode runs until the client command ends",
         ),
+        (
+            &[
+                "--ip",
+                "--listen",
+                "127.0.0.1:9",
+                "--server-cmd",
+                "true",
+                "--",
+                "true",
+            ],
+            "the argument '--ip' cannot be used with '--listen <ADDR>'",
+        ),
+        (
+            &[
+                "--ip",
+                "--max-clients",
+                "9",
+                "--server-cmd",
+                "true",
+                "--",
+                "true",
+            ],
+            "the argument '--ip' cannot be used with '--max-clients <N>'",
+        ),
     ];
     for (args, expected) in cases {
         let mut argv = vec!["emulate"];
