@@ -12,18 +12,25 @@
 //!   `coapcc-link` (the simulator's own: the constrained-link dumbbell or the
 //!   802.15.4 grid) on the wall clock between clients and a server;
 //! - [`tcp`]: CoAP over TCP (RFC 8323) on kernel TCP sockets: server, client
-//!   and load generator.
+//!   and load generator;
+//! - [`ip`]: the same models between two network namespaces joined by TUN
+//!   devices (the IP mode: real kernels on both sides, TCP or UDP).
+//!
+//! The crate has no `unsafe` code but the TUN and signal system calls of
+//! `ip::sys` (one small module).
 //!
 //! Time handed to the state machines is nanoseconds since a [`clock::Clock`]'s
 //! start; nothing in this crate changes what the state machines decide.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod amplification;
 mod background;
 pub mod client;
 pub mod clock;
+mod drive;
 pub mod emulate;
+pub mod ip;
 pub mod load;
 pub mod resources;
 pub mod server;

@@ -507,6 +507,9 @@ fn real_main() -> Result<()> {
             }
             o.check()
         }
+        Command::Emulate(args) if args.ip.ip => {
+            std::process::exit(coapcc::ip_cli::emulate_ip(args)?)
+        }
         Command::Emulate(args) => coapcc::net_cli::emulate(args).map(|_| ()),
         Command::Campaign {
             file,

@@ -260,6 +260,8 @@ pub enum NetworkChoice {
     Dumbbell,
     /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
     Grid,
+    /// The 12-station IEEE 802.11 star of the lwIP evaluation.
+    Star,
 }
 
 impl NetworkChoice {
@@ -267,6 +269,7 @@ impl NetworkChoice {
         match self {
             NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
             NetworkChoice::Grid => NetworkKind::Grid,
+            NetworkChoice::Star => NetworkKind::Star,
         }
     }
 }
@@ -285,15 +288,26 @@ fn kind_name(k: NetworkKind) -> &'static str {
 pub struct EmulateArgs {
     /// Address clients send to (loopback by default; see docs/security.md
     /// before serving other hosts).
-    #[arg(long, default_value = "127.0.0.1:5684", value_name = "ADDR")]
+    #[arg(
+        long,
+        default_value = "127.0.0.1:5684",
+        value_name = "ADDR",
+        conflicts_with = "ip"
+    )]
     pub listen: SocketAddr,
-    /// The CoAP server to relay to (host:port).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub server: String,
+    /// The CoAP server to relay to (host:port); not with --ip.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        required_unless_present = "ip",
+        conflicts_with = "ip"
+    )]
+    pub server: Option<String>,
     /// The network model: `dumbbell` (the constrained link; the default) or
     /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
     /// defaults: Contiki MAC, storing routing, border router on node 1,
-    /// server on node 3).
+    /// server on node 3), or `star` (the 12-station 802.11 star of the lwIP
+    /// evaluation).
     #[arg(long, value_enum, value_name = "KIND")]
     pub network: Option<NetworkChoice>,
     /// Take the network from the `[network]` table of a scenario file
@@ -340,14 +354,17 @@ pub struct EmulateArgs {
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
     /// Most client mappings at once.
-    #[arg(long, default_value_t = 4096, value_name = "N")]
+    #[arg(long, default_value_t = 4096, value_name = "N", conflicts_with = "ip")]
     pub max_clients: usize,
     /// Close a mapping unused for this many seconds.
-    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    #[arg(long, default_value_t = 300.0, value_name = "S", conflicts_with = "ip")]
     pub idle_timeout: f64,
     /// Stop after this many seconds (default: run until interrupted).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
+    /// The IP mode (`--ip`, `--server-cmd`, … `-- CLIENT COMMAND`).
+    #[command(flatten)]
+    pub ip: Box<crate::ip_cli::IpArgs>,
 }
 
 const EMULATE_HELP: &str = "\
@@ -360,7 +377,17 @@ expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments ca
 counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
 cause and MAC buffer overflows for the grid.
 
+On the star the Nth client address gets station N (wrapping around).
+
+IP mode (--ip): two network namespaces joined by TUN devices with the network between them; the \
+server command runs in one (address 10.0.0.1), the client command in the other (10.0.0.2; on the \
+grid and the star also 10.1.H.L for node 256·H+L), with COAPCC_SERVER_ADDR, COAPCC_CLIENT_ADDR and \
+COAPCC_CLIENT_ADDRS set; everything is torn down when the client command ends, the server command \
+ends (exit 125) or on Ctrl-C (exit 130). See docs/real-network.md, \"IP mode\".
+
 Examples:
+  coapcc emulate --ip --server-cmd 'coap-server-notls -A $COAPCC_SERVER_ADDR' -- \
+    coap-client-notls coap+tcp://10.0.0.1/.well-known/core
   coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
   coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
   coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
@@ -728,7 +755,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
 
 /// The `[network]` table of a scenario (or campaign) file; other tables are
 /// ignored. A missing table is the network's defaults.
-fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
+pub(crate) fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
     #[derive(Deserialize)]
     #[serde(bound = "T: DeserializeOwned")]
     struct File<T> {
@@ -768,9 +795,7 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
     match kind {
         NetworkKind::Dumbbell => dumbbell_network(args, file),
         NetworkKind::Grid => grid_network(args, file),
-        NetworkKind::Star => bail!(
-            "--scenario: the emulator runs the dumbbell and the grid; this scenario describes the Wi-Fi star"
-        ),
+        NetworkKind::Star => crate::ip_cli::star_network(args, file),
     }
 }
 
@@ -905,11 +930,12 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     let idle_timeout = seconds("idle-timeout", args.idle_timeout)?;
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let rt = runtime()?;
+    let server_arg = args.server.as_deref().unwrap_or_default();
     let server = rt
-        .block_on(tokio::net::lookup_host(args.server.as_str()))
-        .with_context(|| format!("--server: cannot resolve `{}`", args.server))?
+        .block_on(tokio::net::lookup_host(server_arg))
+        .with_context(|| format!("--server: cannot resolve `{server_arg}`"))?
         .next()
-        .ok_or_else(|| anyhow!("--server: `{}` has no address", args.server))?;
+        .ok_or_else(|| anyhow!("--server: `{server_arg}` has no address"))?;
     let opts = EmulatorOptions {
         network: network.clone(),
         seed: args.seed,
@@ -978,6 +1004,11 @@ pub fn emulator_startup(
                 grid::sixlowpan::max_coap(c.addressing, c.hop_by_hop)
             )
         }
+        EmulatedNetwork::Star(c) => format!(
+            "coapcc emulate: {listen} → {server} through the {}-station 802.11 star ({} bit/s, queue {} packets, \
+             wired hop {} bit/s); the Nth client on station N (wrapping around)",
+            c.stations, c.rate_bps, c.queue, c.wired_bps
+        ),
     }
 }
 
@@ -988,6 +1019,9 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
          {} upstream, {} downstream",
         r.clients_seen, r.mappings_closed, r.upstream.closed, r.downstream.closed
     );
+    if let Some(s) = &r.star {
+        return crate::ip_cli::star_summary(r, s, &mappings);
+    }
     let Some(g) = &r.grid else {
         let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
             format!(
@@ -1262,13 +1296,22 @@ mod tests {
         let f = temp_scenario("[network]\nkind = \"grid\"\nqeue = 8\n");
         let e = error(&["--scenario", f.path().to_str().unwrap()]);
         assert!(e.contains("qeue"), "{e}");
-        let f = temp_scenario("[network]\nkind = \"star\"\n");
-        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        // the star: from a scenario (its parameters) or --network star
+        let f = temp_scenario("[network]\nkind = \"star\"\nstations = 4\n");
+        let net = network(&["--scenario", f.path().to_str().unwrap()]).unwrap();
+        assert_eq!(net.client_nodes(), vec![1, 2, 3, 4]);
+        let e = error(&["--scenario", f.path().to_str().unwrap(), "--buffer", "9"]);
         assert!(
-            e.starts_with("--scenario: the emulator runs the dumbbell and the grid")
-                && e.contains("Wi-Fi star"),
+            e.starts_with("--buffer: does not apply to the Wi-Fi star"),
             "{e}"
         );
+        let f = temp_scenario("[network]\nkind = \"star\"\nstations = 0\n");
+        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        assert!(e.contains("network.stations: expected 1 to 1000"), "{e}");
+        assert!(matches!(
+            network(&["--network", "star"]),
+            Ok(EmulatedNetwork::Star(_))
+        ));
         let e = error(&["--uplink-bps", "0"]);
         assert!(
             e.starts_with("--uplink-bps: expected a rate greater than 0"),
