@@ -21,10 +21,7 @@ fn syn_timeouts_of_linux6_are_linear_then_double() {
     let syns: Vec<u64> = w.sent(Dir::ToServer).map(|s| s.at / SEC).collect();
     assert_eq!(syns, [0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67]);
     assert_eq!(w.client.state(), TcpState::Closed);
-    assert_eq!(
-        w.client.abort_reason(),
-        Some(AbortReason::HandshakeTimeout)
-    );
+    assert_eq!(w.client.abort_reason(), Some(AbortReason::HandshakeTimeout));
     assert_eq!(w.client.stats().syn_retransmissions, 10);
 
     let mut t = Wire::new(TcpConfig::linux(), 100 * MS);
