@@ -635,10 +635,11 @@ fn decomposition() {
 /// segment unacknowledged in each direction (one request, one response), no
 /// ACK is delayed, and the next request leaves when the response is read:
 /// with a 2500-byte buffer (losses, retransmissions, probes) and with an
-/// infinite one (spurious probes), for Linux 4.9 and for NewReno.
+/// infinite one (spurious probes), for Linux 4.9 with and without SACK and
+/// for NewReno.
 #[test]
 fn one_segment_in_flight_no_delayed_ack_once_timed() {
-    for alg in ["tcp", "tcp-newreno"] {
+    for alg in ["tcp", "tcp-linux49-debian9", "tcp-newreno"] {
         for buffer in [Buffer::Bytes(2500), Buffer::Infinite] {
             let s = run(alg, 100, buffer, 1, 86.7);
             assert_eq!(s.exchanges, 5000, "{alg} {buffer:?}");
