@@ -176,6 +176,25 @@ impl TcpProfile {
         }
     }
 
+    /// Why a switch name (`tcp-linux49:…`, `tcp-linux:…`) selects nothing,
+    /// or `None` if it is not such a name or is valid.
+    pub fn switch_name_error(name: &str) -> Option<String> {
+        let (prefix, allowed): (&str, &[&str]) = if name.starts_with(ABLATION_PREFIX) {
+            (ABLATION_PREFIX, &Mechanisms::LINUX49_NAMES)
+        } else if name.starts_with(SWITCHES_PREFIX) {
+            (SWITCHES_PREFIX, &Mechanisms::NAMES)
+        } else {
+            return None;
+        };
+        if Self::from_name(name).is_some() {
+            return None;
+        }
+        Some(format!(
+            "`{prefix}` takes switches joined by `+`, each at most once, from: {}",
+            allowed.join(", ")
+        ))
+    }
+
     /// Every TCP name, comma-separated.
     pub fn names() -> String {
         PROFILES.map(|p| p.name).join(", ")
@@ -458,6 +477,12 @@ mod tests {
             "tcp-linux6"
         );
         assert_eq!(TcpProfile::from_name("tcp-linux:cubic"), None);
+        let e = TcpProfile::switch_name_error("tcp-linux49:quickack").unwrap();
+        assert!(e.contains("sack, er, rack, tlp, frto, prr") && !e.contains("quickack"));
+        let e = TcpProfile::switch_name_error("tcp-linux:tlp+tlp").unwrap();
+        assert!(e.contains("quickack, ato, rto1s, syn6, tlp6"), "{e}");
+        assert_eq!(TcpProfile::switch_name_error("tcp-linux:tlp"), None);
+        assert_eq!(TcpProfile::switch_name_error("tcp-bogus"), None);
     }
 
     #[test]
