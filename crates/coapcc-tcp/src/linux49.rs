@@ -1032,6 +1032,58 @@ mod tests {
         assert_eq!(c.sb.lost_out, 0);
     }
 
+    /// F-RTO without SACK (`tcp`, Linux 4.9 as the thesis configured it):
+    /// the same `tcp_process_loss` on cumulative ACKs and duplicate ACKs
+    /// only (RFC 5682's basic algorithm). Spurious: the head's ACK sends
+    /// new data (step 2.b), then an ACK of never-retransmitted data undoes
+    /// (step 3.b): cwnd 10, ssthresh unbounded. Real: a duplicate ACK after
+    /// the new data ends F-RTO (step 3.a), counts as a Reno SACK
+    /// (`tcp_add_reno_sack`) and the lost segments are retransmitted.
+    #[test]
+    fn frto_without_sack() {
+        let timed_out = || {
+            let mut c = Linux49Cc::new(Mechanisms::THESIS, 10);
+            c.set_sack(true); // offered by the peer, refused: tcp_sack = 0
+            assert!(!c.sack_ok());
+            for i in 0..4u64 {
+                c.on_new_data_sent(1 + 100 * i, 101 + 100 * i, 0, 1);
+            }
+            c.on_rto(1, 401, 0);
+            c.on_retransmitted(0, 0);
+            let a = ack_of_the_first_after_rto();
+            let v = c.on_ack(1000 * MS, &a, &[]);
+            assert!(!v.undone && c.rexmit_new && !c.rexmit_lost);
+            assert_eq!(c.cwnd(), 2);
+            c.rexmit_new = false;
+            c.on_new_data_sent(401, 501, 1000 * MS, 101);
+            (c, a)
+        };
+        let (mut c, a) = timed_out();
+        let b = AckInfo {
+            prior_una: 101,
+            una: 401,
+            snd_nxt: 501,
+            ..a
+        };
+        assert!(c.on_ack(1100 * MS, &b, &[]).undone);
+        assert_eq!(c.state(), CaState::Open);
+        assert_eq!((c.cwnd(), c.ssthresh()), (10, INFINITE_SSTHRESH));
+
+        let (mut c, a) = timed_out();
+        let d = AckInfo {
+            prior_una: 101,
+            una: 101,
+            snd_nxt: 501,
+            is_dupack: true,
+            ..a
+        };
+        assert!(!c.on_ack(1100 * MS, &d, &[]).undone);
+        assert_eq!(c.state(), CaState::Loss);
+        assert!(c.rexmit_lost && !c.rexmit_new);
+        assert_eq!(c.reno_sacked, 1);
+        assert_eq!(c.next_retransmission(), Some(0));
+    }
+
     /// The same timeout when the loss was real: the ACK after F-RTO's new
     /// data SACKs only new data; F-RTO stands down and the lost segments
     /// are retransmitted.
