@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod campaign;
 pub mod duration;
 pub mod grid_output;
+pub mod kernel_check;
 pub mod net_cli;
 pub mod output;
 pub mod pcap;
