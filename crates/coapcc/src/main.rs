@@ -275,10 +275,13 @@ enum Command {
         #[arg(long, default_value_t = 1, value_name = "N")]
         parallel: usize,
         /// Run only the model's side (no root needed).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "kernel_only")]
         model_only: bool,
+        /// Run only the kernel's side.
+        #[arg(long)]
+        kernel_only: bool,
         /// Print the table of what the store holds; run nothing.
-        #[arg(long, conflicts_with = "model_only")]
+        #[arg(long, conflicts_with_all = ["model_only", "kernel_only"])]
         table_only: bool,
     },
     /// Write the report of a results store: one HTML page, SVG figures, CSV tables.
@@ -585,6 +588,7 @@ fn real_main() -> Result<()> {
             time_limit,
             parallel,
             model_only,
+            kernel_only,
             table_only,
         } => {
             use coapcc::kernel_check::{self, point};
@@ -624,6 +628,7 @@ fn real_main() -> Result<()> {
                 replications,
                 seed,
                 kernel: !model_only,
+                model: !kernel_only,
                 exe: std::env::current_exe().context("cannot find the coapcc executable")?,
                 time_limit,
                 parallel: parallel.clamp(1, 64),

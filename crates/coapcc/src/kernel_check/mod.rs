@@ -37,8 +37,10 @@ pub struct Options {
     pub replications: u32,
     /// Base seed.
     pub seed: u64,
-    /// Make the kernel runs (false: the model's only).
+    /// Make the kernel runs.
     pub kernel: bool,
+    /// Make the model's runs.
+    pub model: bool,
     /// The coapcc executable the kernel runs use.
     pub exe: PathBuf,
     /// Wall-time limit of one kernel run's load (s).
@@ -189,51 +191,60 @@ pub fn run(opts: &Options, store: &Store, progress: &mut dyn FnMut(&str)) -> Res
             bail!("kernel runs cannot be made here: {why} (or pass --model-only)");
         }
     }
+    if opts.model {
+        for p in opts.points.iter().flat_map(|p| p.config.model_profiles()) {
+            if coapcc_tcp::TcpProfile::from_name(p).is_none() {
+                bail!("this build has no TCP profile `{p}` for the model's side");
+            }
+        }
+    }
     let kernel = kernel_version()?;
     let scratch = tempfile::Builder::new()
         .prefix("coapcc-kernel-check-")
         .tempdir()
         .context("cannot create a scratch directory")?;
-    for point in &opts.points {
-        for profile in point.config.model_profiles() {
-            let missing: Vec<u32> = (0..opts.replications)
-                .filter(|&r| {
-                    !store
-                        .kernel_check_has(&model_key(point, profile, opts.seed, r))
-                        .unwrap_or(false)
-                })
-                .collect();
-            done.reused += (opts.replications as usize) - missing.len();
-            if missing.is_empty() {
-                continue;
-            }
-            // The model's replications derive their seeds from the scenario
-            // seed and their index, so all are computed and the missing kept.
-            let records = model::run(point, profile, opts.replications, opts.seed)?;
-            for rec in records
-                .into_iter()
-                .filter(|r| missing.contains(&r.replication))
-            {
-                store.kernel_check_put(&KernelCheckRun {
-                    key: model_key(point, profile, opts.seed, rec.replication),
-                    point: point.canonical(),
-                    label: rec.source.label(),
-                    kernel: None,
-                    sysctl: None,
-                    model_version: Some(MODEL_VERSION.to_string()),
-                    raw: String::new(),
-                    record: rec,
-                })?;
-                done.model_runs += 1;
-            }
-            progress(&format!(
-                "model {profile}: {point} ({} runs)",
-                missing.len()
-            ));
-        }
-    }
     if opts.kernel {
         run_kernel(opts, store, &kernel, scratch.path(), &mut done, progress)?;
+    }
+    if opts.model {
+        for point in &opts.points {
+            for profile in point.config.model_profiles() {
+                let missing: Vec<u32> = (0..opts.replications)
+                    .filter(|&r| {
+                        !store
+                            .kernel_check_has(&model_key(point, profile, opts.seed, r))
+                            .unwrap_or(false)
+                    })
+                    .collect();
+                done.reused += (opts.replications as usize) - missing.len();
+                if missing.is_empty() {
+                    continue;
+                }
+                // The model's replications derive their seeds from the scenario
+                // seed and their index, so all are computed and the missing kept.
+                let records = model::run(point, profile, opts.replications, opts.seed)?;
+                for rec in records
+                    .into_iter()
+                    .filter(|r| missing.contains(&r.replication))
+                {
+                    store.kernel_check_put(&KernelCheckRun {
+                        key: model_key(point, profile, opts.seed, rec.replication),
+                        point: point.canonical(),
+                        label: rec.source.label(),
+                        kernel: None,
+                        sysctl: None,
+                        model_version: Some(MODEL_VERSION.to_string()),
+                        raw: String::new(),
+                        record: rec,
+                    })?;
+                    done.model_runs += 1;
+                }
+                progress(&format!(
+                    "model {profile}: {point} ({} runs)",
+                    missing.len()
+                ));
+            }
+        }
     }
     Ok(done)
 }
