@@ -70,16 +70,27 @@ fn a_small_point_on_the_kernel_and_in_the_model_then_resumed() {
     assert!(matches!(k.record.source, Source::Kernel(_)));
     // Every client finished its three exchanges on one connection each.
     assert_eq!(k.record.fct.len(), 4);
-    assert!(k.record.fct.iter().all(Option::is_some), "{:?}", k.record.fct);
+    assert!(
+        k.record.fct.iter().all(Option::is_some),
+        "{:?}",
+        k.record.fct
+    );
     assert_eq!(k.record.counters.connections, 4);
     assert_eq!(k.record.counters.failed_exchanges, 0);
     // Physics: at least the 12 responses (a 65-byte CoAP message over TCP
     // framing: 105 IP bytes or more each) crossed the downlink.
-    assert!(k.record.counters.bytes_down >= 12 * 105, "{:?}", k.record.counters);
+    assert!(
+        k.record.counters.bytes_down >= 12 * 105,
+        "{:?}",
+        k.record.counters
+    );
     // The settings the run saw were recorded: SACK off as asked.
     let sysctl: serde_json::Value = serde_json::from_str(k.sysctl.as_ref().unwrap()).unwrap();
     assert_eq!(sysctl["net.ipv4.tcp_sack"], "0", "{sysctl}");
-    assert_eq!(sysctl["net.ipv4.tcp_congestion_control"], "reno", "{sysctl}");
+    assert_eq!(
+        sysctl["net.ipv4.tcp_congestion_control"], "reno",
+        "{sysctl}"
+    );
     let models = runs.iter().filter(|r| r.model_version.is_some()).count();
     assert!(models >= 1, "{runs:?}");
 

@@ -66,8 +66,7 @@ pub struct Record {
     pub counters: Counters,
 }
 
-/// The percentiles the cross-check shows (nearest rank over the clients that
-/// finished).
+/// The percentiles the cross-check shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Spread {
     /// Smallest.
@@ -83,25 +82,21 @@ pub struct Spread {
 }
 
 impl Record {
-    /// The FCT percentiles of this run, `None` if no client finished.
+    /// The FCT percentiles of this run over the clients that finished (the
+    /// testbed's percentiles, `coapcc_sim::metrics::Percentiles`), `None` if
+    /// none did.
     pub fn spread(&self) -> Option<Spread> {
         let mut v: Vec<f64> = self.fct.iter().flatten().copied().collect();
         if v.is_empty() {
             return None;
         }
-        v.sort_by(f64::total_cmp);
-        let at = |q: f64| {
-            // Nearest rank: the smallest value with at least q of the values
-            // at or below it.
-            let rank = (q * v.len() as f64).ceil().max(1.0) as usize;
-            v[rank.min(v.len()) - 1]
-        };
+        let p = coapcc_sim::metrics::Percentiles::of(&mut v);
         Some(Spread {
-            min: v[0],
-            p10: at(0.10),
-            median: at(0.50),
-            p90: at(0.90),
-            max: v[v.len() - 1],
+            min: p.min,
+            p10: p.p10,
+            median: p.p50,
+            p90: p.p90,
+            max: p.max,
         })
     }
 
@@ -139,7 +134,7 @@ mod tests {
     fn unfinished_clients_are_left_out_and_counted() {
         let r = record(&[Some(3.0), None, Some(1.0), None]);
         let s = r.spread().unwrap();
-        assert_eq!((s.min, s.median, s.max), (1.0, 1.0, 3.0));
+        assert_eq!((s.min, s.median, s.max), (1.0, 2.0, 3.0));
         assert_eq!(r.unfinished(), 2);
         assert!(record(&[None]).spread().is_none());
     }
