@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod duration;
 pub mod grid_output;
 pub mod ip_cli;
+pub mod kernel_check;
 pub mod net_cli;
 pub mod output;
 pub mod pcap;

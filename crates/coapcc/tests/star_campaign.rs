@@ -369,7 +369,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(schema, "3");
+    assert_eq!(schema, "4");
 }
 
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {
