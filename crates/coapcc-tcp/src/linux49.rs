@@ -84,6 +84,10 @@ pub struct AckVerdict {
     pub retrans_acked: bool,
     /// A timeout was found spurious and undone (F-RTO or D-SACK).
     pub undone: bool,
+    /// F-RTO found the timeout spurious (`TCPSpuriousRTOs`).
+    pub spurious_rto: bool,
+    /// The ACK carried a D-SACK block (`TCPDSACKRecv`).
+    pub dsack: bool,
 }
 
 /// One sender's Linux 4.9 loss recovery.
@@ -364,6 +368,7 @@ impl Linux49Cc {
             newly_sacked = o.newly_sacked;
             orig_acked |= o.orig_sacked;
             dsack = o.dsack;
+            v.dsack = o.dsack;
             if self.undo_marker.is_some() && self.undo_retrans > 0 {
                 self.undo_retrans = (self.undo_retrans - o.dsacked_retrans as i32).max(0);
             }
@@ -602,6 +607,7 @@ impl Linux49Cc {
         if self.frto {
             if orig_acked && self.try_undo_loss(true) {
                 v.undone = true;
+                v.spurious_rto = true;
                 return;
             }
             if a.snd_nxt > self.high_seq {

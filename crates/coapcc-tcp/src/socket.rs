@@ -902,6 +902,8 @@ impl TcpSocket {
         let before = (l.cwnd(), l.ssthresh());
         let v = l.on_ack(now, &info, &blocks[..n]);
         let after = (l.cwnd(), l.ssthresh());
+        self.stats.spurious_rtos += u64::from(v.spurious_rto);
+        self.stats.dsacks_received += u64::from(v.dsack);
         if v.entered_recovery {
             self.stats.fast_retransmits += 1;
             self.event(TcpEvent::FastRetransmit);
@@ -1260,6 +1262,7 @@ impl TcpSocket {
             // segment again (`tcp_send_loss_probe`).
             if let Some((start, end)) = self.next_range(true) {
                 self.emit_range(now, start, end, out);
+                self.stats.loss_probes += 1;
                 self.snd_nxt = end;
                 self.after_new_data(now, start, end);
                 self.probe_at = None;
@@ -1272,6 +1275,7 @@ impl TcpSocket {
                     let i = l.sb.packets_out() as usize - 1;
                     l.on_probe_retransmitted(i, now, self.snd_max);
                     self.emit_range(now, t.start, t.end, out);
+                    self.stats.loss_probes += 1;
                     self.rto_at = Some(now + self.rto);
                     return Some(true);
                 }

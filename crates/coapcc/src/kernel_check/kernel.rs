@@ -74,7 +74,7 @@ impl KernelRun {
             c.args(["--sysctl", &format!("{k}={v}")]);
         }
         c.arg("--server-cmd").arg(format!(
-            "exec {exe} server --listen \"$COAPCC_SERVER_ADDR:{PORT}\" --max-connections {}",
+            "exec {exe} server --listen \"$COAPCC_SERVER_ADDR:{PORT}\" --tcp-congestion reno --max-connections {}",
             point.clients.max(1) * 2
         ));
         let load = format!(

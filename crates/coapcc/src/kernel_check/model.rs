@@ -109,4 +109,24 @@ mod tests {
             "replications draw their own seeds"
         );
     }
+
+    #[test]
+    fn probes_and_d_sacks_are_counted_only_where_sack_is_on() {
+        // 30 clients behind the 2500-byte buffer: the first round overflows
+        // the downlink buffer, so every profile retransmits; only the one
+        // with SACK may send tail loss probes and receive D-SACKs.
+        let p = Point {
+            config: KernelConfig::Defaults,
+            workload: Workload::Continuous,
+            buffer: Some(2500),
+            clients: 30,
+            exchanges: 5,
+        };
+        let sack = &run(&p, "tcp-linux6", 1, 1).unwrap()[0].counters;
+        let nosack = &run(&p, "tcp-linux6-nosack", 1, 1).unwrap()[0].counters;
+        assert!(sack.downlink_drops > 0 && nosack.downlink_drops > 0);
+        assert!(sack.loss_probes > 0 && sack.dsacks > 0, "{sack:?}");
+        assert!(nosack.retransmitted_segments > 0, "{nosack:?}");
+        assert_eq!((nosack.loss_probes, nosack.dsacks), (0, 0), "{nosack:?}");
+    }
 }
