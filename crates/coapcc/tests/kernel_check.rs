@@ -94,6 +94,27 @@ fn a_small_point_on_the_kernel_and_in_the_model_then_resumed() {
     let models = runs.iter().filter(|r| r.model_version.is_some()).count();
     assert!(models >= 1, "{runs:?}");
 
+    // The report: every stored run one CSV row, the side-by-side table on
+    // the page.
+    let rep = dir.path().join("report");
+    let out = Command::cargo_bin("coapcc")
+        .unwrap()
+        .arg("report")
+        .arg(&store)
+        .arg("--out")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(rep.join("kernel-check-runs.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + runs.len(), "{csv}");
+    let page = std::fs::read_to_string(rep.join("report.html")).unwrap();
+    assert!(page.contains("| kernel ") && page.contains("| model tcp "));
+
     // Run again: nothing is computed, everything is found in the store.
     let again = kernel_check(&store);
     let stderr = String::from_utf8_lossy(&again.stderr);
