@@ -345,7 +345,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     // Opened for writing, it is upgraded and holds the same rows.
     let mut up = Store::open(&old).unwrap();
     assert_eq!(up.upgraded_from(), Some(1));
-    assert_eq!(up.layout(), 3);
+    assert_eq!(up.layout(), 4);
     up.verify().unwrap();
     assert!(
         up.dump().unwrap() == want,

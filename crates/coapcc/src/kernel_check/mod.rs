@@ -123,7 +123,7 @@ fn run_kernel(
                     break;
                 };
                 let started = std::time::Instant::now();
-                let dir = scratch.join(format!("{}", &key[..16]));
+                let dir = scratch.join(&key[..16]);
                 let res = std::fs::create_dir_all(&dir)
                     .map_err(anyhow::Error::from)
                     .and_then(|_| runner.run(&point, r, &dir));
