@@ -436,14 +436,9 @@ fn the_client_status_is_returned_and_a_stubborn_server_is_killed() {
     assert_torn_down(pid, &marker);
 }
 
-/// SIGINT to coapcc while both commands run: exit 130, nothing left.
-#[test]
-fn sigint_tears_everything_down() {
-    let test = "sigint_tears_everything_down";
-    if !netns_ok(test) {
-        return;
-    }
-    let marker = format!("33.{}", std::process::id());
+/// `emulate --ip` with a server and a client command that both sleep for
+/// `marker` seconds (the marker finds their processes), once both run.
+fn sleeping_pair(marker: &str) -> (Running, u32) {
     let guard = Running::spawn(
         bin()
             .args([
@@ -458,10 +453,22 @@ fn sigint_tears_everything_down() {
     let pid = guard.pid();
     // both commands run once two processes carry the marker
     let deadline = Instant::now() + Duration::from_secs(10);
-    while processes_with(&marker).len() < 2 {
+    while processes_with(marker).len() < 2 {
         assert!(Instant::now() < deadline, "the commands did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
+    (guard, pid)
+}
+
+/// SIGINT to coapcc while both commands run: exit 130, nothing left.
+#[test]
+fn sigint_tears_everything_down() {
+    let test = "sigint_tears_everything_down";
+    if !netns_ok(test) {
+        return;
+    }
+    let marker = format!("33.{}", std::process::id());
+    let (guard, pid) = sleeping_pair(&marker);
     assert_eq!(namespaces_of(pid).len(), 2);
     Command::new("kill")
         .args(["-INT", &pid.to_string()])
@@ -481,23 +488,7 @@ fn the_next_run_removes_what_a_killed_run_left() {
         return;
     }
     let marker = format!("34.{}", std::process::id());
-    let guard = Running::spawn(
-        bin()
-            .args([
-                "emulate",
-                "--ip",
-                "--server-cmd",
-                &format!("sleep {marker}"),
-                "--",
-            ])
-            .args(["sh", "-c", &format!("sleep {marker}")]),
-    );
-    let pid = guard.pid();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while processes_with(&marker).len() < 2 {
-        assert!(Instant::now() < deadline, "the commands did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (guard, pid) = sleeping_pair(&marker);
     drop(guard); // SIGKILL
     assert_eq!(
         namespaces_of(pid).len(),
