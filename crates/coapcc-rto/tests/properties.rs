@@ -36,7 +36,7 @@ fn bound(name: &str, timer: Timer, r_max: f64) -> Option<f64> {
     match (name, timer) {
         // Default CoAP and its Full Backoff variants: cap 60 (§1, §2).
         ("default" | "default-fb1" | "default-fb2", _) => Some(60.0),
-        // CoCoA (§3.1, §3.2, §3.4): the overall RTO has no cap (thesis §3.3:
+        // CoCoA (§3.1, §3.2): the overall RTO has no cap (thesis §3.3:
         // "The RTO estimator can have values larger than 32 seconds and that
         // is not limited"), but it is bounded by the samples. Every sample
         // R ≤ r_max; RFC 6298 keeps SRTT a weighted mean of samples, so
@@ -51,9 +51,7 @@ fn bound(name: &str, timer: Timer, r_max: f64) -> Option<f64> {
         // min(t·VBF, 32)), never above max(initial, 32); FB1 re-arms such a
         // timer and FB2 backs off max(initial, RTO) the same way (§3.2), so
         // the same bound holds for their initial timers.
-        ("cocoa" | "cocoa-fb1" | "cocoa-fb2" | "cocoa-s", _) => {
-            Some(1.5 * f64::max(60.0, 5.0 * r_max))
-        }
+        ("cocoa" | "cocoa-fb1" | "cocoa-fb2", _) => Some(1.5 * f64::max(60.0, 5.0 * r_max)),
         // CoCoA+ and the algorithms of the pCoCoA paper that back off as it
         // does (§3.3, §3.5, §3.6, §4): only the initial RTO is capped (60 s,
         // paper §V.F); backed-off timers grow uncapped up to the overflow guard
@@ -62,8 +60,13 @@ fn bound(name: &str, timer: Timer, r_max: f64) -> Option<f64> {
         // timer: initial just below 1 s, ×3 twenty times, < 3^20 =
         // 3 486 784 401 s < 3.5·10⁹ (from [1, 3] s: ≤ 3·2^20 ≈ 3.1·10⁶; from
         // (3, 60] s: ≤ 60·1.5^20 ≈ 2.0·10⁵).
-        ("cocoa-plus" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::Initial) => Some(60.0),
-        ("cocoa-plus" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::BackedOff) => Some(3.5e9),
+        // CoCoA-S is built on CoCoA+ (§3.4, Table I of the pCoCoA paper).
+        ("cocoa-plus" | "cocoa-s" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::Initial) => {
+            Some(60.0)
+        }
+        ("cocoa-plus" | "cocoa-s" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::BackedOff) => {
+            Some(3.5e9)
+        }
         // FASOR: every value capped at 60 (§6.4–6.6).
         (n, _) if n.starts_with("fasor") => Some(60.0),
         _ => None,
