@@ -51,13 +51,15 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 use coapcc_link::dumbbell::{self, Direction, Dumbbell, LinkRecord};
 use coapcc_link::grid::{self, DropCounts, Grid, NodeRecord};
-use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output, PacketId};
+use coapcc_link::star::{self, Star};
+use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
+use crate::drive::{Driver, Fate};
 
 /// UDP header bytes (the relay carries UDP datagrams).
 const UDP_HEADER: u16 = 8;
@@ -85,6 +87,10 @@ pub enum EmulatedNetwork {
         /// server, in node order.
         client_nodes: Vec<NodeId>,
     },
+    /// The IEEE 802.11 star of the lwIP evaluation (`radio.md` §2): the
+    /// server behind the access point's wired hop, the `n`th client on
+    /// station `n mod stations + 1`.
+    Star(star::Config),
 }
 
 impl Default for EmulatedNetwork {
@@ -137,6 +143,41 @@ impl EmulatedNetwork {
                     .map(|_| ())
                     .map_err(|e| format!("client_nodes: {e}"))
             }
+            EmulatedNetwork::Star(config) => config.validate(),
+        }
+    }
+
+    /// The nodes clients attach to, in the order they are given out: the
+    /// grid's client nodes ([`grid_client_nodes`]), the star's stations
+    /// (1 to n); empty for the dumbbell, whose clients are not told apart
+    /// by the model.
+    pub fn client_nodes(&self) -> Vec<NodeId> {
+        match self {
+            EmulatedNetwork::Dumbbell(_) => Vec::new(),
+            EmulatedNetwork::Grid {
+                config,
+                client_nodes,
+            } => grid_client_nodes(config, client_nodes).unwrap_or_default(),
+            EmulatedNetwork::Star(config) => (1..=config.stations).collect(),
+        }
+    }
+
+    /// The server's node: the dumbbell's and the star's [`dumbbell::SERVER`]
+    /// / [`star::SERVER`], the grid's server node.
+    pub fn server_node(&self) -> NodeId {
+        match self {
+            EmulatedNetwork::Dumbbell(_) => dumbbell::SERVER,
+            EmulatedNetwork::Grid { config, .. } => config.server,
+            EmulatedNetwork::Star(_) => star::SERVER,
+        }
+    }
+
+    /// `dumbbell`, `grid` or `star`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EmulatedNetwork::Dumbbell(_) => "dumbbell",
+            EmulatedNetwork::Grid { .. } => "grid",
+            EmulatedNetwork::Star(_) => "star",
         }
     }
 }
@@ -325,6 +366,8 @@ pub struct EmulatorReport {
     pub downstream: DatagramCounts,
     /// Grid: its nodes, drops and medium (`None` on the dumbbell).
     pub grid: Option<GridReport>,
+    /// Star: what its wireless part did (`None` on the other networks).
+    pub star: Option<star::StarRecord>,
 }
 
 /// Shared view of a running relay's report.
@@ -463,10 +506,60 @@ impl Emulated for GridNet {
     }
 }
 
+/// The star with the relay's attachment rule: the `n`th mapping on station
+/// `n mod stations + 1`.
+struct StarNet {
+    star: Star,
+    stations: u32,
+}
+
+impl Network for StarNet {
+    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
+        self.star.send(now, d)
+    }
+
+    fn next_wakeup(&self) -> Option<Nanos> {
+        self.star.next_wakeup()
+    }
+
+    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
+        self.star.poll(until)
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.star.in_flight()
+    }
+
+    fn events(&self) -> u64 {
+        self.star.events()
+    }
+}
+
+impl Emulated for StarNet {
+    fn server_node(&self) -> NodeId {
+        star::SERVER
+    }
+
+    fn attach(&mut self, _slot: usize, ordinal: u64) -> NodeId {
+        (ordinal % u64::from(self.stations)) as NodeId + 1
+    }
+
+    fn payload(&self, len: usize) -> Option<u16> {
+        (len <= MAX_DATAGRAM).then_some(len as u16)
+    }
+
+    fn count_full(&mut self, _up: bool) {}
+
+    fn publish(&self, report: &mut EmulatorReport) {
+        report.star = Some(self.star.record());
+    }
+}
+
 /// The model a relay runs, built (and checked) from its options.
 enum Model {
     Dumbbell(Box<Dumbbell>),
     Grid(Box<GridNet>),
+    Star(Box<StarNet>),
 }
 
 impl Model {
@@ -489,6 +582,10 @@ impl Model {
             } => Model::Grid(Box::new(
                 GridNet::new(config, client_nodes, opts.seed).map_err(|e| anyhow!(e))?,
             )),
+            EmulatedNetwork::Star(config) => Model::Star(Box::new(StarNet {
+                star: Star::new(config, opts.seed).map_err(|e| anyhow!(e))?,
+                stations: config.stations,
+            })),
         })
     }
 }
@@ -502,36 +599,6 @@ struct Held {
     /// Toward the server.
     up: bool,
     data: Vec<u8>,
-}
-
-/// Datagrams inside the model, by [`PacketId`]; ids are recycled.
-#[derive(Default)]
-struct HeldPackets {
-    slots: Vec<Option<Held>>,
-    free: Vec<PacketId>,
-    count: usize,
-}
-
-impl HeldPackets {
-    fn insert(&mut self, h: Held) -> PacketId {
-        self.count += 1;
-        match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some(h);
-                id
-            }
-            None => {
-                self.slots.push(Some(h));
-                (self.slots.len() - 1) as PacketId
-            }
-        }
-    }
-
-    fn take(&mut self, id: PacketId) -> Held {
-        self.count -= 1;
-        self.free.push(id);
-        self.slots[id as usize].take().expect("a held packet")
-    }
 }
 
 /// One client mapping.
@@ -552,10 +619,8 @@ struct Relay<N> {
     opts: EmulatorOptions,
     server: SocketAddr,
     clock: Clock,
-    net: N,
-    /// The latest model time handled: the model's clock.
-    model_now: Nanos,
-    held: HeldPackets,
+    /// The model and the datagrams inside it.
+    driver: Driver<N, Held>,
     slots: Vec<Option<Mapping>>,
     by_client: HashMap<SocketAddr, usize>,
     next_gen: u64,
@@ -566,7 +631,7 @@ struct Relay<N> {
 
 impl<N: Emulated> Relay<N> {
     fn full(&self) -> bool {
-        self.held.count >= self.opts.max_in_flight
+        self.driver.held() >= self.opts.max_in_flight
     }
 
     /// Hands a datagram of mapping `slot` to the model at `at` (or at the
@@ -582,44 +647,36 @@ impl<N: Emulated> Relay<N> {
         counts.bytes += data.len() as u64;
         if full {
             counts.refused_full += 1;
-            self.net.count_full(up);
+            self.driver.net.count_full(up);
             return;
         }
-        let Some(payload) = self.net.payload(data.len()) else {
+        let Some(payload) = self.driver.net.payload(data.len()) else {
             counts.refused_too_large += 1;
             return;
         };
         let node = self.slots[slot].as_ref().expect("open mapping").node;
-        let server = self.net.server_node();
-        let (src, dst) = if up { (node, server) } else { (server, node) };
-        let id = self.held.insert(Held {
+        let server = self.driver.net.server_node();
+        let ends = if up { (node, server) } else { (server, node) };
+        let held = Held {
             slot,
             gen,
             up,
             data: data.to_vec(),
-        });
-        self.model_now = self.model_now.max(at);
-        let d = Datagram {
-            id,
-            src,
-            dst,
-            transport_header: UDP_HEADER,
-            payload,
-            unnecessary: false,
         };
-        if self.net.send(self.model_now, d).is_err() {
-            self.held.take(id);
+        if self
+            .driver
+            .send(at, ends, (UDP_HEADER, payload), held)
+            .is_err()
+        {
             counts.dropped += 1;
         }
     }
 
     /// Handles every model event due by `until`, sending delivered datagrams.
     async fn advance(&mut self, until: Nanos, listen: &UdpSocket) {
-        while let Some((at, out)) = self.net.poll(until) {
-            self.model_now = at;
-            match out {
-                Some(Output::Delivered { id, .. }) => {
-                    let h = self.held.take(id);
+        while let Some((_, fate)) = self.driver.poll(until) {
+            match fate {
+                Fate::Delivered(h) => {
                     if h.up {
                         self.report.upstream.delivered += 1;
                     } else {
@@ -639,15 +696,13 @@ impl<N: Emulated> Relay<N> {
                         let _ = listen.send_to(&h.data, m.client).await;
                     }
                 }
-                Some(Output::Dropped { id, .. }) => {
-                    let h = self.held.take(id);
+                Fate::Dropped(_, h) => {
                     if h.up {
                         self.report.upstream.dropped += 1;
                     } else {
                         self.report.downstream.dropped += 1;
                     }
                 }
-                None => {}
             }
         }
     }
@@ -713,7 +768,7 @@ impl<N: Emulated> Relay<N> {
                 }
             }
         });
-        let node = self.net.attach(slot, self.report.clients_seen);
+        let node = self.driver.net.attach(slot, self.report.clients_seen);
         self.slots[slot] = Some(Mapping {
             client,
             gen,
@@ -782,7 +837,7 @@ impl<N: Emulated> Relay<N> {
     }
 
     fn publish(&mut self, monitor: &EmulatorMonitor) {
-        self.net.publish(&mut self.report);
+        self.driver.net.publish(&mut self.report);
         self.report.mappings_open = self.by_client.len();
         *monitor.0.lock().expect("monitor lock") = self.report.clone();
     }
@@ -813,6 +868,7 @@ async fn run_model(
     match model {
         Model::Dumbbell(net) => relay(*net, listen, server, opts, monitor, stop).await,
         Model::Grid(net) => relay(*net, listen, server, opts, monitor, stop).await,
+        Model::Star(net) => relay(*net, listen, server, opts, monitor, stop).await,
     }
 }
 
@@ -828,9 +884,7 @@ async fn relay<N: Emulated>(
     let (tx, mut rx) = mpsc::channel::<FromServer>(4096);
     let opts_early = opts.early.as_nanos() as Nanos;
     let mut relay = Relay {
-        net,
-        model_now: 0,
-        held: HeldPackets::default(),
+        driver: Driver::new(net),
         opts,
         server,
         clock: Clock::start(),
@@ -846,6 +900,7 @@ async fn relay<N: Emulated>(
     tokio::pin!(stop);
     loop {
         let wake = relay
+            .driver
             .net
             .next_wakeup()
             .map(|t| relay.clock.instant(t.saturating_sub(relay.early)));
@@ -1241,5 +1296,56 @@ mod grid_tests {
         assert_eq!(g.frames_on_air, t.data_frames + t.ack_frames);
         assert!(t.data_frames >= 8, "{t:?}");
         assert_eq!(g.drops.total(), 0);
+    }
+}
+
+#[cfg(test)]
+mod star_tests {
+    use super::test_relay::TestRelay;
+    use super::*;
+
+    /// Through the Wi-Fi star with two stations: three clients (the third
+    /// back on station 1), each datagram echoed back through the DCF and the
+    /// wired hop.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn star_relay_carries_datagrams_both_ways() {
+        let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let server = s.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            while let Ok((n, from)) = s.recv_from(&mut buf).await {
+                let _ = s.send_to(&buf[..n], from).await;
+            }
+        });
+        let net = EmulatedNetwork::Star(star::Config {
+            stations: 2,
+            ..star::Config::default()
+        });
+        assert_eq!(net.client_nodes(), vec![1, 2]);
+        assert_eq!(net.kind(), "star");
+        let relay = TestRelay::start(
+            server,
+            EmulatorOptions {
+                network: net,
+                ..EmulatorOptions::default()
+            },
+        )
+        .await;
+        for i in 0..3u8 {
+            let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let mut buf = [0u8; 1500];
+            c.send_to(&[i; 1200], relay.addr).await.unwrap();
+            let (n, _) = tokio::time::timeout(Duration::from_secs(2), c.recv_from(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(&buf[..n], &[i; 1200][..]);
+        }
+        let r = relay.stop().await;
+        assert_eq!(r.clients_seen, 3);
+        assert_eq!((r.upstream.delivered, r.downstream.delivered), (3, 3));
+        assert_eq!(r.upstream.dropped + r.downstream.dropped, 0);
+        let s = r.star.expect("a star report");
+        assert!(s.delivered_frames >= 6, "{s:?}");
     }
 }

@@ -10,22 +10,32 @@
 //!   (`testbed.md` §2), reporting the testbed's metrics (§3);
 //! - [`emulate`]: a real-time UDP relay that drives the network model of
 //!   `coapcc-link` (the simulator's own: the constrained-link dumbbell or the
-//!   802.15.4 grid) on the wall clock between clients and a server.
+//!   802.15.4 grid) on the wall clock between clients and a server;
+//! - [`tcp`]: CoAP over TCP (RFC 8323) on kernel TCP sockets: server, client
+//!   and load generator;
+//! - [`ip`]: the same models between two network namespaces joined by TUN
+//!   devices (the IP mode: real kernels on both sides, TCP or UDP).
+//!
+//! The crate has no `unsafe` code but the TUN and signal system calls of
+//! `ip::sys` (one small module).
 //!
 //! Time handed to the state machines is nanoseconds since a [`clock::Clock`]'s
 //! start; nothing in this crate changes what the state machines decide.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod amplification;
 mod background;
 pub mod client;
 pub mod clock;
+mod drive;
 pub mod emulate;
+pub mod ip;
 pub mod load;
 pub mod resources;
 pub mod server;
 pub mod target;
+pub mod tcp;
 
 /// The tokio this crate is built on, for callers that drive its async API
 /// without depending on tokio themselves.

@@ -130,6 +130,7 @@ impl Progress {
 async fn one_client(
     spec: &LoadSpec,
     index: u32,
+    local: SocketAddr,
     clock: Clock,
     until: Instant,
 ) -> Result<(ClientRecord, Vec<u64>, ResponseCodes)> {
@@ -143,7 +144,9 @@ async fn one_client(
         seed: rng.next_u64(),
         keep_payload: false,
     };
-    let mut c = NetClient::bind(local_for(spec.target), &opts, clock).await?;
+    let mut c = NetClient::bind(local, &opts, clock)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot bind a UDP socket to {local}: {e}"))?;
     let mut p = Progress {
         started: None,
         ended: false,
@@ -200,6 +203,14 @@ pub async fn run(spec: &LoadSpec) -> Result<RunResult> {
 /// Runs `spec` on the current tokio runtime; also returns the responses
 /// received, by code.
 pub async fn run_counting(spec: &LoadSpec) -> Result<(RunResult, ResponseCodes)> {
+    run_bound(spec, &[]).await
+}
+
+/// Runs `spec` with client `i`'s socket bound to `bind[i % len]` (port
+/// chosen by the kernel; an empty list: loopback for a loopback target, the
+/// unspecified address otherwise); also returns the responses received, by
+/// code.
+pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<(RunResult, ResponseCodes)> {
     if spec.clients == 0 || spec.workload.exchanges == 0 {
         bail!("load: expected at least one client and one exchange");
     }
@@ -215,8 +226,12 @@ pub async fn run_counting(spec: &LoadSpec) -> Result<(RunResult, ResponseCodes)>
     let mut tasks = Vec::new();
     for i in 0..spec.clients {
         let spec = spec.clone();
+        let local = match bind {
+            [] => local_for(spec.target),
+            _ => SocketAddr::new(bind[i as usize % bind.len()], 0),
+        };
         tasks.push(tokio::spawn(async move {
-            one_client(&spec, i, clock, until).await
+            one_client(&spec, i, local, clock, until).await
         }));
     }
     let mut result = RunResult {

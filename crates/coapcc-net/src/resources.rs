@@ -95,10 +95,13 @@ impl Resources {
         self.entries.iter().map(|(p, _)| p.as_str())
     }
 
-    fn find(&mut self, request: &MessageView<'_>) -> Option<&mut Resource> {
+    fn find<'a, I: Iterator<Item = &'a [u8]>>(
+        &mut self,
+        segments: impl Fn() -> I,
+    ) -> Option<&mut Resource> {
         self.entries.iter_mut().find_map(|(p, r)| {
             let mut want = p.split('/').filter(|s| !s.is_empty());
-            let mut got = request.path_segments();
+            let mut got = segments();
             loop {
                 match (want.next(), got.next()) {
                     (None, None) => return Some(&mut *r),
@@ -109,62 +112,79 @@ impl Resources {
         })
     }
 
-    fn is_well_known_core(request: &MessageView<'_>) -> bool {
-        let mut s = request.path_segments();
+    fn is_well_known_core<'a>(mut s: impl Iterator<Item = &'a [u8]>) -> bool {
         s.next() == Some(b".well-known") && s.next() == Some(b"core") && s.next().is_none()
+    }
+
+    /// Answers a request given by its code, its Uri-Path segments and its
+    /// payload, over any transport: fills the response's code, options and
+    /// payload (all three start empty / 2.05).
+    pub fn answer<'a, I: Iterator<Item = &'a [u8]>>(
+        &mut self,
+        code: Code,
+        segments: impl Fn() -> I,
+        payload: &[u8],
+        resp_code: &mut Code,
+        options: &mut Vec<(u16, Vec<u8>)>,
+        resp_payload: &mut Vec<u8>,
+    ) {
+        if Self::is_well_known_core(segments()) {
+            if code == Code::GET {
+                *resp_code = Code::CONTENT;
+                options.push((option::CONTENT_FORMAT, vec![LINK_FORMAT]));
+                resp_payload.extend_from_slice(self.core.as_bytes());
+            } else {
+                *resp_code = Code::METHOD_NOT_ALLOWED;
+            }
+            return;
+        }
+        let Some(resource) = self.find(segments) else {
+            *resp_code = Code::NOT_FOUND;
+            return;
+        };
+        match (resource, code) {
+            (Resource::Fixed(n), Code::GET) => {
+                *resp_code = Code::CONTENT;
+                resp_payload.resize(*n, b'x');
+            }
+            (Resource::Text(t), Code::GET) => {
+                *resp_code = Code::CONTENT;
+                // text/plain is format 0: a uint option of value 0 is empty.
+                options.push((option::CONTENT_FORMAT, Vec::new()));
+                resp_payload.extend_from_slice(t.as_bytes());
+            }
+            (Resource::Store(s), Code::GET) => {
+                *resp_code = Code::CONTENT;
+                resp_payload.extend_from_slice(s);
+            }
+            (Resource::Store(s), Code::PUT | Code::POST) => {
+                if payload.len() > MAX_STORED {
+                    *resp_code = Code::REQUEST_ENTITY_TOO_LARGE;
+                } else {
+                    s.clear();
+                    s.extend_from_slice(payload);
+                    *resp_code = Code::CHANGED;
+                }
+            }
+            (Resource::Store(s), Code::DELETE) => {
+                s.clear();
+                *resp_code = Code::DELETED;
+            }
+            _ => *resp_code = Code::METHOD_NOT_ALLOWED,
+        }
     }
 }
 
 impl Handler for Resources {
     fn handle(&mut self, request: &MessageView<'_>, response: &mut Response) {
-        if Self::is_well_known_core(request) {
-            if request.code == Code::GET {
-                response.code = Code::CONTENT;
-                response
-                    .options
-                    .push((option::CONTENT_FORMAT, vec![LINK_FORMAT]));
-                response.payload.extend_from_slice(self.core.as_bytes());
-            } else {
-                response.code = Code::METHOD_NOT_ALLOWED;
-            }
-            return;
-        }
-        let code = request.code;
-        let payload = request.payload;
-        let Some(resource) = self.find(request) else {
-            response.code = Code::NOT_FOUND;
-            return;
-        };
-        match (resource, code) {
-            (Resource::Fixed(n), Code::GET) => {
-                response.code = Code::CONTENT;
-                response.payload.resize(*n, b'x');
-            }
-            (Resource::Text(t), Code::GET) => {
-                response.code = Code::CONTENT;
-                // text/plain is format 0: a uint option of value 0 is empty.
-                response.options.push((option::CONTENT_FORMAT, Vec::new()));
-                response.payload.extend_from_slice(t.as_bytes());
-            }
-            (Resource::Store(s), Code::GET) => {
-                response.code = Code::CONTENT;
-                response.payload.extend_from_slice(s);
-            }
-            (Resource::Store(s), Code::PUT | Code::POST) => {
-                if payload.len() > MAX_STORED {
-                    response.code = Code::REQUEST_ENTITY_TOO_LARGE;
-                } else {
-                    s.clear();
-                    s.extend_from_slice(payload);
-                    response.code = Code::CHANGED;
-                }
-            }
-            (Resource::Store(s), Code::DELETE) => {
-                s.clear();
-                response.code = Code::DELETED;
-            }
-            _ => response.code = Code::METHOD_NOT_ALLOWED,
-        }
+        self.answer(
+            request.code,
+            || request.path_segments(),
+            request.payload,
+            &mut response.code,
+            &mut response.options,
+            &mut response.payload,
+        );
     }
 }
 

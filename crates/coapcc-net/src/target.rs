@@ -23,6 +23,23 @@ pub struct Target {
 /// Fragments are refused (they never reach a server).
 pub async fn resolve(uri: &str) -> Result<Target> {
     let (host, port, path) = split(uri)?;
+    lookup(uri, host, port, path).await
+}
+
+/// Whether `uri` names CoAP over TCP (`coap+tcp://`, RFC 8323 §8.2).
+pub fn is_tcp(uri: &str) -> bool {
+    uri.get(..11)
+        .is_some_and(|s| s.eq_ignore_ascii_case("coap+tcp://"))
+}
+
+/// Parses a `coap+tcp://` URI (default port 5683, RFC 8323 §8.2) and
+/// resolves its host.
+pub async fn resolve_tcp(uri: &str) -> Result<Target> {
+    let (host, port, path) = split_scheme(uri, "coap+tcp")?;
+    lookup(uri, host, port, path).await
+}
+
+async fn lookup(uri: &str, host: String, port: u16, path: String) -> Result<Target> {
     let addr = tokio::net::lookup_host((host.as_str(), port))
         .await
         .with_context(|| format!("{uri}: cannot resolve `{host}`"))?
@@ -33,9 +50,14 @@ pub async fn resolve(uri: &str) -> Result<Target> {
 
 /// Host, port and decoded path of a `coap://` URI.
 pub fn split(uri: &str) -> Result<(String, u16, String)> {
+    split_scheme(uri, "coap")
+}
+
+/// Host, port and decoded path of a URI of `scheme` (`coap` or `coap+tcp`).
+pub fn split_scheme(uri: &str, scheme: &str) -> Result<(String, u16, String)> {
     let url = url::Url::parse(uri).with_context(|| format!("`{uri}`: not a URI"))?;
-    if url.scheme() != "coap" {
-        bail!("`{uri}`: expected the coap:// scheme");
+    if url.scheme() != scheme {
+        bail!("`{uri}`: expected the {scheme}:// scheme");
     }
     if url.fragment().is_some() {
         bail!("`{uri}`: fragments are not supported");
@@ -108,6 +130,12 @@ mod tests {
         assert_eq!(split("coap://a/b?q=1&r").unwrap().2, "b?q=1&r");
         assert!(split("coap://a/b#f").is_err());
         assert!(split("coap://a/b%2Fc").is_err());
+        assert!(split("coap+tcp://a/b").is_err());
+        assert!(is_tcp("coap+tcp://a/b") && is_tcp("COAP+TCP://a/") && !is_tcp("coap://a/"));
+        assert_eq!(
+            split_scheme("coap+tcp://127.0.0.1/sense", "coap+tcp").unwrap(),
+            ("127.0.0.1".into(), 5683, "sense".into())
+        );
     }
 
     #[tokio::test]

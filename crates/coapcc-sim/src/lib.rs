@@ -54,5 +54,7 @@ pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, Sta
 /// Model 3: the link errors' sojourns are clamped to their bounds, the server
 /// answers a duplicate with the copy's own token (FASOR+Token), and `tcp` runs
 /// Linux 4.9's loss recovery (SACK, RACK, TLP, F-RTO, PRR; model 2's `tcp` is
-/// `tcp-newreno`).
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 3");
+/// `tcp-newreno`). Model 4: `tcp` is Linux 4.9 as the thesis configured it
+/// (SACK off: NewReno-style recovery, F-RTO, PRR; transport-tcp.md §2,
+/// corrected); model 3's `tcp` is `tcp-linux49-debian9`.
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 4");

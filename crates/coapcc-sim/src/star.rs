@@ -162,14 +162,16 @@ pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, S
 }
 
 /// The sink's end of every connection: a Reno-like receiver acknowledging
-/// every segment, with a 14 · MSS window.
+/// every segment, with a 14 · MSS window, that accepts SACK from the
+/// stations that offer it (Debian 9's 4.9 defaults: `tcp-linux49-debian9`
+/// and `tcp-linux6` stations; `tcp` and lwIP stations offer none).
 fn sink_config(mss: u16) -> SocketConfig {
     SocketConfig::Linux(TcpConfig {
         mss,
         delayed_ack: 0,
         rcv_wnd: (14 * u32::from(mss)).min(65_535) as u16,
         record_events: false,
-        ..TcpConfig::linux()
+        ..TcpConfig::debian9()
     })
 }
 

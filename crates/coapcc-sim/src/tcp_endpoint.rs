@@ -856,12 +856,18 @@ impl TcpWorld {
         cl.tcp.syn_retransmissions += s.syn_retransmissions as u32;
         cl.tcp.client_retransmitted_segments += s.retransmitted_segments as u32;
         cl.tcp.fast_retransmits += s.fast_retransmits as u32;
+        cl.tcp.loss_probes += s.loss_probes as u32;
+        cl.tcp.spurious_rtos += s.spurious_rtos as u32;
+        cl.tcp.dsacks_received += s.dsacks_received as u32;
         if let Some(sv) = &conn.sv {
             let s = sv.sock.stats();
             cl.tcp.synack_retransmissions += s.synack_retransmissions as u32;
             cl.tcp.server_retransmitted_segments += s.retransmitted_segments as u32;
             cl.tcp.server_rto_expirations += s.rto_expirations as u32;
             cl.tcp.fast_retransmits += s.fast_retransmits as u32;
+            cl.tcp.loss_probes += s.loss_probes as u32;
+            cl.tcp.spurious_rtos += s.spurious_rtos as u32;
+            cl.tcp.dsacks_received += s.dsacks_received as u32;
         }
     }
 

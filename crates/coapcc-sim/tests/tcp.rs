@@ -29,7 +29,11 @@ fn spec(clients: u32, kind: WorkloadKind, buffer: Buffer, errors: ErrorProfile) 
 /// The TCP names whose timing the hand derivations below cover, with the
 /// size of their SYN and SYN-ACK: `tcp` (Linux 4.9) announces SACK-permitted
 /// beside the MSS (20 + 20 + 4 + 4), `tcp-newreno` only the MSS (20 + 20 + 4).
-const SYN_SIZES: [(&str, usize); 2] = [("tcp", 48), ("tcp-newreno", 44)];
+const SYN_SIZES: [(&str, usize); 3] = [
+    ("tcp", 44),
+    ("tcp-newreno", 44),
+    ("tcp-linux49-debian9", 48),
+];
 
 fn spec_of(
     name: &str,
@@ -204,7 +208,7 @@ fn wire_sizes_of(name: &str, syn: usize) {
     };
     let client = kinds(true);
     let server = kinds(false);
-    // SYN with the MSS option (and SACK-permitted for `tcp`).
+    // SYN with the MSS option (and SACK-permitted with Debian 9's defaults).
     assert_eq!(client[0], (true, 0, syn));
     assert_eq!(server[0], (true, 0, syn));
     // The client's CSM (`00 E1` is 2 bytes, RFC 8323 default CSM): 42 bytes.
@@ -246,7 +250,11 @@ fn wire_sizes_of(name: &str, syn: usize) {
 fn continuous_timing_starts_after_the_csm_exchange() {
     // 48-byte SYNs take 4 · 8 bits longer at 60 and at 30 kbit/s than
     // 44-byte ones: 0.533 + 1.067 = 1.6 ms later.
-    for (name, exchanged_at) in [("tcp-newreno", 1_499_200_000), ("tcp", 1_500_800_000)] {
+    for (name, exchanged_at) in [
+        ("tcp-newreno", 1_499_200_000),
+        ("tcp", 1_499_200_000),
+        ("tcp-linux49-debian9", 1_500_800_000),
+    ] {
         continuous_timing_of(name, exchanged_at);
     }
 }
@@ -285,6 +293,82 @@ fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
     let end = r.duration;
     let behind_ack = 266_666;
     assert!((end - (first_request + behind_ack + 50 * exchange_rtt()) as f64 / 1e9).abs() < 1e-9);
+}
+
+/// `tcp-linux6` (quick-ACK mode, adaptive delayed ACK, 48-byte SYNs), one
+/// continuous client, path fixed at 15 ms, derived by hand:
+/// - SYN-ACK at the client at up(48) + 215 + 15 + down(48) + 400 = 649.2 ms;
+///   its ACK (40 B) and CSM (42 B) leave back to back;
+/// - the ACK reaches the server at 649.2 + 5.333 + 215 = 869.533 ms: the
+///   server's CSM leaves; the client's CSM arrives 5.6 ms later, the
+///   server's first data: quick-ACK mode, a pure ACK at once, which follows
+///   the CSM on the downlink (15 + 11.2 + 10.667 + 400 ms): at the client at
+///   1306.4 ms, and Nagle releases the request (1499.2 ms with the constant
+///   200 ms timer of `tcp`);
+/// - the client answered the server's CSM (its first data, 1295.733 ms)
+///   with its own quick ACK, gone from the uplink by 1301.067 ms; its request
+///   leaves 10.667 ms after that CSM, within ato = 40 ms: the client is now
+///   interactive (ping-pong) and sends no more quick ACKs;
+/// - the first request finds the server in quick-ACK mode: its pure ACK
+///   goes down just ahead of the response (+10.667 ms); answering at once
+///   makes the server interactive, so the 49 later exchanges are the plain
+///   `exchange_rtt` (request and response carrying each other's ACKs).
+#[test]
+fn continuous_timing_with_quick_acks() {
+    let mut tap = Segments::default();
+    let r = testbed::run_with_tap(
+        &fixed_path(spec_of(
+            "tcp-linux6",
+            1,
+            WorkloadKind::Continuous,
+            Buffer::Bytes(2500),
+            ErrorProfile::None,
+        )),
+        0,
+        &mut tap,
+    )
+    .unwrap();
+    let syn_ack_at_client = up(48) + 215 * MS + 15 * MS + down(48) + 400 * MS;
+    let exchanged_at =
+        syn_ack_at_client + up(40) + 215 * MS + 15 * MS + down(42) + down(40) + 400 * MS;
+    assert!(exchanged_at.abs_diff(1_306_400_000) < 2, "{exchanged_at}");
+    let exchanged = tap
+        .notes
+        .iter()
+        .find(|n| n.1 == TcpNote::CsmExchanged)
+        .unwrap()
+        .0;
+    assert_eq!(exchanged, exchanged_at);
+    let first_request = tap
+        .sent
+        .iter()
+        .find(|s| s.1 && s.2.payload.len() == 8)
+        .unwrap()
+        .0;
+    assert_eq!(first_request, exchanged);
+    // Pure ACKs: the server's of the client's CSM and of the first request,
+    // the client's of the server's CSM; then none until the last response.
+    let pure = |from_client: bool| {
+        tap.sent
+            .iter()
+            .filter(|s| s.1 == from_client && s.2.payload.is_empty())
+            .filter(|s| !s.2.flags.contains(Flags::SYN))
+            .map(|s| s.0)
+            .collect::<Vec<_>>()
+    };
+    let server = pure(false);
+    assert_eq!(server.len(), 2, "{server:?}");
+    assert!(server[1] > first_request && server[1] < first_request + exchange_rtt());
+    let client = pure(true);
+    // The handshake's ACK and the quick ACK of the server's CSM (the run
+    // ends with the last response).
+    assert_eq!(client, [syn_ack_at_client, exchanged - down(40)]);
+    let end = first_request + down(40) + 50 * exchange_rtt();
+    assert!(
+        (r.duration - end as f64 / 1e9).abs() < 1e-9,
+        "{} vs {end}",
+        r.duration
+    );
 }
 
 /// Time from a connection's SYN entering an idle uplink to its first response,

@@ -9,10 +9,11 @@
 //! cargo test --release -p coapcc-sim --test tcp_decompose -- --ignored --nocapture
 //! ```
 //!
-//! (100 continuous clients, 2500-byte and infinite buffers, `tcp` and
-//! `tcp-newreno`, 20 replications, seed 1, as the calibration table; about a
-//! second in release). `DECOMPOSE_REPS` and `DECOMPOSE_CLIENTS` change the
-//! replications and clients.
+//! (100 continuous clients, 2500-byte and infinite buffers, `tcp`,
+//! `tcp-linux49-debian9`, `tcp-linux6` and `tcp-linux6-nosack`, 20
+//! replications, seed 1, as the calibration table; a few seconds in
+//! release). `DECOMPOSE_REPS`, `DECOMPOSE_CLIENTS` and `DECOMPOSE_ALGS`
+//! (comma-separated names) change the replications, clients and TCPs.
 //!
 //! The quick tests check the facts the explanation stands on: a continuous
 //! client's connection never has two data segments unacknowledged in either
@@ -161,6 +162,12 @@ struct Sums {
     synack_rtt: Vec<f64>,
     server_csm_rtt: Vec<f64>,
     first_exchange: Vec<f64>,
+    /// The set-up before the common start (the connections' start-up
+    /// burst): its length, the downlink seconds of what the clients received
+    /// in it, and the server's pure ACKs sent in it.
+    setup_span: f64,
+    setup_down: f64,
+    setup_server_pure_acks: u64,
     /// Median per-client responses by the horizon, pooled over runs.
     progress: Vec<u32>,
     fct: Vec<f64>,
@@ -181,6 +188,7 @@ fn analyse(events: &[(Nanos, u32, Kind)], clients: u32, horizon: f64, s: &mut Su
         .expect("a request");
     s.runs += 1;
     s.clients += clients;
+    s.setup_span += start as f64 / SEC;
     let mut per: Vec<Vec<(Nanos, Kind)>> = vec![Vec::new(); clients as usize];
     for &(t, c, k) in events {
         per[c as usize].push((t, k));
@@ -213,6 +221,8 @@ fn analyse(events: &[(Nanos, u32, Kind)], clients: u32, horizon: f64, s: &mut Su
                         c.sent.push(t);
                     } else if len == 0 && flags == Flags::ACK.bits() && t >= start {
                         pure.push((t, up, last_arrival[usize::from(!up)]));
+                    } else if len == 0 && flags == Flags::ACK.bits() && !up {
+                        s.setup_server_pure_acks += 1;
                     }
                 }
                 Kind::Arrived {
@@ -235,6 +245,9 @@ fn analyse(events: &[(Nanos, u32, Kind)], clients: u32, horizon: f64, s: &mut Su
                     } else {
                         false
                     };
+                    if !up && t < start {
+                        s.setup_down += f64::from(wire) / DOWN_BPS;
+                    }
                     if !up && t >= start {
                         let secs = f64::from(wire) / DOWN_BPS;
                         // Response frames are the only data > 2 bytes (the
@@ -419,10 +432,12 @@ fn decomposition() {
         (Buffer::Bytes(2500), "2500", 86.7),
         (Buffer::Infinite, "inf", 146.308),
     ];
-    let algs = ["tcp-newreno", "tcp"];
+    let names = std::env::var("DECOMPOSE_ALGS")
+        .unwrap_or_else(|_| "tcp,tcp-linux49-debian9,tcp-linux6,tcp-linux6-nosack".into());
+    let algs: Vec<&str> = names.split(',').collect();
     let mut all = Vec::new();
     for (b, name, h) in rows {
-        for a in algs {
+        for &a in &algs {
             all.push((format!("{a}, {name}"), h, run(a, clients, b, reps, h)));
         }
     }
@@ -560,6 +575,19 @@ fn decomposition() {
         &mut all,
     );
     row(
+        "set-up before the start: length (s) / downlink busy (s) / server's pure ACKs per client",
+        &|s| {
+            let runs = f64::from(s.runs);
+            format!(
+                "{:.2} / {:.2} / {:.2}",
+                s.setup_span / runs,
+                s.setup_down / runs,
+                per_c(s.setup_server_pure_acks as f64, s)
+            )
+        },
+        &mut all,
+    );
+    row(
         "first exchange (median / max s)",
         &|s| {
             let m = median(&mut s.first_exchange);
@@ -607,10 +635,11 @@ fn decomposition() {
 /// segment unacknowledged in each direction (one request, one response), no
 /// ACK is delayed, and the next request leaves when the response is read:
 /// with a 2500-byte buffer (losses, retransmissions, probes) and with an
-/// infinite one (spurious probes), for Linux 4.9 and for NewReno.
+/// infinite one (spurious probes), for Linux 4.9 with and without SACK and
+/// for NewReno.
 #[test]
 fn one_segment_in_flight_no_delayed_ack_once_timed() {
-    for alg in ["tcp", "tcp-newreno"] {
+    for alg in ["tcp", "tcp-linux49-debian9", "tcp-newreno"] {
         for buffer in [Buffer::Bytes(2500), Buffer::Infinite] {
             let s = run(alg, 100, buffer, 1, 86.7);
             assert_eq!(s.exchanges, 5000, "{alg} {buffer:?}");

@@ -9,7 +9,10 @@
 //! two changes met this one: every result gained the `mismatched_responses`
 //! count (the error-free cases differed by that key alone, every figure
 //! equal), and the link errors' sojourns became clamped (the two
-//! high-error cases run on that changed network).
+//! high-error cases run on that changed network). Model 4 recorded them
+//! once more when every TCP record gained the `loss_probes`,
+//! `spurious_rtos` and `dsacks_received` counts, all zero here (the
+//! summaries differ by those keys alone).
 
 mod support;
 

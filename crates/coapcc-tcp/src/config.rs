@@ -1,6 +1,7 @@
 //! Configuration of the TCP model: the `linux` profile of transport-tcp.md §2
-//! (Linux 4.9 with Debian 9's defaults, [`TcpConfig::linux`]) and model 2's
-//! NewReno profile ([`TcpConfig::newreno`]).
+//! (Linux 4.9 as the thesis configured it, [`TcpConfig::linux`]), its
+//! mechanism switches ([`Mechanisms`]: Debian 9's 4.9 defaults, a Linux 6.x
+//! host) and model 2's NewReno profile ([`TcpConfig::newreno`]).
 
 /// One millisecond in nanoseconds.
 pub const MS: u64 = 1_000_000;
@@ -20,13 +21,20 @@ pub enum Nagle {
     Minshall,
 }
 
-/// The loss-recovery mechanisms of Linux 4.9, each as the sysctl that switches
-/// it (transport-tcp.md §2, corrected; `docs/decisions.md`, "CoAP over TCP
-/// and the TCP model"). [`Linux49::DEBIAN9`] is every default of a Debian 9
-/// host; [`Linux49::BASE`] has all of them off (Linux 4.9's Reno-style
-/// recovery with `tcp_sack=0`, used only to take the mechanisms apart).
+/// The mechanisms of the `linux` profile, each behind a named switch
+/// (transport-tcp.md §2, corrected; `docs/decisions.md`, "CoAP over TCP and
+/// the TCP model" and "Linux 4.9's loss recovery"). The first six are Linux
+/// 4.9's loss-recovery mechanisms, as the sysctl that switches each; the rest
+/// are where a Linux 6.x host differs from Linux 4.9 as the thesis configured
+/// it. Everything the two kernels share (the state machine, the RTT
+/// estimator, Reno window growth, Nagle, the handshake) is always on.
+///
+/// Named sets: [`Mechanisms::THESIS`] (`tcp`: SACK off, F-RTO, PRR),
+/// [`Mechanisms::DEBIAN9`] (Debian 9's 4.9 defaults), [`Mechanisms::LINUX6`]
+/// and [`Mechanisms::LINUX6_NOSACK`] (this machine's kernel as the
+/// cross-check configures it), [`Mechanisms::BASE`] (all off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Linux49 {
+pub struct Mechanisms {
     /// `net.ipv4.tcp_sack = 1`: SACK-permitted on SYN / SYN-ACK, SACK and
     /// D-SACK blocks from the receiver (`tcp_dsack = 1`), the sender's
     /// scoreboard and SACK-based recovery with FACK (`tcp_fack = 1`).
@@ -41,74 +49,173 @@ pub struct Linux49 {
     /// `net.ipv4.tcp_early_retrans` ∈ {3, 4}: the tail loss probe
     /// (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`).
     pub tlp: bool,
-    /// `net.ipv4.tcp_frto = 2`: F-RTO (RFC 5682, SACK-enhanced) after a
-    /// retransmission timeout (`tcp_process_loss`).
+    /// `net.ipv4.tcp_frto = 2`: F-RTO after a retransmission timeout
+    /// (`tcp_process_loss`: RFC 5682's SACK-enhanced steps with SACK, the
+    /// basic ones on cumulative ACKs without).
     pub frto: bool,
     /// Proportional Rate Reduction (RFC 6937, `tcp_cwnd_reduction`; always on
     /// in 4.9). Off: cwnd = ssthresh for the whole recovery (RFC 6675 §5),
     /// the fast retransmission itself always allowed.
     pub prr: bool,
+    /// `quickack`: the receiver's quick-ACK mode (`tcp_incr_quickack`,
+    /// `tcp_enter_quickack_mode`, `tcp_in_quickack_mode`,
+    /// `tcp_dec_quickack_mode`) with the ping-pong (interactive) detection of
+    /// `tcp_event_data_sent`: up to `TCP_MAX_QUICKACKS` = 16 immediate ACKs
+    /// from the first data of a connection, after duplicate or
+    /// out-of-window data, and after a gap of more than an RTO; an ACK
+    /// decided on the receive path leaves as its own segment, before the
+    /// application answers (`__tcp_ack_snd_check` runs in the softirq).
+    /// Off: the spec's rule (transport-tcp.md §2).
+    pub quickack: bool,
+    /// `ato`: the adaptive delayed-ACK timeout (`tcp_event_data_recv`,
+    /// `tcp_send_delayed_ack`, `tcp_delack_timer_handler`): ato starts at
+    /// `TCP_ATO_MIN` = 40 ms, follows the inter-arrival time, doubles when
+    /// the timer fires, and the timer waits at most min(ato, SRTT,
+    /// `TCP_DELACK_MAX` = 200 ms). Off: a constant [`TcpConfig::delayed_ack`].
+    pub adaptive_ato: bool,
+    /// `rto1s`: initial RTO 1 s (`TCP_TIMEOUT_INIT` since Linux 3.1,
+    /// RFC 6298) instead of the thesis's 2 s.
+    pub initial_rto_1s: bool,
+    /// `syn6`: the SYN timers of a Linux 6.x host with its defaults:
+    /// `tcp_syn_retries = 6`, `tcp_synack_retries = 5`, and
+    /// `tcp_syn_linear_timeouts = 4` (the first four SYN timeouts do not
+    /// double the RTO). Off: 40 retries each, every timeout doubling.
+    pub syn6: bool,
+    /// `tlp6`: the tail loss probe's timeout as Linux 6.x computes it
+    /// (`tcp_schedule_loss_probe`): 2·SRTT + `tcp_rto_min` with one packet
+    /// out, 2·SRTT + 2 ms otherwise, 1 s without a sample, and probes also
+    /// from CWR. Off: Linux 4.9's max(2·SRTT, 1.5·SRTT + 200 ms).
+    pub tlp6: bool,
 }
 
-impl Linux49 {
-    /// Debian 9's Linux 4.9 as the testbed hosts ran it: `tcp_sack = 1`,
+/// The old name of [`Mechanisms`], when it held only Linux 4.9's switches.
+pub type Linux49 = Mechanisms;
+
+impl Mechanisms {
+    /// Linux 4.9 as the thesis configured it (transport-tcp.md §2,
+    /// corrected): `tcp_sack = 0`, so NewReno-style recovery without early
+    /// retransmit, RACK or the tail loss probe; F-RTO (`tcp_frto = 2`, the
+    /// non-SACK steps) and PRR stay. The `tcp` profile.
+    pub const THESIS: Mechanisms = Mechanisms {
+        frto: true,
+        prr: true,
+        ..Self::BASE
+    };
+    /// Debian 9's Linux 4.9 with its defaults: `tcp_sack = 1`,
     /// `tcp_dsack = 1`, `tcp_fack = 1`, `tcp_early_retrans = 3`,
-    /// `tcp_recovery = 1`, `tcp_frto = 2`, PRR.
-    pub const DEBIAN9: Linux49 = Linux49 {
+    /// `tcp_recovery = 1`, `tcp_frto = 2`, PRR (model 3's `tcp`; now
+    /// `tcp-linux49-debian9`).
+    pub const DEBIAN9: Mechanisms = Mechanisms {
         sack: true,
         early_retransmit: true,
         rack: true,
         tlp: true,
         frto: true,
         prr: true,
+        ..Self::BASE
     };
-    /// Every mechanism off (`tcp_sack = 0`, `tcp_early_retrans = 0`,
-    /// `tcp_recovery = 0`, `tcp_frto = 0`, no PRR): the Linux 4.9 state
-    /// machine with Reno-style recovery only.
-    pub const BASE: Linux49 = Linux49 {
+    /// A Linux 6.x host with its defaults as the kernel cross-check
+    /// configures it (Reno per socket, no metrics, no timestamps): Debian 9's
+    /// recovery mechanisms plus every 6.x difference the model has
+    /// (`tcp-linux6`).
+    pub const LINUX6: Mechanisms = Mechanisms {
+        quickack: true,
+        adaptive_ato: true,
+        initial_rto_1s: true,
+        syn6: true,
+        tlp6: true,
+        ..Self::DEBIAN9
+    };
+    /// [`Self::LINUX6`] with `tcp_sack = 0` (so no early retransmit, RACK or
+    /// tail loss probe either: `tcp-linux6-nosack`).
+    pub const LINUX6_NOSACK: Mechanisms = Mechanisms {
+        sack: false,
+        early_retransmit: false,
+        rack: false,
+        tlp: false,
+        tlp6: false,
+        ..Self::LINUX6
+    };
+    /// Every switch off (`tcp_sack = 0`, `tcp_early_retrans = 0`,
+    /// `tcp_recovery = 0`, `tcp_frto = 0`, no PRR, the spec's delayed ACK
+    /// and timers): the Linux 4.9 state machine with Reno-style recovery
+    /// only.
+    pub const BASE: Mechanisms = Mechanisms {
         sack: false,
         early_retransmit: false,
         rack: false,
         tlp: false,
         frto: false,
         prr: false,
+        quickack: false,
+        adaptive_ato: false,
+        initial_rto_1s: false,
+        syn6: false,
+        tlp6: false,
     };
 
-    /// The mechanisms' names, in the order the ablation adds them.
-    pub const NAMES: [&'static str; 6] = ["sack", "er", "rack", "tlp", "frto", "prr"];
+    /// Every switch's name: Linux 4.9's recovery mechanisms in the order
+    /// the ablation adds them, then the Linux 6.x differences.
+    pub const NAMES: [&'static str; 11] = [
+        "sack", "er", "rack", "tlp", "frto", "prr", "quickack", "ato", "rto1s", "syn6", "tlp6",
+    ];
+    /// The names of Linux 4.9's recovery mechanisms (the first six of
+    /// [`Self::NAMES`]).
+    pub const LINUX49_NAMES: [&'static str; 6] = ["sack", "er", "rack", "tlp", "frto", "prr"];
 
     /// Switches the mechanism called `name` (see [`Self::NAMES`]); false if
     /// there is none.
     pub fn set(&mut self, name: &str, on: bool) -> bool {
-        let field = match name {
+        match self.field(name) {
+            Some(f) => {
+                *f = on;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether the mechanism called `name` is on.
+    pub fn get(&self, name: &str) -> Option<bool> {
+        let mut copy = *self;
+        copy.field(name).map(|f| *f)
+    }
+
+    fn field(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
             "sack" => &mut self.sack,
             "er" => &mut self.early_retransmit,
             "rack" => &mut self.rack,
             "tlp" => &mut self.tlp,
             "frto" => &mut self.frto,
             "prr" => &mut self.prr,
-            _ => return false,
-        };
-        *field = on;
-        true
-    }
-
-    /// Whether the mechanism called `name` is on.
-    pub fn get(&self, name: &str) -> Option<bool> {
-        Some(match name {
-            "sack" => self.sack,
-            "er" => self.early_retransmit,
-            "rack" => self.rack,
-            "tlp" => self.tlp,
-            "frto" => self.frto,
-            "prr" => self.prr,
+            "quickack" => &mut self.quickack,
+            "ato" => &mut self.adaptive_ato,
+            "rto1s" => &mut self.initial_rto_1s,
+            "syn6" => &mut self.syn6,
+            "tlp6" => &mut self.tlp6,
             _ => return None,
         })
+    }
+
+    /// Whether any Linux 6.x difference is on (the ones past
+    /// [`Self::LINUX49_NAMES`]).
+    pub fn has_linux6(&self) -> bool {
+        self.quickack || self.adaptive_ato || self.initial_rto_1s || self.syn6 || self.tlp6
+    }
+
+    /// The names of the switches that are on, joined by `+`.
+    pub fn joined(&self) -> String {
+        let on: Vec<&str> = Self::NAMES
+            .into_iter()
+            .filter(|n| self.get(n) == Some(true))
+            .collect();
+        on.join("+")
     }
 }
 
 /// Parameters of one TCP endpoint. [`TcpConfig::linux`] is the profile the
-/// published evaluations ran (transport-tcp.md §2): Linux 4.9 as Debian 9
+/// published evaluations ran (transport-tcp.md §2): Linux 4.9 as the thesis
 /// configured it; [`TcpConfig::newreno`] is model 2's NewReno profile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpConfig {
@@ -128,6 +235,11 @@ pub struct TcpConfig {
     pub syn_retries: u32,
     /// How many times a SYN-ACK is retransmitted before giving up.
     pub synack_retries: u32,
+    /// How many SYN timeouts leave the RTO as it is before the doubling
+    /// starts, and how many retries they add to [`Self::syn_retries`]
+    /// (Linux 6.7+ `tcp_syn_linear_timeouts`, a u8 sysctl; 0 doubles every
+    /// time).
+    pub syn_linear_timeouts: u8,
     /// How many retransmission timeouts of data in a row before giving up.
     pub data_retries: u32,
     /// Initial congestion window in segments (Linux: 10, RFC 6928).
@@ -150,21 +262,54 @@ pub struct TcpConfig {
     pub isn: u32,
     /// Whether to queue [`crate::TcpEvent`]s for [`crate::TcpSocket::poll_event`].
     pub record_events: bool,
-    /// The sender's loss recovery: `Some` runs Linux 4.9's (its state
-    /// machine, scoreboard and timers, in packets) with these mechanisms;
-    /// `None` runs model 2's byte-counted NewReno (`tcp-newreno`).
-    pub linux: Option<Linux49>,
+    /// The sender's loss recovery and the receiver's ACK policy: `Some`
+    /// runs Linux's (its state machine, scoreboard and timers, in packets)
+    /// with these mechanisms; `None` runs model 2's byte-counted NewReno
+    /// (`tcp-newreno`). Build with [`TcpConfig::with_mechanisms`], which also
+    /// sets the timers the switches change.
+    pub linux: Option<Mechanisms>,
 }
 
 impl TcpConfig {
-    /// The `linux` profile (transport-tcp.md §2) for a 296-byte MTU: MSS 256,
-    /// initial RTO 2 s, RTO at most 120 s, 40 SYN and SYN-ACK retries,
-    /// initial cwnd 10 segments, Nagle on, delayed ACK 200 ms, and Linux 4.9's
-    /// loss recovery with Debian 9's defaults ([`Linux49::DEBIAN9`]).
+    /// The `linux` profile (transport-tcp.md §2, corrected) for a 296-byte
+    /// MTU: MSS 256, initial RTO 2 s, RTO at most 120 s, 40 SYN and SYN-ACK
+    /// retries, initial cwnd 10 segments, Nagle on, delayed ACK 200 ms, and
+    /// Linux 4.9's loss recovery as the thesis configured it
+    /// ([`Mechanisms::THESIS`]: SACK off, F-RTO, PRR).
     pub fn linux() -> Self {
+        Self::with_mechanisms(Mechanisms::THESIS)
+    }
+
+    /// Model 3's `tcp`: Linux 4.9 with Debian 9's defaults
+    /// ([`Mechanisms::DEBIAN9`]), the same parameters otherwise.
+    pub fn debian9() -> Self {
+        Self::with_mechanisms(Mechanisms::DEBIAN9)
+    }
+
+    /// A Linux 6.x host with its defaults ([`Mechanisms::LINUX6`]): initial
+    /// RTO 1 s, 6 SYN and 5 SYN-ACK retries with 4 linear SYN timeouts,
+    /// quick-ACK mode and the adaptive delayed ACK, SACK, RACK, the tail
+    /// loss probe, F-RTO, PRR.
+    pub fn linux6() -> Self {
+        Self::with_mechanisms(Mechanisms::LINUX6)
+    }
+
+    /// The `linux` profile with these mechanisms, and the timers their
+    /// switches set: `rto1s` the initial RTO (1 s, else 2 s), `syn6` the
+    /// SYN retries (6 / 5 with 4 linear timeouts, else 40 / 40).
+    pub fn with_mechanisms(m: Mechanisms) -> Self {
+        let base = Self::newreno();
         TcpConfig {
-            linux: Some(Linux49::DEBIAN9),
-            ..Self::newreno()
+            linux: Some(m),
+            initial_rto: if m.initial_rto_1s {
+                SEC
+            } else {
+                base.initial_rto
+            },
+            syn_retries: if m.syn6 { 6 } else { base.syn_retries },
+            synack_retries: if m.syn6 { 5 } else { base.synack_retries },
+            syn_linear_timeouts: if m.syn6 { 4 } else { 0 },
+            ..base
         }
     }
 
@@ -180,6 +325,7 @@ impl TcpConfig {
             fallback_rto: 3 * SEC,
             syn_retries: 40,
             synack_retries: 40,
+            syn_linear_timeouts: 0,
             data_retries: 15,
             initial_cwnd: 10,
             rcv_wnd: 65535,
@@ -218,19 +364,56 @@ mod tests {
         assert_eq!(c.max_rto, 120_000_000_000);
         assert_eq!(c.syn_retries, 40);
         assert_eq!(c.delayed_ack, 200_000_000);
-        assert_eq!(c.linux, Some(Linux49::DEBIAN9));
+        assert_eq!(c.linux, Some(Mechanisms::THESIS));
         assert_eq!(TcpConfig::newreno().linux, None);
         assert_eq!(TcpConfig { linux: None, ..c }, TcpConfig::newreno());
+        let d = TcpConfig::debian9();
+        assert_eq!(d.linux, Some(Mechanisms::DEBIAN9));
+        assert_eq!(TcpConfig { linux: None, ..d }, TcpConfig::newreno());
+    }
+
+    #[test]
+    fn thesis_is_sack_off_with_frto_and_prr() {
+        let m = Mechanisms::THESIS;
+        assert!(!m.sack && !m.early_retransmit && !m.rack && !m.tlp);
+        assert!(m.frto && m.prr);
+        assert!(!m.has_linux6());
+        assert_eq!(m.joined(), "frto+prr");
+    }
+
+    #[test]
+    fn linux6_timers_follow_the_switches() {
+        let c = TcpConfig::linux6();
+        assert_eq!(c.initial_rto, 1_000_000_000);
+        assert_eq!((c.syn_retries, c.synack_retries), (6, 5));
+        assert_eq!(c.syn_linear_timeouts, 4);
+        assert_eq!((c.min_rto, c.max_rto), (200 * MS, 120 * SEC));
+        assert_eq!(c.delayed_ack, 200 * MS);
+        let n = TcpConfig::with_mechanisms(Mechanisms::LINUX6_NOSACK);
+        assert_eq!(n.initial_rto, SEC);
+        let m = n.linux.unwrap();
+        assert!(!m.sack && !m.tlp && !m.rack && m.quickack && m.adaptive_ato);
+        // One switch at a time.
+        let only_rto = TcpConfig::with_mechanisms(Mechanisms {
+            initial_rto_1s: true,
+            ..Mechanisms::THESIS
+        });
+        assert_eq!((only_rto.initial_rto, only_rto.syn_retries), (SEC, 40));
     }
 
     #[test]
     fn mechanisms_by_name() {
-        let mut m = Linux49::BASE;
-        for n in Linux49::NAMES {
+        let mut m = Mechanisms::BASE;
+        for n in Mechanisms::LINUX49_NAMES {
             assert_eq!(m.get(n), Some(false));
             assert!(m.set(n, true));
         }
-        assert_eq!(m, Linux49::DEBIAN9);
+        assert_eq!(m, Mechanisms::DEBIAN9);
+        for n in &Mechanisms::NAMES[6..] {
+            assert!(m.set(n, true));
+        }
+        assert_eq!(m, Mechanisms::LINUX6);
+        assert_eq!(m.joined(), Mechanisms::NAMES.join("+"));
         assert!(!m.set("cubic", true));
         assert_eq!(m.get("cubic"), None);
     }

@@ -3,8 +3,11 @@
 //! - `linux` (transport-tcp.md §2, [`TcpSocket`]): handshake with SYN /
 //!   SYN-ACK retries, Linux's RTO estimator with Karn's rule and backoff,
 //!   Nagle, delayed ACKs, FIN close, and Linux 4.9's loss recovery
-//!   ([`linux49`]: SACK, early retransmit, RACK, tail loss probe, F-RTO,
-//!   PRR) or, as `tcp-newreno`, model 2's NewReno ([`newreno`]);
+//!   ([`linux49`]; `tcp` as the thesis configured it: no SACK, F-RTO, PRR;
+//!   SACK, early retransmit, RACK and the tail loss probe as switches of
+//!   [`Mechanisms`], with the differences of a Linux 6.x host: quick-ACK
+//!   mode, adaptive delayed ACK, 1 s initial RTO, its SYN timers and probe
+//!   timeout) or, as `tcp-newreno`, model 2's NewReno ([`newreno`]);
 //! - `lwip` (transport-tcp.md §3, [`lwip::LwipSocket`]): lwIP 2.1's TCP on its
 //!   500 ms timer grid, and the three published variants.
 //!
@@ -17,8 +20,8 @@
 //! use coapcc_tcp::{TcpConfig, TcpSocket};
 //! let mut client = TcpSocket::connect(0, TcpConfig::linux());
 //! let syn = client.poll_transmit(0).unwrap();
-//! // 20 IPv4 + 20 TCP + 4 MSS option + 4 SACK-permitted (with NOPs)
-//! assert_eq!(syn.wire_len(), 48);
+//! // 20 IPv4 + 20 TCP + 4 MSS option (`tcp` runs without SACK)
+//! assert_eq!(syn.wire_len(), 44);
 //! let mut server = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
 //! let syn_ack = server.poll_transmit(0).unwrap();
 //! client.handle_segment(10, &syn_ack);
@@ -28,6 +31,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod delack;
 pub mod linux49;
 pub mod lwip;
 pub mod newreno;
@@ -39,7 +43,7 @@ pub mod segment;
 pub mod socket;
 pub mod stats;
 
-pub use config::{Linux49, Nagle, TcpConfig, MS, SEC};
+pub use config::{Linux49, Mechanisms, Nagle, TcpConfig, MS, SEC};
 pub use lwip::{LwipConfig, LwipSocket};
 pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};
 pub use segment::{Flags, SackBlock, SackBlocks, Segment};

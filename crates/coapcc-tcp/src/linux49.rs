@@ -13,11 +13,12 @@
 //! `tcp_process_tlp_ack`). The socket ([`crate::socket`]) moves the bytes;
 //! this decides how many packets may be out and which to resend.
 //!
-//! Every mechanism has its switch in [`Linux49`]; with all off this is
+//! Every mechanism has its switch in [`Mechanisms`] (`tlp6`: the probe
+//! timeout of Linux 6.x); with all off this is
 //! Linux 4.9's Reno recovery (`tcp_sack = 0`), which is not model 2's
 //! byte-counted NewReno ([`crate::newreno`], kept as `tcp-newreno`).
 
-use crate::config::{Linux49, MS};
+use crate::config::{Mechanisms, MS};
 use crate::scoreboard::{Scoreboard, EVER_RETRANS};
 
 /// `tp->reordering` (the dumbbell and the star never reorder, so it stays
@@ -25,6 +26,9 @@ use crate::scoreboard::{Scoreboard, EVER_RETRANS};
 pub const REORDERING: u32 = 3;
 /// `TCP_DELACK_MAX`: the delayed-ACK bound the loss probe waits for.
 pub const DELACK_MAX: u64 = 200 * MS;
+/// `TCP_RTO_MIN` (the hosts' `tcp_rto_min_us` = 200 ms), which Linux 6.x's
+/// probe timeout adds with one packet out.
+pub const RTO_MIN: u64 = 200 * MS;
 /// RACK's reordering window without observed reordering (1000 µs).
 pub const RACK_REO_WND: u64 = MS;
 
@@ -80,12 +84,16 @@ pub struct AckVerdict {
     pub retrans_acked: bool,
     /// A timeout was found spurious and undone (F-RTO or D-SACK).
     pub undone: bool,
+    /// F-RTO found the timeout spurious (`TCPSpuriousRTOs`).
+    pub spurious_rto: bool,
+    /// The ACK carried a D-SACK block (`TCPDSACKRecv`).
+    pub dsack: bool,
 }
 
 /// One sender's Linux 4.9 loss recovery.
 #[derive(Clone, Debug)]
 pub struct Linux49Cc {
-    m: Linux49,
+    m: Mechanisms,
     /// SACK negotiated on this connection (`tcp_is_sack`).
     sack_ok: bool,
     /// The retransmission queue.
@@ -119,7 +127,7 @@ const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
 impl Linux49Cc {
     /// Initial state: `initial` packets of cwnd, ssthresh unbounded.
-    pub fn new(m: Linux49, initial: u32) -> Self {
+    pub fn new(m: Mechanisms, initial: u32) -> Self {
         Linux49Cc {
             m,
             sack_ok: false,
@@ -148,7 +156,7 @@ impl Linux49Cc {
     }
 
     /// The mechanisms in force.
-    pub fn mechanisms(&self) -> Linux49 {
+    pub fn mechanisms(&self) -> Mechanisms {
         self.m
     }
     /// Records whether the handshake negotiated SACK.
@@ -360,6 +368,7 @@ impl Linux49Cc {
             newly_sacked = o.newly_sacked;
             orig_acked |= o.orig_sacked;
             dsack = o.dsack;
+            v.dsack = o.dsack;
             if self.undo_marker.is_some() && self.undo_retrans > 0 {
                 self.undo_retrans = (self.undo_retrans - o.dsacked_retrans as i32).max(0);
             }
@@ -598,6 +607,7 @@ impl Linux49Cc {
         if self.frto {
             if orig_acked && self.try_undo_loss(true) {
                 v.undone = true;
+                v.spurious_rto = true;
                 return;
             }
             if a.snd_nxt > self.high_seq {
@@ -723,11 +733,14 @@ impl Linux49Cc {
     }
 
     /// Whether a tail loss probe may be armed now and after how long
-    /// (`tcp_schedule_loss_probe` of 4.9): only with SACK, in Open, with
-    /// packets out, when cwnd or the application (not the window) stops new
-    /// data. PTO = 2·SRTT (1 s without a sample), at least 1.5·SRTT +
-    /// `TCP_DELACK_MAX` with one packet out, at least 10 ms, and never
-    /// later than the pending RTO.
+    /// (`tcp_schedule_loss_probe`): only with SACK, with packets out, when
+    /// cwnd or the application (not the window) stops new data, and in Open
+    /// (4.9) or Open and CWR (6.x, the `tlp6` switch). Linux 4.9: PTO =
+    /// 2·SRTT (1 s without a sample), at least 1.5·SRTT + `TCP_DELACK_MAX`
+    /// with one packet out, at least 10 ms. Linux 6.x: PTO = 2·SRTT +
+    /// `tcp_rto_min` (200 ms) with one packet out, 2·SRTT + 2 ms
+    /// (`TCP_TIMEOUT_MIN`) otherwise, 1 s without a sample. Never later than
+    /// the pending RTO.
     pub fn loss_probe_timeout(
         &self,
         now: u64,
@@ -735,18 +748,29 @@ impl Linux49Cc {
         can_send_new: bool,
         rto_at: Option<u64>,
     ) -> Option<u64> {
-        if !self.m.tlp || !self.sack_ok || self.state != CaState::Open || self.sb.packets_out() == 0
-        {
+        let state_ok = self.state == CaState::Open || (self.m.tlp6 && self.state == CaState::Cwr);
+        if !self.m.tlp || !self.sack_ok || !state_ok || self.sb.packets_out() == 0 {
             return None;
         }
         if self.cwnd > self.in_flight() && can_send_new {
             return None;
         }
-        let mut t = if srtt == 0 { 1000 * MS } else { 2 * srtt };
-        if self.sb.packets_out() == 1 {
-            t = t.max(srtt + srtt / 2 + DELACK_MAX);
-        }
-        t = t.max(10 * MS);
+        let mut t = if srtt == 0 {
+            1000 * MS
+        } else if self.m.tlp6 {
+            2 * srtt
+                + if self.sb.packets_out() == 1 {
+                    RTO_MIN
+                } else {
+                    2 * MS
+                }
+        } else {
+            let mut t = 2 * srtt;
+            if self.sb.packets_out() == 1 {
+                t = t.max(srtt + srtt / 2 + DELACK_MAX);
+            }
+            t.max(10 * MS)
+        };
         if let Some(r) = rto_at {
             if now + t > r && r > now {
                 t = r - now;
@@ -785,7 +809,7 @@ mod tests {
     use super::*;
 
     /// Ten 100-byte segments out (offsets 1..1001) with cwnd 10, SACK on.
-    fn ten_out(m: Linux49) -> Linux49Cc {
+    fn ten_out(m: Mechanisms) -> Linux49Cc {
         let mut c = Linux49Cc::new(m, 10);
         c.set_sack(true);
         for i in 0..10u64 {
@@ -812,7 +836,7 @@ mod tests {
     /// ACK (RFC 6937 as `tcp_cwnd_reduction`): prior_cwnd 10, ssthresh 5.
     #[test]
     fn fack_starts_recovery_and_prr_paces_it() {
-        let mut c = ten_out(Linux49::DEBIAN9);
+        let mut c = ten_out(Mechanisms::DEBIAN9);
         let now = 100 * MS;
         // Dupacks 1 and 2: fackets_out 2, 3 — Disorder, nothing to resend.
         for right in [201, 301] {
@@ -863,7 +887,7 @@ mod tests {
     /// retransmission still allowed.
     #[test]
     fn without_prr_cwnd_drops_to_ssthresh() {
-        let mut m = Linux49::DEBIAN9;
+        let mut m = Mechanisms::DEBIAN9;
         m.prr = false;
         let mut c = ten_out(m);
         for right in [201, 301, 401] {
@@ -876,11 +900,48 @@ mod tests {
         assert_eq!(c.next_retransmission(), None);
     }
 
+    /// `tcp_schedule_loss_probe` of 6.x (`tlp6`): one packet out, SRTT
+    /// 100 ms: 2·100 + 200 = 400 ms (4.9: 350); two packets: 200 + 2 =
+    /// 202 ms (4.9: 200); SRTT 2 ms, two packets: 6 ms (4.9: 10); no
+    /// sample: 1 s; cut to the RTO; allowed in CWR (4.9: not).
+    #[test]
+    fn loss_probe_timeout_values_of_linux6() {
+        let mut c = Linux49Cc::new(Mechanisms::LINUX6, 10);
+        c.set_sack(true);
+        c.on_new_data_sent(1, 101, 0, 1);
+        let far = Some(10_000 * MS);
+        assert_eq!(
+            c.loss_probe_timeout(0, 100 * MS, false, far),
+            Some(400 * MS)
+        );
+        assert_eq!(
+            c.loss_probe_timeout(0, 100 * MS, false, Some(300 * MS)),
+            Some(300 * MS)
+        );
+        assert_eq!(c.loss_probe_timeout(0, 0, false, far), Some(1000 * MS));
+        c.on_new_data_sent(101, 201, 0, 1);
+        assert_eq!(
+            c.loss_probe_timeout(0, 100 * MS, false, far),
+            Some(202 * MS)
+        );
+        assert_eq!(c.loss_probe_timeout(0, 2 * MS, false, far), Some(6 * MS));
+        c.state = CaState::Cwr;
+        assert_eq!(
+            c.loss_probe_timeout(0, 100 * MS, false, far),
+            Some(202 * MS)
+        );
+        let mut d = Linux49Cc::new(Mechanisms::DEBIAN9, 10);
+        d.set_sack(true);
+        d.on_new_data_sent(1, 101, 0, 1);
+        d.state = CaState::Cwr;
+        assert_eq!(d.loss_probe_timeout(0, 100 * MS, false, far), None);
+    }
+
     /// `tcp_schedule_loss_probe` of 4.9: PTO = max(2·SRTT, 10 ms), with one
     /// packet out at least 1.5·SRTT + 200 ms, never past the RTO.
     #[test]
     fn loss_probe_timeout_values() {
-        let mut c = Linux49Cc::new(Linux49::DEBIAN9, 10);
+        let mut c = Linux49Cc::new(Mechanisms::DEBIAN9, 10);
         c.set_sack(true);
         c.on_new_data_sent(1, 101, 0, 1);
         let far = Some(10_000 * MS);
@@ -905,10 +966,10 @@ mod tests {
         assert_eq!(c.loss_probe_timeout(0, 2 * MS, false, far), Some(10 * MS));
         // Not while cwnd lets new data out, nor without SACK, nor when off.
         assert_eq!(c.loss_probe_timeout(0, 100 * MS, true, far), None);
-        let mut r = Linux49Cc::new(Linux49::DEBIAN9, 10);
+        let mut r = Linux49Cc::new(Mechanisms::DEBIAN9, 10);
         r.on_new_data_sent(1, 101, 0, 1);
         assert_eq!(r.loss_probe_timeout(0, 100 * MS, false, far), None);
-        let mut m = Linux49::DEBIAN9;
+        let mut m = Mechanisms::DEBIAN9;
         m.tlp = false;
         let mut o = Linux49Cc::new(m, 10);
         o.set_sack(true);
@@ -919,7 +980,7 @@ mod tests {
     /// Four 100-byte segments sent at t = 0 with SACK on, then a
     /// retransmission timeout: the state F-RTO starts from.
     fn timed_out_with_four_out() -> Linux49Cc {
-        let mut c = Linux49Cc::new(Linux49::DEBIAN9, 10);
+        let mut c = Linux49Cc::new(Mechanisms::DEBIAN9, 10);
         c.set_sack(true);
         for i in 0..4u64 {
             c.on_new_data_sent(1 + 100 * i, 101 + 100 * i, 0, 1);
@@ -977,6 +1038,58 @@ mod tests {
         assert_eq!(c.sb.lost_out, 0);
     }
 
+    /// F-RTO without SACK (`tcp`, Linux 4.9 as the thesis configured it):
+    /// the same `tcp_process_loss` on cumulative ACKs and duplicate ACKs
+    /// only (RFC 5682's basic algorithm). Spurious: the head's ACK sends
+    /// new data (step 2.b), then an ACK of never-retransmitted data undoes
+    /// (step 3.b): cwnd 10, ssthresh unbounded. Real: a duplicate ACK after
+    /// the new data ends F-RTO (step 3.a), counts as a Reno SACK
+    /// (`tcp_add_reno_sack`) and the lost segments are retransmitted.
+    #[test]
+    fn frto_without_sack() {
+        let timed_out = || {
+            let mut c = Linux49Cc::new(Mechanisms::THESIS, 10);
+            c.set_sack(true); // offered by the peer, refused: tcp_sack = 0
+            assert!(!c.sack_ok());
+            for i in 0..4u64 {
+                c.on_new_data_sent(1 + 100 * i, 101 + 100 * i, 0, 1);
+            }
+            c.on_rto(1, 401, 0);
+            c.on_retransmitted(0, 0);
+            let a = ack_of_the_first_after_rto();
+            let v = c.on_ack(1000 * MS, &a, &[]);
+            assert!(!v.undone && c.rexmit_new && !c.rexmit_lost);
+            assert_eq!(c.cwnd(), 2);
+            c.rexmit_new = false;
+            c.on_new_data_sent(401, 501, 1000 * MS, 101);
+            (c, a)
+        };
+        let (mut c, a) = timed_out();
+        let b = AckInfo {
+            prior_una: 101,
+            una: 401,
+            snd_nxt: 501,
+            ..a
+        };
+        assert!(c.on_ack(1100 * MS, &b, &[]).undone);
+        assert_eq!(c.state(), CaState::Open);
+        assert_eq!((c.cwnd(), c.ssthresh()), (10, INFINITE_SSTHRESH));
+
+        let (mut c, a) = timed_out();
+        let d = AckInfo {
+            prior_una: 101,
+            una: 101,
+            snd_nxt: 501,
+            is_dupack: true,
+            ..a
+        };
+        assert!(!c.on_ack(1100 * MS, &d, &[]).undone);
+        assert_eq!(c.state(), CaState::Loss);
+        assert!(c.rexmit_lost && !c.rexmit_new);
+        assert_eq!(c.reno_sacked, 1);
+        assert_eq!(c.next_retransmission(), Some(0));
+    }
+
     /// The same timeout when the loss was real: the ACK after F-RTO's new
     /// data SACKs only new data; F-RTO stands down and the lost segments
     /// are retransmitted.
@@ -1010,9 +1123,9 @@ mod tests {
     #[test]
     fn early_retransmit_after_a_quarter_rtt() {
         for er in [true, false] {
-            let m = Linux49 {
+            let m = Mechanisms {
                 early_retransmit: er,
-                ..Linux49::DEBIAN9
+                ..Mechanisms::DEBIAN9
             };
             let mut c = Linux49Cc::new(m, 10);
             c.set_sack(true);
@@ -1065,7 +1178,7 @@ mod tests {
     /// while cwnd-limited (`tcp_is_cwnd_limited`).
     #[test]
     fn window_growth_in_packets() {
-        let mut c = Linux49Cc::new(Linux49::DEBIAN9, 10);
+        let mut c = Linux49Cc::new(Mechanisms::DEBIAN9, 10);
         c.set_sack(true);
         for i in 0..10u64 {
             c.on_new_data_sent(1 + 100 * i, 101 + 100 * i, 0, 1);
@@ -1079,7 +1192,7 @@ mod tests {
         c.on_ack(0, &a, &[]);
         assert_eq!(c.cwnd(), 15); // +5 in slow start
                                   // Application-limited: one packet out of cwnd 15 → no growth.
-        let mut d = Linux49Cc::new(Linux49::DEBIAN9, 10);
+        let mut d = Linux49Cc::new(Mechanisms::DEBIAN9, 10);
         d.on_new_data_sent(1, 101, 0, 1);
         let b = AckInfo {
             prior_una: 1,

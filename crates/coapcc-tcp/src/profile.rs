@@ -4,20 +4,28 @@
 //!
 //! | name | profile |
 //! | --- | --- |
-//! | `tcp` | `linux` (transport-tcp.md §2): Linux 4.9 as Debian 9 set it up |
+//! | `tcp` | `linux` (transport-tcp.md §2, corrected): Linux 4.9 as the thesis configured it (SACK off, F-RTO, PRR) |
 //! | `tcp-newreno` | model 2's `linux` profile: byte-counted NewReno, no SACK |
+//! | `tcp-linux49-debian9` | model 3's `tcp`: Linux 4.9 with Debian 9's defaults (SACK, ER, RACK, TLP, F-RTO, PRR) |
+//! | `tcp-linux6` | a Linux 6.x host as the kernel cross-check configures it |
+//! | `tcp-linux6-nosack` | the same with `tcp_sack = 0` |
 //! | `tcp-lwip` | lwIP 2.1 (transport-tcp.md §3) |
 //! | `tcp-lwip-backoff` | lwIP with the RTO ×2 up to 3 s, ×1.3 above |
 //! | `tcp-lwip-cwnd` | lwIP with cwnd = max(ssthresh/2, MSS) after a timeout |
 //! | `tcp-lwip-backoff-cwnd` | both |
 //!
 //! Not listed by [`TcpProfile::names`], for the ablation of
-//! `docs/calibration.md`: `tcp-linux49:<mechanisms>` runs Linux 4.9's
-//! recovery with only the named mechanisms on, joined by `+` (names of
-//! [`Linux49::NAMES`]; `tcp-linux49:` has none, `tcp-linux49:sack+er+rack+tlp+frto+prr`
-//! is `tcp`). See `docs/decisions.md`, "Linux 4.9's loss recovery".
+//! `docs/calibration.md`: `tcp-linux49:<mechanisms>` runs Linux 4.9 with
+//! only the named recovery mechanisms on, joined by `+` (names of
+//! [`Mechanisms::LINUX49_NAMES`]; `tcp-linux49:` has none,
+//! `tcp-linux49:frto+prr` is `tcp`, `tcp-linux49:sack+er+rack+tlp+frto+prr`
+//! is `tcp-linux49-debian9`), and `tcp-linux:<switches>` the same with any
+//! switch of [`Mechanisms::NAMES`], the Linux 6.x differences included
+//! (`tcp-linux:sack+er+rack+tlp+frto+prr+quickack+ato+rto1s+syn6+tlp6` is
+//! `tcp-linux6`). See `docs/decisions.md`, "Linux 4.9's loss recovery" and
+//! "A Linux 6.x host".
 
-use crate::config::{Linux49, TcpConfig};
+use crate::config::{Mechanisms, TcpConfig};
 use crate::lwip::{LwipBackoff, LwipConfig, LwipLossWindow, LwipSocket};
 use crate::segment::Segment;
 use crate::socket::{TcpSocket, TcpState};
@@ -26,9 +34,10 @@ use crate::stats::{AbortReason, TcpEvent, TcpStats};
 /// Which TCP a connection runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpProfile {
-    /// The `linux` profile (transport-tcp.md §2): `Some` runs Linux 4.9's
-    /// loss recovery with these mechanisms, `None` model 2's NewReno.
-    Linux(Option<Linux49>),
+    /// The `linux` profile (transport-tcp.md §2): `Some` runs Linux's loss
+    /// recovery and ACK policy with these mechanisms, `None` model 2's
+    /// NewReno.
+    Linux(Option<Mechanisms>),
     /// lwIP (transport-tcp.md §3), original or a published variant.
     Lwip {
         /// RTO growth on timeouts.
@@ -51,8 +60,12 @@ pub struct ProfileInfo {
     pub summary: &'static str,
 }
 
-/// Prefix of the hidden ablation names (`tcp-linux49:sack+rack`).
+/// Prefix of the hidden ablation names over Linux 4.9's recovery mechanisms
+/// (`tcp-linux49:sack+rack`).
 pub const ABLATION_PREFIX: &str = "tcp-linux49:";
+/// Prefix of the hidden names over every switch, the Linux 6.x differences
+/// included (`tcp-linux:frto+prr+quickack`).
+pub const SWITCHES_PREFIX: &str = "tcp-linux:";
 
 const LWIP: TcpProfile = TcpProfile::Lwip {
     backoff: LwipBackoff::Table,
@@ -60,18 +73,36 @@ const LWIP: TcpProfile = TcpProfile::Lwip {
 };
 
 /// Every TCP name, in the order `coapcc algorithms` lists them.
-pub const PROFILES: [ProfileInfo; 6] = [
+pub const PROFILES: [ProfileInfo; 9] = [
     ProfileInfo {
         name: "tcp",
-        profile: TcpProfile::Linux(Some(Linux49::DEBIAN9)),
+        profile: TcpProfile::Linux(Some(Mechanisms::THESIS)),
         section: "tcp §2",
-        summary: "CoAP over TCP (RFC 8323) with the linux TCP profile (Linux 4.9 as Debian 9 configured it: SACK, RACK, TLP, F-RTO, PRR, IW10)",
+        summary: "CoAP over TCP (RFC 8323) with the linux TCP profile (Linux 4.9 as the thesis configured it: NewReno recovery without SACK, F-RTO, PRR, IW10, initial RTO 2 s, delayed ACK 200 ms)",
     },
     ProfileInfo {
         name: "tcp-newreno",
         profile: TcpProfile::Linux(None),
         section: "tcp §2",
-        summary: "CoAP over TCP with model 2's linux profile: NewReno without SACK, TLP, RACK, F-RTO or PRR",
+        summary: "CoAP over TCP with model 2's linux profile: byte-counted NewReno without SACK, TLP, RACK, F-RTO or PRR (kept: stores of models 2 and 3 name it)",
+    },
+    ProfileInfo {
+        name: "tcp-linux49-debian9",
+        profile: TcpProfile::Linux(Some(Mechanisms::DEBIAN9)),
+        section: "tcp §2",
+        summary: "CoAP over TCP with Linux 4.9's Debian 9 defaults (model 3's tcp): SACK, early retransmit, RACK, TLP, F-RTO, PRR",
+    },
+    ProfileInfo {
+        name: "tcp-linux6",
+        profile: TcpProfile::Linux(Some(Mechanisms::LINUX6)),
+        section: "tcp §2",
+        summary: "CoAP over TCP with a Linux 6.x host's defaults (reno): SACK, RACK, TLP, F-RTO, PRR, initial RTO 1 s, quick-ACK mode, adaptive delayed ACK, 6/5 SYN retries",
+    },
+    ProfileInfo {
+        name: "tcp-linux6-nosack",
+        profile: TcpProfile::Linux(Some(Mechanisms::LINUX6_NOSACK)),
+        section: "tcp §2",
+        summary: "tcp-linux6 with tcp_sack = 0 (no SACK, RACK or TLP)",
     },
     ProfileInfo {
         name: "tcp-lwip",
@@ -111,35 +142,57 @@ pub const PROFILES: [ProfileInfo; 6] = [
 impl TcpProfile {
     /// The profile a name selects (`tcp`, `tcp-lwip`, …), if any.
     pub fn from_name(name: &str) -> Option<Self> {
-        if let Some(list) = name.strip_prefix(ABLATION_PREFIX) {
-            let mut m = Linux49::BASE;
-            for n in list.split('+').filter(|n| !n.is_empty()) {
-                if m.get(n)? {
-                    return None; // named twice
-                }
-                m.set(n, true);
+        let (list, allowed): (&str, &[&str]) =
+            if let Some(list) = name.strip_prefix(ABLATION_PREFIX) {
+                (list, &Mechanisms::LINUX49_NAMES)
+            } else if let Some(list) = name.strip_prefix(SWITCHES_PREFIX) {
+                (list, &Mechanisms::NAMES)
+            } else {
+                return PROFILES.iter().find(|p| p.name == name).map(|p| p.profile);
+            };
+        let mut m = Mechanisms::BASE;
+        for n in list.split('+').filter(|n| !n.is_empty()) {
+            if !allowed.contains(&n) || m.get(n)? {
+                return None; // unknown, or named twice
             }
-            return Some(TcpProfile::Linux(Some(m)));
+            m.set(n, true);
         }
-        PROFILES.iter().find(|p| p.name == name).map(|p| p.profile)
+        Some(TcpProfile::Linux(Some(m)))
     }
 
-    /// The name of this profile (an ablation name, `tcp-linux49:…`, for a
-    /// set of Linux 4.9 mechanisms no listed profile has).
+    /// The name of this profile (for a set of switches no listed profile
+    /// has: `tcp-linux49:…` when only Linux 4.9's mechanisms are on,
+    /// `tcp-linux:…` otherwise).
     pub fn name(self) -> String {
         if let Some(p) = PROFILES.iter().find(|p| p.profile == self) {
             return p.name.to_string();
         }
         match self {
-            TcpProfile::Linux(Some(m)) => {
-                let on: Vec<&str> = Linux49::NAMES
-                    .into_iter()
-                    .filter(|n| m.get(n) == Some(true))
-                    .collect();
-                format!("{ABLATION_PREFIX}{}", on.join("+"))
+            TcpProfile::Linux(Some(m)) if m.has_linux6() => {
+                format!("{SWITCHES_PREFIX}{}", m.joined())
             }
+            TcpProfile::Linux(Some(m)) => format!("{ABLATION_PREFIX}{}", m.joined()),
             _ => "tcp-lwip".to_string(),
         }
+    }
+
+    /// Why a switch name (`tcp-linux49:…`, `tcp-linux:…`) selects nothing,
+    /// or `None` if it is not such a name or is valid.
+    pub fn switch_name_error(name: &str) -> Option<String> {
+        let (prefix, allowed): (&str, &[&str]) = if name.starts_with(ABLATION_PREFIX) {
+            (ABLATION_PREFIX, &Mechanisms::LINUX49_NAMES)
+        } else if name.starts_with(SWITCHES_PREFIX) {
+            (SWITCHES_PREFIX, &Mechanisms::NAMES)
+        } else {
+            return None;
+        };
+        if Self::from_name(name).is_some() {
+            return None;
+        }
+        Some(format!(
+            "`{prefix}` takes switches joined by `+`, each at most once, from: {}",
+            allowed.join(", ")
+        ))
     }
 
     /// Every TCP name, comma-separated.
@@ -163,8 +216,7 @@ impl TcpProfile {
         match self {
             TcpProfile::Linux(linux) => SocketConfig::Linux(TcpConfig {
                 mss: TcpConfig::mss_for_mtu(mtu),
-                linux,
-                ..TcpConfig::linux()
+                ..linux.map_or_else(TcpConfig::newreno, TcpConfig::with_mechanisms)
             }),
             TcpProfile::Lwip {
                 backoff,
@@ -221,6 +273,10 @@ impl SocketConfig {
 }
 
 /// A socket of either profile.
+// Both variants are several hundred bytes and live one per connection;
+// boxing the larger would add an indirection on every packet for about
+// 200 bytes per connection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum AnySocket {
     /// The `linux` profile.
@@ -381,29 +437,76 @@ mod tests {
             assert_eq!(p.profile.name(), p.name);
         }
         assert_eq!(TcpProfile::from_name("tcp-lwip-foo"), None);
-        assert!(TcpProfile::names().starts_with("tcp, tcp-newreno, tcp-lwip,"));
+        assert!(TcpProfile::names().starts_with(
+            "tcp, tcp-newreno, tcp-linux49-debian9, tcp-linux6, tcp-linux6-nosack, tcp-lwip,"
+        ));
         // Ablation names: any subset of the mechanisms, in any order.
         let base = TcpProfile::from_name("tcp-linux49:").unwrap();
-        assert_eq!(base, TcpProfile::Linux(Some(Linux49::BASE)));
+        assert_eq!(base, TcpProfile::Linux(Some(Mechanisms::BASE)));
         assert_eq!(base.name(), "tcp-linux49:");
         let two = TcpProfile::from_name("tcp-linux49:rack+sack").unwrap();
         assert_eq!(two.name(), "tcp-linux49:sack+rack");
         assert_eq!(
-            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr")
+            TcpProfile::from_name("tcp-linux49:prr+frto")
                 .unwrap()
                 .name(),
             "tcp"
         );
+        assert_eq!(
+            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr")
+                .unwrap()
+                .name(),
+            "tcp-linux49-debian9"
+        );
         assert_eq!(TcpProfile::from_name("tcp-linux49:sack+sack"), None);
         assert_eq!(TcpProfile::from_name("tcp-linux49:cubic"), None);
+        // The 6.x switches only under `tcp-linux:`.
+        assert_eq!(TcpProfile::from_name("tcp-linux49:frto+quickack"), None);
+        let q = TcpProfile::from_name("tcp-linux:quickack+frto+prr").unwrap();
+        assert_eq!(q.name(), "tcp-linux:frto+prr+quickack");
+        assert_eq!(
+            TcpProfile::from_name("tcp-linux:frto+prr").unwrap().name(),
+            "tcp"
+        );
+        assert_eq!(
+            TcpProfile::from_name(
+                "tcp-linux:sack+er+rack+tlp+frto+prr+quickack+ato+rto1s+syn6+tlp6"
+            )
+            .unwrap()
+            .name(),
+            "tcp-linux6"
+        );
+        assert_eq!(TcpProfile::from_name("tcp-linux:cubic"), None);
+        let e = TcpProfile::switch_name_error("tcp-linux49:quickack").unwrap();
+        assert!(e.contains("sack, er, rack, tlp, frto, prr") && !e.contains("quickack"));
+        let e = TcpProfile::switch_name_error("tcp-linux:tlp+tlp").unwrap();
+        assert!(e.contains("quickack, ato, rto1s, syn6, tlp6"), "{e}");
+        assert_eq!(TcpProfile::switch_name_error("tcp-linux:tlp"), None);
+        assert_eq!(TcpProfile::switch_name_error("tcp-bogus"), None);
     }
 
     #[test]
     fn configs_follow_the_mtu() {
-        let SocketConfig::Linux(l) = TcpProfile::Linux(Some(Linux49::DEBIAN9)).config(296) else {
+        let SocketConfig::Linux(l) = TcpProfile::from_name("tcp").unwrap().config(296) else {
             panic!()
         };
         assert_eq!(l, TcpConfig::linux());
+        let SocketConfig::Linux(d) = TcpProfile::Linux(Some(Mechanisms::DEBIAN9)).config(296)
+        else {
+            panic!()
+        };
+        assert_eq!(d, TcpConfig::debian9());
+        let SocketConfig::Linux(k) = TcpProfile::from_name("tcp-linux6").unwrap().config(1500)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            k,
+            TcpConfig {
+                mss: 1460,
+                ..TcpConfig::linux6()
+            }
+        );
         let SocketConfig::Linux(n) = TcpProfile::from_name("tcp-newreno").unwrap().config(296)
         else {
             panic!()

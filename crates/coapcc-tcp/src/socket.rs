@@ -39,7 +39,10 @@
 //!   in-order segment, an immediate ACK once two full segments' worth of data
 //!   is unacknowledged, and immediate ACKs for out-of-order data, duplicate
 //!   data, data that fills a gap, and FINs; any outgoing segment carries the
-//!   ACK; duplicate ACKs are always pure ACKs;
+//!   ACK; duplicate ACKs are always pure ACKs; with the `quickack` and `ato`
+//!   switches Linux's quick-ACK mode and adaptive timer ([`crate::delack`]),
+//!   and an immediate ACK of in-order data leaves as its own segment, before
+//!   anything the application writes in answer;
 //! - out-of-order data held and delivered when the gap fills ([`crate::reasm`]);
 //! - FIN close in both directions, TIME-WAIT, RST on abort.
 //!
@@ -49,6 +52,7 @@
 use std::collections::VecDeque;
 
 use crate::config::{Nagle, TcpConfig};
+use crate::delack::AckTiming;
 use crate::linux49::{AckInfo, CaState, Linux49Cc};
 use crate::newreno::NewReno;
 use crate::reasm::Reassembly;
@@ -160,6 +164,9 @@ pub struct TcpSocket {
     ack_due: bool,
     /// Pure duplicate ACKs owed (one per out-of-order or duplicate segment).
     dupacks_due: u32,
+    /// Quick-ACK mode and the adaptive delayed ACK (`Some` only when
+    /// switched on; boxed so that the other profiles do not carry it).
+    ack_timing: Option<Box<AckTiming>>,
     last_adv_wnd: u64,
     rst_due: bool,
     // --- reporting ---
@@ -224,6 +231,9 @@ impl TcpSocket {
             unacked_rcvd: 0,
             ack_due: false,
             dupacks_due: 0,
+            ack_timing: Some(AckTiming::new(cfg.linux))
+                .filter(AckTiming::is_active)
+                .map(Box::new),
             rst_due: false,
             stats: TcpStats::default(),
             events: VecDeque::new(),
@@ -471,6 +481,9 @@ impl TcpSocket {
     pub fn handle_timeout(&mut self, now: u64) {
         if self.delack_at.is_some_and(|t| t <= now) {
             self.delack_at = None;
+            if let Some(a) = &mut self.ack_timing {
+                a.timer_fired(self.rto);
+            }
             self.ack_due = true;
         }
         if self.timewait_at.is_some_and(|t| t <= now) {
@@ -538,8 +551,14 @@ impl TcpSocket {
     }
 
     fn back_off(&mut self) {
+        self.back_off_by(2);
+    }
+
+    /// A timeout: the RTO times `factor` (1 for Linux 6.x's linear SYN
+    /// timeouts), at most the maximum RTO.
+    fn back_off_by(&mut self, factor: u64) {
         let expired = self.rto;
-        self.rto = (self.rto.saturating_mul(2)).min(self.cfg.max_rto);
+        self.rto = (self.rto.saturating_mul(factor)).min(self.cfg.max_rto);
         self.backoff += 1;
         self.stats.rto_expirations += 1;
         let (next_rto, backoff) = (self.rto, self.backoff);
@@ -553,16 +572,21 @@ impl TcpSocket {
     fn on_rto(&mut self) {
         match self.state {
             TcpState::SynSent | TcpState::SynReceived => {
-                let limit = if self.state == TcpState::SynSent {
-                    self.cfg.syn_retries
+                // Linux 6.7+ (`tcp_retransmit_timer`, `tcp_write_timeout`):
+                // the first `tcp_syn_linear_timeouts` SYN timeouts keep the
+                // RTO, and add as many retries.
+                // `backoff` counts the handshake's timeouts so far.
+                let (limit, linear) = if self.state == TcpState::SynSent {
+                    let linear = u32::from(self.cfg.syn_linear_timeouts);
+                    (self.cfg.syn_retries + linear, linear)
                 } else {
-                    self.cfg.synack_retries
+                    (self.cfg.synack_retries, 0)
                 };
                 if self.backoff >= limit {
                     self.abort_with(AbortReason::HandshakeTimeout);
                     return;
                 }
-                self.back_off();
+                self.back_off_by(if self.backoff < linear { 1 } else { 2 });
                 self.syn_due = true;
             }
             TcpState::Closed | TcpState::TimeWait => {}
@@ -878,6 +902,8 @@ impl TcpSocket {
         let before = (l.cwnd(), l.ssthresh());
         let v = l.on_ack(now, &info, &blocks[..n]);
         let after = (l.cwnd(), l.ssthresh());
+        self.stats.spurious_rtos += u64::from(v.spurious_rto);
+        self.stats.dsacks_received += u64::from(v.dsack);
         if v.entered_recovery {
             self.stats.fast_retransmits += 1;
             self.event(TcpEvent::FastRetransmit);
@@ -1001,6 +1027,12 @@ impl TcpSocket {
                 if self.sack_ok {
                     self.dsack = Some((start, end));
                 }
+                if end <= self.rcv_nxt {
+                    // `tcp_data_queue`: a retransmission of data we have.
+                    self.enter_quickack_mode();
+                } else if let Some(a) = &mut self.ack_timing {
+                    a.schedule();
+                }
                 self.dupacks_due += 1;
             } else if receiving {
                 let limit = self.rcv_nxt + self.adv_window();
@@ -1012,12 +1044,30 @@ impl TcpSocket {
                         self.recv_buf.extend(&seg.payload[from..to]);
                         self.unacked_rcvd += (to - from) as u64;
                         self.rcv_nxt = take_end;
+                        if let Some(a) = &mut self.ack_timing {
+                            let mss = u64::from(self.cfg.mss);
+                            a.data_received(
+                                now,
+                                (to - from) as u64,
+                                self.rto,
+                                mss,
+                                self.last_adv_wnd,
+                            );
+                        }
                     }
                     if !self.reasm.is_empty() {
                         self.rcv_nxt = self.reasm.drain_into(self.rcv_nxt, &mut self.recv_buf);
-                        self.ack_due = true; // filled (part of) a gap
-                    } else if self.unacked_rcvd >= 2 * self.mss || self.cfg.delayed_ack == 0 {
-                        self.ack_due = true;
+                        self.ack_now(); // filled (part of) a gap
+                    } else if self.unacked_rcvd >= 2 * self.mss
+                        || self.cfg.delayed_ack == 0
+                        || self
+                            .ack_timing
+                            .as_ref()
+                            .is_some_and(|a| a.in_quickack_mode())
+                    {
+                        self.ack_now();
+                    } else if self.ack_timing.as_ref().is_some_and(|a| a.is_adaptive()) {
+                        self.delay_ack(now);
                     } else if self.delack_at.is_none() {
                         self.delack_at = Some(now + self.cfg.delayed_ack);
                     }
@@ -1028,8 +1078,13 @@ impl TcpSocket {
                     let to = (take_end - start) as usize;
                     self.reasm.insert(start, &seg.payload[..to]);
                     self.last_ooo = Some(start);
+                    if let Some(a) = &mut self.ack_timing {
+                        a.schedule();
+                    }
                     self.dupacks_due += 1;
                 } else {
+                    // Out of the window (`tcp_data_queue`'s out_of_window).
+                    self.enter_quickack_mode();
                     self.dupacks_due += 1;
                 }
             }
@@ -1046,6 +1101,44 @@ impl TcpSocket {
             }
         }
         self.check_peer_fin(now);
+    }
+
+    /// An immediate ACK of in-order data. With the `quickack` switch it is
+    /// sent as Linux sends it, from the receive path (`__tcp_ack_snd_check`
+    /// → `tcp_send_ack`): its own segment, ahead of anything the application
+    /// writes in answer; otherwise it rides on the next segment.
+    fn ack_now(&mut self) {
+        if self.cfg.linux.is_some_and(|m| m.quickack) {
+            self.dupacks_due += 1;
+        } else {
+            self.ack_due = true;
+        }
+    }
+
+    /// `tcp_send_delayed_ack` with the adaptive timeout: a pending timer is
+    /// kept if earlier; one due within a quarter of the timeout fires now.
+    fn delay_ack(&mut self, now: u64) {
+        let srtt = self.rtt.srtt();
+        let ato = self
+            .ack_timing
+            .as_ref()
+            .map_or(self.cfg.delayed_ack, |a| a.delay(srtt));
+        match self.delack_at {
+            Some(t) if t <= now + ato / 4 => {
+                self.delack_at = None;
+                self.ack_now();
+            }
+            Some(t) => self.delack_at = Some(t.min(now + ato)),
+            None => self.delack_at = Some(now + ato),
+        }
+    }
+
+    /// `tcp_enter_quickack_mode` for duplicate or out-of-window data.
+    fn enter_quickack_mode(&mut self) {
+        let (mss, wnd) = (u64::from(self.cfg.mss), self.last_adv_wnd);
+        if let Some(a) = &mut self.ack_timing {
+            a.enter_quickack_mode(mss, wnd);
+        }
     }
 
     fn check_peer_fin(&mut self, now: u64) {
@@ -1169,6 +1262,7 @@ impl TcpSocket {
             // segment again (`tcp_send_loss_probe`).
             if let Some((start, end)) = self.next_range(true) {
                 self.emit_range(now, start, end, out);
+                self.stats.loss_probes += 1;
                 self.snd_nxt = end;
                 self.after_new_data(now, start, end);
                 self.probe_at = None;
@@ -1181,6 +1275,7 @@ impl TcpSocket {
                     let i = l.sb.packets_out() as usize - 1;
                     l.on_probe_retransmitted(i, now, self.snd_max);
                     self.emit_range(now, t.start, t.end, out);
+                    self.stats.loss_probes += 1;
                     self.rto_at = Some(now + self.rto);
                     return Some(true);
                 }
@@ -1250,6 +1345,9 @@ impl TcpSocket {
         self.ack_due = false;
         self.unacked_rcvd = 0;
         self.delack_at = None;
+        if let Some(a) = &mut self.ack_timing {
+            a.ack_sent();
+        }
     }
 
     /// SACK option (RFC 2018 §4): a D-SACK block first if one is owed
@@ -1404,6 +1502,9 @@ impl TcpSocket {
         if len > 0 {
             self.stats.data_segments_sent += 1;
             self.stats.data_bytes_sent += len as u64;
+            if let Some(a) = &mut self.ack_timing {
+                a.data_sent(now);
+            }
         }
     }
 }

@@ -100,4 +100,12 @@ pub struct TcpStats {
     pub dup_syns: u64,
     /// Received duplicate SYN-ACKs.
     pub dup_synacks: u64,
+    /// Tail loss probes sent (`tcp_send_loss_probe`; Linux's `TCPLossProbes`).
+    pub loss_probes: u64,
+    /// Timeouts found spurious by F-RTO and undone (`tcp_try_undo_loss` with
+    /// `frto_undo`; Linux's `TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
+    /// ACKs carrying a D-SACK block (`tcp_check_dsack`; Linux's
+    /// `TCPDSACKRecv`).
+    pub dsacks_received: u64,
 }

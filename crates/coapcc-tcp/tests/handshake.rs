@@ -27,17 +27,24 @@ fn clean_handshake_samples_rtt_on_both_sides() {
     assert_eq!(
         log,
         vec![
-            // 40 bytes of headers + MSS (4) + NOP NOP SACK-permitted (4).
-            (0, Dir::ToServer, 48),
-            (100 * MS, Dir::ToClient, 48),
+            // 40 bytes of headers + MSS (4): `tcp` announces no SACK.
+            (0, Dir::ToServer, 44),
+            (100 * MS, Dir::ToClient, 44),
             (200 * MS, Dir::ToServer, 40),
         ]
     );
-    // Model 2's profile announces no SACK: 44-byte SYNs.
-    let mut n = Wire::new(TcpConfig::newreno(), 100 * MS);
-    n.run_until(SEC);
-    let sizes: Vec<_> = n.log.iter().map(|s| s.seg.wire_len()).collect();
-    assert_eq!(sizes, vec![44, 44, 40]);
+    // With SACK (Debian 9's defaults, a 6.x host): + NOP NOP
+    // SACK-permitted (4) on both SYNs; model 2's profile has none.
+    for (cfg, syn) in [
+        (TcpConfig::debian9(), 48),
+        (TcpConfig::linux6(), 48),
+        (TcpConfig::newreno(), 44),
+    ] {
+        let mut n = Wire::new(cfg, 100 * MS);
+        n.run_until(SEC);
+        let sizes: Vec<_> = n.log.iter().map(|s| s.seg.wire_len()).collect();
+        assert_eq!(sizes, vec![syn, syn, 40]);
+    }
     // R = 200 ms: RTO = R + max(2R, 200 ms) = 600 ms on both sides.
     assert_eq!(w.client.srtt(), Some(200 * MS));
     assert_eq!(w.client.rto(), 600 * MS);

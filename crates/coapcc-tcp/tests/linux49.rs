@@ -1,4 +1,5 @@
-//! Linux 4.9's loss recovery on the wire (transport-tcp.md §2, corrected):
+//! Linux 4.9's loss recovery on the wire with Debian 9's defaults
+//! (`tcp-linux49-debian9`; transport-tcp.md §2, corrected):
 //! SACK blocks and SACK-based recovery, the tail loss probe, F-RTO after a
 //! spurious timeout, IW10 — against times and windows derived by hand for a
 //! 100 ms one-way wire (RTT 200 ms, so SRTT 200 ms and RTO 600 ms after the
@@ -11,7 +12,7 @@ use common::*;
 fn with(m: Linux49) -> TcpConfig {
     TcpConfig {
         linux: Some(m),
-        ..TcpConfig::linux()
+        ..TcpConfig::debian9()
     }
 }
 
@@ -23,7 +24,7 @@ fn with(m: Linux49) -> TcpConfig {
 /// recovery with cwnd = ssthresh = 10/2 packets.
 #[test]
 fn sack_recovery_resends_only_the_hole() {
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(TcpConfig::debian9());
     let mut first = true;
     w.set_drop(move |d, s, _| {
         let hit = d == Dir::ToServer && !s.payload.is_empty() && s.seq == 1 && first;
@@ -157,7 +158,7 @@ fn dsack_reports_the_duplicate_and_undoes() {
             .map(|s| (s.at, s.seg.ack, s.seg.sack.as_slice().to_vec()))
             .collect()
     };
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(TcpConfig::debian9());
     w.set_drop(|d, _, _| d == Dir::ToClient);
     w.client.send(&[1; 1024]);
     w.run_until(1550 * MS);

@@ -1,6 +1,8 @@
 //! Two sockets over a lossy in-memory wire: whatever the loss pattern, both
 //! byte streams arrive intact and in order, and both sides close, with
-//! Linux 4.9's recovery (`tcp`) and with model 2's NewReno (`tcp-newreno`).
+//! Linux 4.9's recovery as the thesis configured it (`tcp`, no SACK), with
+//! Debian 9's defaults (`tcp-linux49-debian9`, SACK), as a Linux 6.x host
+//! (`tcp-linux6`) and with model 2's NewReno (`tcp-newreno`).
 
 mod common;
 use coapcc_tcp::{TcpConfig, TcpState};
@@ -14,13 +16,9 @@ fn run(
     lose_down: Vec<bool>,
     delay_ms: u64,
     nagle_off: bool,
-    newreno: bool,
+    profile: u8,
 ) -> Wire {
-    let mut cfg = if newreno {
-        TcpConfig::newreno()
-    } else {
-        TcpConfig::linux()
-    };
+    let mut cfg = config(profile);
     cfg.isn = 0xFFFF_FF00; // wraps during the transfer
                            // TIME-WAIT outlasts every retransmission, so that a last ACK lost
                            // after the peer's TIME-WAIT ended (which real TCP answers with RST)
@@ -46,6 +44,16 @@ fn run(
     w
 }
 
+/// 0: `tcp-newreno`, 1: `tcp`, 2: `tcp-linux49-debian9`, 3: `tcp-linux6`.
+fn config(profile: u8) -> TcpConfig {
+    match profile {
+        0 => TcpConfig::newreno(),
+        1 => TcpConfig::linux(),
+        2 => TcpConfig::debian9(),
+        _ => TcpConfig::linux6(),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
     #[test]
@@ -56,9 +64,10 @@ proptest! {
         lose_down in proptest::collection::vec(proptest::bool::weighted(0.3), 0..80),
         delay_ms in 1u64..300,
         nagle_off in any::<bool>(),
-        newreno in any::<bool>(),
+        profile in 0u8..4,
     ) {
-        let w = run(up.clone(), down.clone(), lose_up, lose_down, delay_ms, nagle_off, newreno);
+        let w = run(up.clone(), down.clone(), lose_up, lose_down, delay_ms, nagle_off, profile);
+        let sack = config(profile).linux.is_some_and(|m| m.sack);
         prop_assert_eq!(w.client.abort_reason(), None, "sizes {} {}", up.len(), down.len());
         prop_assert_eq!(&w.server_rx, &up);
         prop_assert_eq!(&w.client_rx, &down);
@@ -70,9 +79,9 @@ proptest! {
             prop_assert!(s.seg.payload.len() <= 256);
             let syn = s.seg.flags.contains(coapcc_tcp::Flags::SYN);
             prop_assert_eq!(s.seg.mss.is_some(), syn);
-            prop_assert_eq!(s.seg.sack_permitted, syn && !newreno);
-            prop_assert!(newreno || !syn || s.seg.sack.is_empty());
-            prop_assert!(!newreno || s.seg.sack.is_empty());
+            prop_assert_eq!(s.seg.sack_permitted, syn && sack);
+            prop_assert!(!syn || s.seg.sack.is_empty());
+            prop_assert!(sack || s.seg.sack.is_empty());
             prop_assert_eq!(
                 s.seg.wire_len(),
                 40 + s.seg.payload.len()
@@ -93,7 +102,7 @@ fn heavy_loss_in_both_directions() {
             .map(|i| (i.wrapping_mul(2654435761) ^ seed) % 10 < 3)
             .collect()
     };
-    for newreno in [false, true] {
+    for profile in 0..4 {
         let w = run(
             up.clone(),
             down.clone(),
@@ -101,7 +110,7 @@ fn heavy_loss_in_both_directions() {
             pattern(2),
             50,
             false,
-            newreno,
+            profile,
         );
         assert_eq!(w.server_rx, up);
         assert_eq!(w.client_rx, down);

@@ -103,6 +103,9 @@ impl AlgorithmSpec {
         if self.is_tcp() {
             return self.check_tcp();
         }
+        if let Some(e) = coapcc_tcp::TcpProfile::switch_name_error(&self.name) {
+            return Err(format!("algorithm `{}`: {e}", self.name));
+        }
         let info = registry::find(&self.name).ok_or_else(|| {
             format!(
                 "algorithm `{}`: unknown; expected one of: {}, {}",

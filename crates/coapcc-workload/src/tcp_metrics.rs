@@ -44,6 +44,13 @@ pub struct TcpRecord {
     pub server_rto_expirations: u32,
     /// Fast retransmits, both endpoints.
     pub fast_retransmits: u32,
+    /// Tail loss probes sent, both endpoints (Linux's `TCPLossProbes`).
+    pub loss_probes: u32,
+    /// Retransmission timeouts found spurious by F-RTO and undone, both
+    /// endpoints (Linux's `TCPSpuriousRTOs`).
+    pub spurious_rtos: u32,
+    /// D-SACK blocks received, both endpoints (Linux's `TCPDSACKRecv`).
+    pub dsacks_received: u32,
 }
 
 impl TcpRecord {
@@ -71,6 +78,9 @@ impl TcpRecord {
         self.server_retransmitted_segments += o.server_retransmitted_segments;
         self.server_rto_expirations += o.server_rto_expirations;
         self.fast_retransmits += o.fast_retransmits;
+        self.loss_probes += o.loss_probes;
+        self.spurious_rtos += o.spurious_rtos;
+        self.dsacks_received += o.dsacks_received;
     }
 }
 

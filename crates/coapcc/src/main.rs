@@ -228,6 +228,62 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Hold the TCP model to the host kernel: CoAP over the kernel's TCP through the
+    /// IP-level dumbbell, beside the model's TCP with the same mechanisms.
+    ///
+    /// For every point (configuration × workload × buffer) and replication it runs
+    /// `coapcc emulate --ip` with `coapcc server` in one network namespace and
+    /// `coapcc load coap+tcp://…` in the other, and the simulator with the matching
+    /// profiles (`thesis`: tcp-linux6-nosack and tcp; `defaults`: tcp-linux6).
+    /// Runs go into the results store as they finish (an interrupted check resumes);
+    /// the side-by-side table (FCT percentiles with their spread over replications,
+    /// retransmitted segments, loss probes, timeouts, spurious RTOs, D-SACKs, bytes
+    /// per direction, downlink drops) is printed at the end. Kernel runs take real
+    /// time: about 3 minutes each at 100 clients; they need root (CAP_NET_ADMIN) and
+    /// /dev/net/tun. See docs/calibration.md, "The TCP model held to the kernel".
+    KernelCheck {
+        /// The results store (SQLite; created if missing).
+        #[arg(long, value_name = "FILE", default_value = "kernel-check.sqlite")]
+        store: PathBuf,
+        /// Kernel configurations: `thesis` (SACK off: NewReno, as the evaluations
+        /// configured Linux 4.9) and/or `defaults` (this kernel's loss recovery).
+        #[arg(long, value_name = "LIST", default_value = "thesis,defaults")]
+        configs: String,
+        /// Workloads: continuous and/or random.
+        #[arg(long, value_name = "LIST", default_value = "continuous,random")]
+        workloads: String,
+        /// Router buffers: `inf` and/or bytes.
+        #[arg(long, value_name = "LIST", default_value = "inf,2500")]
+        buffers: String,
+        /// Replications per point and TCP.
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        replications: u32,
+        /// Clients per run.
+        #[arg(long, default_value_t = 100, value_name = "N")]
+        clients: u32,
+        /// Exchanges per client.
+        #[arg(long, default_value_t = 50, value_name = "N")]
+        exchanges: u32,
+        /// Base seed (replication r uses seed + r).
+        #[arg(long, default_value_t = 1, value_name = "S")]
+        seed: u64,
+        /// Wall-time limit of one kernel run (s).
+        #[arg(long, default_value_t = 1800.0, value_name = "S")]
+        time_limit: f64,
+        /// Kernel runs at once, each in network namespaces of its own (the
+        /// relay and the stacks use little CPU; keep the machine otherwise idle).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        parallel: usize,
+        /// Run only the model's side (no root needed).
+        #[arg(long, conflicts_with = "kernel_only")]
+        model_only: bool,
+        /// Run only the kernel's side.
+        #[arg(long)]
+        kernel_only: bool,
+        /// Print the table of what the store holds; run nothing.
+        #[arg(long, conflicts_with_all = ["model_only", "kernel_only"])]
+        table_only: bool,
+    },
     /// Write the report of a results store: one HTML page, SVG figures, CSV tables.
     Report {
         /// The results store written by `coapcc campaign`.
@@ -507,6 +563,9 @@ fn real_main() -> Result<()> {
             }
             o.check()
         }
+        Command::Emulate(args) if args.ip.ip => {
+            std::process::exit(coapcc::ip_cli::emulate_ip(args)?)
+        }
         Command::Emulate(args) => coapcc::net_cli::emulate(args).map(|_| ()),
         Command::Campaign {
             file,
@@ -520,6 +579,74 @@ fn real_main() -> Result<()> {
             out,
             campaign,
         } => coapcc::report::cli(&store, &out, campaign.as_deref()),
+        Command::KernelCheck {
+            store,
+            configs,
+            workloads,
+            buffers,
+            replications,
+            clients,
+            exchanges,
+            seed,
+            time_limit,
+            parallel,
+            model_only,
+            kernel_only,
+            table_only,
+        } => {
+            use coapcc::kernel_check::{self, point};
+            let configs = point::parse_list(
+                &configs,
+                "--configs",
+                point::config_named,
+                "thesis, defaults",
+            )?;
+            let workloads = point::parse_list(
+                &workloads,
+                "--workloads",
+                point::workload_named,
+                "continuous, random",
+            )?;
+            let buffers = point::parse_list(
+                &buffers,
+                "--buffers",
+                point::buffer_named,
+                "inf or a number of bytes ≥ 1",
+            )?;
+            coapcc::budget::check_replications("--replications", replications)?;
+            if clients == 0 || exchanges == 0 {
+                anyhow::bail!("--clients and --exchanges must be at least 1");
+            }
+            let time_limit = coapcc::duration::seconds("--time-limit", time_limit)?.as_secs_f64();
+            kernel_check::check_store_path(&store)?;
+            let points = point::points(&configs, &workloads, &buffers, clients, exchanges);
+            if table_only {
+                let st = coapcc::store::Store::open_read_only(&store)?;
+                coapcc::out!("{}", kernel_check::tables(&st, Some(&points))?)?;
+                return Ok(());
+            }
+            let st = coapcc::store::Store::open(&store)?;
+            let opts = kernel_check::Options {
+                points: points.clone(),
+                replications,
+                seed,
+                kernel: !model_only,
+                model: !kernel_only,
+                exe: std::env::current_exe().context("cannot find the coapcc executable")?,
+                time_limit,
+                parallel: parallel.clamp(1, 64),
+            };
+            let done = kernel_check::run(&opts, &st, &mut |line| eprintln!("{line}"))?;
+            eprintln!(
+                "{} kernel run(s) and {} model run(s) made, {} found in {}",
+                done.kernel_runs,
+                done.model_runs,
+                done.reused,
+                store.display()
+            );
+            coapcc::out!("{}", kernel_check::tables(&st, Some(&points))?)?;
+            Ok(())
+        }
     }
 }
 
@@ -666,9 +793,10 @@ fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Resul
 /// `coapcc load`'s table: what a load generator measures of the summary
 /// (not the bottleneck's counters) under a header saying what was measured.
 fn load_table(o: &coapcc::net_cli::LoadOutcome) -> String {
-    format!(
-        "{}\n{}",
-        coapcc::net_cli::load_header(o),
+    let tables = if o.transport == coapcc::net_cli::Transport::Tcp {
+        output::tcp_load_tables(std::slice::from_ref(&o.summary))
+    } else {
         output::load_tables(std::slice::from_ref(&o.summary))
-    )
+    };
+    format!("{}\n{}", coapcc::net_cli::load_header(o), tables)
 }

@@ -98,6 +98,15 @@ pub struct ClientArgs {
     /// though printed, makes the exit status non-zero).
     #[arg(long)]
     pub no_fail: bool,
+    /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); it is on
+    /// by default, as the evaluations ran.
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp:// only: the kernel's congestion control for the connection
+    /// (TCP_CONGESTION, e.g. reno or cubic; see
+    /// /proc/sys/net/ipv4/tcp_available_congestion_control).
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
 }
 
 /// `coapcc server`.
@@ -130,6 +139,51 @@ pub struct ServerArgs {
     /// Stop after this many seconds (default: run until interrupted).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
+    /// Do not listen on coap+tcp (by default the server also accepts CoAP
+    /// over TCP, RFC 8323, on the --listen address's port).
+    #[arg(long)]
+    pub no_tcp: bool,
+    /// Listen on coap+tcp on this address instead of the --listen address.
+    #[arg(long, value_name = "ADDR")]
+    pub tcp_listen: Option<SocketAddr>,
+    /// coap+tcp: most connections open at once; connections over the limit
+    /// are closed at once (the open ones keep their place).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_connections: usize,
+    /// coap+tcp: close a connection that sent nothing for this many seconds.
+    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    pub idle_timeout: f64,
+    /// coap+tcp: the Max-Message-Size the server's CSM states; larger
+    /// messages are refused with Abort.
+    #[arg(long, default_value_t = 1152, value_name = "BYTES")]
+    pub max_message_size: u32,
+    /// coap+tcp: turn Nagle's algorithm off on accepted connections (on by
+    /// default, as the evaluations ran).
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp: the kernel's congestion control for accepted connections
+    /// (TCP_CONGESTION, e.g. reno); default: the system's.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
+}
+
+/// The transport a load ran over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// coap:// (UDP).
+    Udp,
+    /// coap+tcp:// (TCP, RFC 8323).
+    Tcp,
+}
+
+impl Transport {
+    /// `udp` or `tcp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+        }
+    }
 }
 
 /// Output format of `coapcc load`.
@@ -144,9 +198,11 @@ pub enum LoadFormat {
 /// `coapcc load`.
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
-    /// The resource every client GETs: coap://host[:port]/path.
+    /// The resource every client GETs: coap://host[:port]/path (UDP) or
+    /// coap+tcp://host[:port]/path (TCP, RFC 8323).
     pub uri: String,
-    /// Concurrent clients (one UDP socket each).
+    /// Concurrent clients (one UDP socket, or one TCP connection at a time,
+    /// each).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub clients: u32,
     /// Exchanges per client.
@@ -181,6 +237,20 @@ pub struct LoadArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: LoadFormat,
+    /// Source addresses, given to clients round-robin (client i binds the
+    /// (i mod n)th); default: the kernel's choice (loopback for a loopback
+    /// target over UDP).
+    #[arg(long, value_name = "ADDR[,ADDR…]")]
+    pub bind: Vec<String>,
+    /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); on by
+    /// default, as the evaluations ran.
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp:// only: the kernel's congestion control for every
+    /// connection (TCP_CONGESTION, e.g. reno); refused names fail the run
+    /// before it starts.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
 }
 
 /// The network `coapcc emulate --network` names.
@@ -190,6 +260,8 @@ pub enum NetworkChoice {
     Dumbbell,
     /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
     Grid,
+    /// The 12-station IEEE 802.11 star of the lwIP evaluation.
+    Star,
 }
 
 impl NetworkChoice {
@@ -197,6 +269,7 @@ impl NetworkChoice {
         match self {
             NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
             NetworkChoice::Grid => NetworkKind::Grid,
+            NetworkChoice::Star => NetworkKind::Star,
         }
     }
 }
@@ -215,15 +288,26 @@ fn kind_name(k: NetworkKind) -> &'static str {
 pub struct EmulateArgs {
     /// Address clients send to (loopback by default; see docs/security.md
     /// before serving other hosts).
-    #[arg(long, default_value = "127.0.0.1:5684", value_name = "ADDR")]
+    #[arg(
+        long,
+        default_value = "127.0.0.1:5684",
+        value_name = "ADDR",
+        conflicts_with = "ip"
+    )]
     pub listen: SocketAddr,
-    /// The CoAP server to relay to (host:port).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub server: String,
+    /// The CoAP server to relay to (host:port); not with --ip.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        required_unless_present = "ip",
+        conflicts_with = "ip"
+    )]
+    pub server: Option<String>,
     /// The network model: `dumbbell` (the constrained link; the default) or
     /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
     /// defaults: Contiki MAC, storing routing, border router on node 1,
-    /// server on node 3).
+    /// server on node 3), or `star` (the 12-station 802.11 star of the lwIP
+    /// evaluation).
     #[arg(long, value_enum, value_name = "KIND")]
     pub network: Option<NetworkChoice>,
     /// Take the network from the `[network]` table of a scenario file
@@ -270,14 +354,17 @@ pub struct EmulateArgs {
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
     /// Most client mappings at once.
-    #[arg(long, default_value_t = 4096, value_name = "N")]
+    #[arg(long, default_value_t = 4096, value_name = "N", conflicts_with = "ip")]
     pub max_clients: usize,
     /// Close a mapping unused for this many seconds.
-    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    #[arg(long, default_value_t = 300.0, value_name = "S", conflicts_with = "ip")]
     pub idle_timeout: f64,
     /// Stop after this many seconds (default: run until interrupted).
     #[arg(long, value_name = "S")]
     pub duration: Option<f64>,
+    /// The IP mode (`--ip`, `--server-cmd`, … `-- CLIENT COMMAND`).
+    #[command(flatten)]
+    pub ip: Box<crate::ip_cli::IpArgs>,
 }
 
 const EMULATE_HELP: &str = "\
@@ -290,7 +377,17 @@ expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments ca
 counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
 cause and MAC buffer overflows for the grid.
 
+On the star the Nth client address gets station N (wrapping around).
+
+IP mode (--ip): two network namespaces joined by TUN devices with the network between them; the \
+server command runs in one (address 10.0.0.1), the client command in the other (10.0.0.2; on the \
+grid and the star also 10.1.H.L for node 256·H+L), with COAPCC_SERVER_ADDR, COAPCC_CLIENT_ADDR and \
+COAPCC_CLIENT_ADDRS set; everything is torn down when the client command ends, the server command \
+ends (exit 125) or on Ctrl-C (exit 130). See docs/real-network.md, \"IP mode\".
+
 Examples:
+  coapcc emulate --ip --server-cmd 'coap-server-notls -A $COAPCC_SERVER_ADDR' -- \
+    coap-client-notls coap+tcp://10.0.0.1/.well-known/core
   coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
   coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
   coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
@@ -331,6 +428,14 @@ fn exchange_line(i: u32, r: &ExchangeReport) -> String {
 
 const STDOUT: &str = "cannot write to standard output";
 
+/// Refuses a TCP option given with a coap:// URI.
+fn tcp_only(flag: &str, set: bool) -> Result<()> {
+    if set {
+        bail!("{flag}: applies to coap+tcp:// URIs only");
+    }
+    Ok(())
+}
+
 /// Runs `coapcc client`.
 pub fn client(args: ClientArgs) -> Result<()> {
     let payload = match args.payload.as_deref() {
@@ -350,6 +455,11 @@ pub fn client(args: ClientArgs) -> Result<()> {
     if args.token_len > 8 {
         bail!("--token-len: expected 0 to 8");
     }
+    if target::is_tcp(&args.uri) {
+        return crate::tcp_cli::client(&runtime()?, &args, args.method.code(), &payload);
+    }
+    tcp_only("--nodelay", args.nodelay)?;
+    tcp_only("--tcp-congestion", args.tcp_congestion.is_some())?;
     let limit = seconds("timeout", args.timeout)?;
     let opts = ClientOptions {
         algorithm: AlgorithmSpec::named(&args.cc),
@@ -488,9 +598,20 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
     };
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let paths: Vec<String> = resources.paths().map(|p| format!("/{p}")).collect();
+    let tcp_resources = resources.clone();
     let h = server::spawn(args.listen, opts, resources)?;
-    eprintln!("coapcc server on {} serving {}", h.addr(), paths.join(" "));
+    let tcp = crate::tcp_cli::spawn_server(&args, h.addr(), tcp_resources)?;
+    match &tcp {
+        Some(t) => eprintln!(
+            "coapcc server on {} (UDP) and {} (TCP) serving {}",
+            h.addr(),
+            t.addr(),
+            paths.join(" ")
+        ),
+        None => eprintln!("coapcc server on {} serving {}", h.addr(), paths.join(" ")),
+    }
     runtime()?.block_on(until_stopped(duration));
+    let tcp = tcp.map(|t| t.stop());
     let s = h.stop();
     eprintln!(
         "{} datagrams: {} requests, {} duplicates, {} malformed, {} rejected, {} ignored; \
@@ -506,6 +627,9 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
         s.oversized,
         s.max_cached
     );
+    if let Some(t) = tcp {
+        eprintln!("{}", crate::tcp_cli::server_summary(&t));
+    }
     Ok(s)
 }
 
@@ -522,6 +646,10 @@ pub struct LoadOutcome {
     pub summary: Summary,
     /// Responses received, by code.
     pub codes: load::ResponseCodes,
+    /// UDP or TCP.
+    pub transport: Transport,
+    /// TCP: connections opened (None over UDP).
+    pub connections: Option<u64>,
 }
 
 impl LoadOutcome {
@@ -589,23 +717,30 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         );
     }
     let rt = runtime()?;
+    let workload = Workload {
+        kind,
+        exchanges: args.exchanges,
+        batch: parse_batch(&args.batch)?,
+    };
+    let bind = crate::tcp_cli::parse_bind(&args.bind)?;
+    if target::is_tcp(&args.uri) {
+        return crate::tcp_cli::load(&rt, &args, workload, bind);
+    }
+    tcp_only("--nodelay", args.nodelay)?;
+    tcp_only("--tcp-congestion", args.tcp_congestion.is_some())?;
     let t = rt.block_on(target::resolve(&args.uri))?;
     let spec = LoadSpec {
         target: t.addr,
         path: t.path,
         clients: args.clients,
-        workload: Workload {
-            kind,
-            exchanges: args.exchanges,
-            batch: parse_batch(&args.batch)?,
-        },
+        workload,
         algorithm: AlgorithmSpec::named(&args.cc),
         max_retransmit: args.max_retransmit,
         token_len: args.token_len,
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
-    let (result, codes) = rt.block_on(load::run_counting(&spec))?;
+    let (result, codes) = rt.block_on(load::run_bound(&spec, &bind))?;
     let summary = Summary::of(&args.cc, 0, std::slice::from_ref(&result));
     Ok(LoadOutcome {
         spec,
@@ -613,12 +748,14 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         result,
         summary,
         codes,
+        transport: Transport::Udp,
+        connections: None,
     })
 }
 
 /// The `[network]` table of a scenario (or campaign) file; other tables are
 /// ignored. A missing table is the network's defaults.
-fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
+pub(crate) fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
     #[derive(Deserialize)]
     #[serde(bound = "T: DeserializeOwned")]
     struct File<T> {
@@ -658,9 +795,7 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
     match kind {
         NetworkKind::Dumbbell => dumbbell_network(args, file),
         NetworkKind::Grid => grid_network(args, file),
-        NetworkKind::Star => bail!(
-            "--scenario: the emulator runs the dumbbell and the grid; this scenario describes the Wi-Fi star"
-        ),
+        NetworkKind::Star => crate::ip_cli::star_network(args, file),
     }
 }
 
@@ -795,11 +930,12 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     let idle_timeout = seconds("idle-timeout", args.idle_timeout)?;
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let rt = runtime()?;
+    let server_arg = args.server.as_deref().unwrap_or_default();
     let server = rt
-        .block_on(tokio::net::lookup_host(args.server.as_str()))
-        .with_context(|| format!("--server: cannot resolve `{}`", args.server))?
+        .block_on(tokio::net::lookup_host(server_arg))
+        .with_context(|| format!("--server: cannot resolve `{server_arg}`"))?
         .next()
-        .ok_or_else(|| anyhow!("--server: `{}` has no address", args.server))?;
+        .ok_or_else(|| anyhow!("--server: `{server_arg}` has no address"))?;
     let opts = EmulatorOptions {
         network: network.clone(),
         seed: args.seed,
@@ -868,6 +1004,11 @@ pub fn emulator_startup(
                 grid::sixlowpan::max_coap(c.addressing, c.hop_by_hop)
             )
         }
+        EmulatedNetwork::Star(c) => format!(
+            "coapcc emulate: {listen} → {server} through the {}-station 802.11 star ({} bit/s, queue {} packets, \
+             wired hop {} bit/s); the Nth client on station N (wrapping around)",
+            c.stations, c.rate_bps, c.queue, c.wired_bps
+        ),
     }
 }
 
@@ -878,6 +1019,9 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
          {} upstream, {} downstream",
         r.clients_seen, r.mappings_closed, r.upstream.closed, r.downstream.closed
     );
+    if let Some(s) = &r.star {
+        return crate::ip_cli::star_summary(r, s, &mappings);
+    }
     let Some(g) = &r.grid else {
         let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
             format!(
@@ -950,8 +1094,18 @@ pub fn load_json(o: &LoadOutcome) -> String {
         for key in crate::output::NETWORK_KEYS {
             map.remove(key);
         }
+        if o.transport == Transport::Tcp {
+            // CoAP does not retransmit over TCP: no such count exists.
+            map.insert("unnecessary".into(), serde_json::Value::Null);
+        }
     }
+    let fct: Vec<Option<f64>> = o.result.clients.iter().map(|c| c.fct).collect();
     let doc = serde_json::json!({
+        "transport": o.transport.name(),
+        "connections": o.connections,
+        "fct_s": fct,
+        "failed_exchanges": o.summary.failed_exchanges,
+        "unfinished_clients": o.summary.unfinished_clients,
         "target": o.uri,
         "clients": o.spec.clients,
         "workload": o.spec.workload,
@@ -968,7 +1122,7 @@ pub fn load_json(o: &LoadOutcome) -> String {
 
 /// The header line of `coapcc load`'s table.
 pub fn load_header(o: &LoadOutcome) -> String {
-    format!(
+    let mut h = format!(
         "load against {} — {} clients, {} workload, {} exchanges each, {:.2} s wall time; responses: {}",
         o.uri,
         o.spec.clients,
@@ -976,7 +1130,15 @@ pub fn load_header(o: &LoadOutcome) -> String {
         o.spec.workload.exchanges,
         o.result.duration,
         o.codes_line()
-    )
+    );
+    if let Some(n) = o.connections {
+        h.push_str(&format!(
+            "\nTCP connections opened: {n}; unnecessary retransmissions: none at the CoAP \
+             layer (CoAP sends each request once over TCP; TCP's own retransmissions are the \
+             kernel's, not counted here)"
+        ));
+    }
+    h
 }
 
 #[cfg(test)]
@@ -1134,13 +1296,22 @@ mod tests {
         let f = temp_scenario("[network]\nkind = \"grid\"\nqeue = 8\n");
         let e = error(&["--scenario", f.path().to_str().unwrap()]);
         assert!(e.contains("qeue"), "{e}");
-        let f = temp_scenario("[network]\nkind = \"star\"\n");
-        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        // the star: from a scenario (its parameters) or --network star
+        let f = temp_scenario("[network]\nkind = \"star\"\nstations = 4\n");
+        let net = network(&["--scenario", f.path().to_str().unwrap()]).unwrap();
+        assert_eq!(net.client_nodes(), vec![1, 2, 3, 4]);
+        let e = error(&["--scenario", f.path().to_str().unwrap(), "--buffer", "9"]);
         assert!(
-            e.starts_with("--scenario: the emulator runs the dumbbell and the grid")
-                && e.contains("Wi-Fi star"),
+            e.starts_with("--buffer: does not apply to the Wi-Fi star"),
             "{e}"
         );
+        let f = temp_scenario("[network]\nkind = \"star\"\nstations = 0\n");
+        let e = error(&["--scenario", f.path().to_str().unwrap()]);
+        assert!(e.contains("network.stations: expected 1 to 1000"), "{e}");
+        assert!(matches!(
+            network(&["--network", "star"]),
+            Ok(EmulatedNetwork::Star(_))
+        ));
         let e = error(&["--uplink-bps", "0"]);
         assert!(
             e.starts_with("--uplink-bps: expected a rate greater than 0"),

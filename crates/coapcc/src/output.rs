@@ -98,6 +98,36 @@ pub fn load_tables(summaries: &[Summary]) -> String {
     out
 }
 
+/// `coapcc load`'s tables over coap+tcp: the FCT row and the exchange
+/// counts; CoAP sends each request once over TCP, so the rows of CoAP
+/// retransmissions are replaced by a line saying so.
+pub fn tcp_load_tables(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    for s in summaries {
+        let _ = writeln!(out, "\n{}  ({} clients summarised)", s.label, s.clients);
+        let _ = writeln!(
+            out,
+            "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+            "", "min", "p10", "p25", "median", "p75", "p90", "max"
+        );
+        row(&mut out, "FCT (s)", &s.fct, 3);
+        let _ = writeln!(
+            out,
+            "  unnecessary rexmits, timers, transmissions/exchange: not at the CoAP layer over TCP"
+        );
+        let (conns, broken) = s
+            .tcp
+            .as_ref()
+            .map_or((0, 0), |t| (t.connections, t.aborted));
+        let _ = writeln!(
+            out,
+            "  mean RTT {:.3} s; failed exchanges {}; unfinished clients {}; connections opened {}, broken or refused {}",
+            s.mean_rtt, s.failed_exchanges, s.unfinished_clients, conns, broken
+        );
+    }
+    out
+}
+
 /// The keys of a [`Summary`] that only the bottleneck measures.
 pub const NETWORK_KEYS: [&str; 5] = [
     "drops",

@@ -176,3 +176,55 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `coapcc algorithms` lists the TCP profiles of model 4, and the hidden
+/// switch names run (`tcp-linux:` with a Linux 6.x switch) or are refused
+/// with the switches the prefix takes.
+#[test]
+fn algorithms_list_the_tcp_profiles_and_switch_names_run() {
+    let out = coapcc().arg("algorithms").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("tcp"))
+        .collect();
+    for n in [
+        "tcp",
+        "tcp-newreno",
+        "tcp-linux49-debian9",
+        "tcp-linux6",
+        "tcp-linux6-nosack",
+    ] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
+    let v = json_of(&[
+        "run",
+        "--clients",
+        "2",
+        "--replications",
+        "1",
+        "--algorithms",
+        "tcp-linux6,tcp-linux:frto+prr+quickack",
+        "--format",
+        "json",
+    ]);
+    let labels: Vec<&str> = v["algorithms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["tcp-linux6", "tcp-linux:frto+prr+quickack"]);
+    let bad = coapcc()
+        .args(["run", "--algorithms", "tcp-linux49:quickack"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("tcp-linux49:quickack") && err.contains("sack, er, rack, tlp, frto, prr"),
+        "{err}"
+    );
+}

@@ -104,6 +104,8 @@ pub enum ConnEvent {
     UnmatchedResponse(Token),
     /// A Pong answered our Ping.
     Pong(Token),
+    /// The peer's Ping was answered with a Pong (same token).
+    PingAnswered(Token),
     /// The peer sent Release.
     PeerReleased,
     /// The peer sent Abort.
@@ -247,6 +249,8 @@ pub struct CoapTcpConnection {
     next_token: u64,
     events: VecDeque<ConnEvent>,
     response: Response,
+    keep_payload: bool,
+    last_payload: Vec<u8>,
 }
 
 impl CoapTcpConnection {
@@ -264,6 +268,8 @@ impl CoapTcpConnection {
             next_token: 0,
             events: VecDeque::new(),
             response: Response::default(),
+            keep_payload: false,
+            last_payload: Vec::new(),
         };
         // A CSM with at most two small options always fits.
         let _ = push_frame(&mut c.out, |b| ours.encode(b), 32);
@@ -307,6 +313,19 @@ impl CoapTcpConnection {
     /// Requests awaiting a response.
     pub fn outstanding(&self) -> usize {
         self.outstanding.len()
+    }
+
+    /// Keep the payload of each response matched to a request, readable
+    /// through [`CoapTcpConnection::last_response_payload`] until the next
+    /// one (off by default: the simulator needs only lengths).
+    pub fn set_keep_payload(&mut self, keep: bool) {
+        self.keep_payload = keep;
+        self.last_payload.clear();
+    }
+
+    /// The payload of the last [`ConnEvent::Response`], if payloads are kept.
+    pub fn last_response_payload(&self) -> &[u8] {
+        &self.last_payload
     }
 
     /// Bytes waiting to be written to the stream.
@@ -445,6 +464,7 @@ impl CoapTcpConnection {
                         |b| super::frame::encode_frame(b, signal::PONG, t.as_slice(), &[], &[]),
                         16,
                     );
+                    self.events.push_back(ConnEvent::PingAnswered(t));
                 }
                 signal::PONG => self.events.push_back(ConnEvent::Pong(token)),
                 signal::RELEASE => {
@@ -471,7 +491,8 @@ impl CoapTcpConnection {
                     let opts_len: usize = resp.options.iter().map(|(_, v)| v.len() + 5).sum();
                     let max = 6 + token.as_slice().len() + opts_len + 1 + resp.payload.len();
                     let r = &resp;
-                    let _ = push_frame(
+                    let start = self.out.len();
+                    let written = push_frame(
                         &mut self.out,
                         |b| {
                             let mut w = FrameWriter::new(b, r.code, token.as_slice())?;
@@ -483,6 +504,31 @@ impl CoapTcpConnection {
                         },
                         max,
                     );
+                    let peer_max = self.peer.max_message_size as usize;
+                    if written.is_ok_and(|n| n > peer_max) {
+                        // RFC 8323 §5.3.1: never send more than the peer's
+                        // Max-Message-Size; 5.00 with a diagnostic instead.
+                        self.out.truncate(start);
+                        let diag: &[u8] = b"response larger than your Max-Message-Size";
+                        let diag = if 8 + token.as_slice().len() + diag.len() <= peer_max {
+                            diag
+                        } else {
+                            &[]
+                        };
+                        let _ = push_frame(
+                            &mut self.out,
+                            |b| {
+                                super::frame::encode_frame(
+                                    b,
+                                    Code(0xA0),
+                                    token.as_slice(),
+                                    &[],
+                                    diag,
+                                )
+                            },
+                            diag.len() + 16,
+                        );
+                    }
                     self.response = resp;
                 }
                 c => {
@@ -491,6 +537,10 @@ impl CoapTcpConnection {
                     let frame_len = frame.encoded_len();
                     if let Some(i) = self.outstanding.iter().position(|t| *t == token) {
                         self.outstanding.swap_remove(i);
+                        if self.keep_payload {
+                            self.last_payload.clear();
+                            self.last_payload.extend_from_slice(frame.payload);
+                        }
                         self.events.push_back(ConnEvent::Response {
                             token,
                             code: c,

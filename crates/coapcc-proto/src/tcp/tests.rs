@@ -126,6 +126,7 @@ fn ping_gets_pong_with_same_token() {
     a.ping(&[0xAB, 0xCD]).unwrap();
     pipe(&mut a, &mut b, 1, &mut RefuseRequests);
     assert_eq!(&b.output()[2..], &[0x02, 0xE3, 0xAB, 0xCD]);
+    assert!(events(&mut b).contains(&ConnEvent::PingAnswered(Token::new(&[0xAB, 0xCD]).unwrap())));
     pipe(&mut b, &mut a, 1, &mut RefuseRequests);
     assert!(events(&mut a).contains(&ConnEvent::Pong(Token::new(&[0xAB, 0xCD]).unwrap())));
 }
@@ -312,4 +313,27 @@ proptest! {
         }
         prop_assert_eq!(got, frames);
     }
+}
+
+#[test]
+fn a_response_larger_than_the_peers_max_message_size_becomes_5_00() {
+    let small = Csm {
+        max_message_size: 100,
+        block_wise: false,
+    };
+    let mut a = CoapTcpConnection::new(Role::Initiator, small);
+    let mut b = CoapTcpConnection::responder();
+    pipe(&mut a, &mut b, 1, &mut RefuseRequests);
+    b.consume_output(b.output().len()); // b's CSM
+    a.send_request(Code(0x01), &[7], &[], &[]).unwrap();
+    pipe(&mut a, &mut b, 1, &mut TestbedHandler { payload_len: 500 });
+    let f = crate::tcp::FrameView::decode(b.output()).unwrap();
+    assert_eq!(f.code, Code(0xA0));
+    assert_eq!(f.token, &[7]);
+    assert!(b.output().len() <= 100);
+    a.send_request(Code(0x01), &[8], &[], &[]).unwrap();
+    b.consume_output(b.output().len());
+    pipe(&mut a, &mut b, 1, &mut TestbedHandler { payload_len: 60 });
+    let f = crate::tcp::FrameView::decode(b.output()).unwrap();
+    assert_eq!((f.code, f.payload.len()), (Code(0x45), 60));
 }

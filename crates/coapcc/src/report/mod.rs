@@ -12,6 +12,7 @@
 pub mod data;
 pub mod grid;
 pub mod html;
+pub mod kernel_check;
 pub mod manifest;
 pub mod star;
 pub mod svg;
@@ -169,6 +170,14 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
 /// dumbbell, grid or star campaign, as its definition says.
 pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     let db = Store::open_read_only(store)?;
+    if campaign.is_none() && db.definitions()?.is_empty() && !db.kernel_check_runs()?.is_empty() {
+        let w = kernel_check::write(&db, out)?;
+        crate::outln!(
+            "report of the kernel cross-check: {} (1 table)",
+            w.html.display()
+        )?;
+        return Ok(());
+    }
     let (def, others) = data::choose(&db, campaign)
         .with_context(|| format!("results store {}", store.display()))?;
     let (name, hash) = (def.name.clone(), def.hash.clone());

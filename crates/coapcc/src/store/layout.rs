@@ -6,8 +6,10 @@
 //!   grid tables `grid_cells`, `grid_runs`, `grid_nodes`, `grid_traces`.
 //! - Layout 3: layout 2 and the star tables `star_cells`, `star_runs`,
 //!   `star_stations`, `star_traces` (`definitions.network` may be `star`).
+//! - Layout 4: layout 3 and the kernel cross-check's `kernel_check_runs`
+//!   ([`super::kernel_check`]).
 //!
-//! A layout-1 or layout-2 store is upgraded in place when opened for writing
+//! A store of layout 1 to 3 is upgraded in place when opened for writing
 //! (one transaction: the column and the tables it lacks are added, no row
 //! changes; a layout-1 store's definitions are dumbbell ones) and read as it
 //! is when opened read-only. A store of any other layout is refused before
@@ -17,7 +19,7 @@ use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 /// The layout this build writes.
-pub const CURRENT: u32 = 3;
+pub const CURRENT: u32 = 4;
 
 /// The tables of layout 1, exactly as layout-1 builds created them.
 pub const LAYOUT_1: &str = "
@@ -147,8 +149,9 @@ pub fn readable(v: &str) -> Result<u32> {
         "1" => Ok(1),
         "2" => Ok(2),
         "3" => Ok(3),
+        "4" => Ok(4),
         _ => bail!(
-            "a store of layout {v}; this coapcc reads layouts 1 and 2 (upgraded in place) and \
+            "a store of layout {v}; this coapcc reads layouts 1 to 3 (upgraded in place) and \
              {CURRENT}"
         ),
     }
@@ -166,6 +169,7 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             tx.execute_batch(LAYOUT_1)?;
             tx.execute_batch(LAYOUT_2_ADDS)?;
             tx.execute_batch(LAYOUT_3_ADDS)?;
+            tx.execute_batch(super::kernel_check::LAYOUT_4_ADDS)?;
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
                 [CURRENT.to_string()],
@@ -179,6 +183,9 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             }
             if found <= 2 {
                 tx.execute_batch(LAYOUT_3_ADDS)?;
+            }
+            if found <= 3 {
+                tx.execute_batch(super::kernel_check::LAYOUT_4_ADDS)?;
             }
             if found != CURRENT {
                 tx.execute(

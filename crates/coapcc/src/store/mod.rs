@@ -22,6 +22,7 @@
 //!   compact BLOB ([`trace_codec`]).
 
 pub mod grid;
+pub mod kernel_check;
 pub mod layout;
 pub mod star;
 pub mod trace_codec;
@@ -41,7 +42,7 @@ use crate::scenario_file::NetworkKind;
 
 /// The layout version of the tables this build writes; a layout-1 or layout-2
 /// store is upgraded in place, a store of any other layout is refused.
-pub const SCHEMA_VERSION: &str = "3";
+pub const SCHEMA_VERSION: &str = "4";
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,145 @@
+//! A Linux 6.x host (`tcp-linux6`) against `tcp` (Linux 4.9 as the thesis
+//! configured it) on the wire: the SYN timers of 6.x (initial RTO 1 s,
+//! `tcp_syn_linear_timeouts` = 4, 6 + 4 SYN retransmissions) and the
+//! receiver's quick-ACK mode and adaptive delayed ACK, with times derived by
+//! hand for a 100 ms one-way wire (RTT 200 ms: after the handshake SRTT
+//! 200 ms and RTO 200 + max(400, 200) = 600 ms on both sides).
+
+mod common;
+use coapcc_tcp::{AbortReason, Mechanisms, Nagle, TcpConfig, TcpState};
+use common::*;
+
+/// SYNs into a black hole. 6.x: RTO 1 s kept for the first four timeouts,
+/// then doubled: SYNs at 0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67 s (eleven, as
+/// captured on this machine's kernel), given up at the next timeout,
+/// 67 + 64 = 131 s. `tcp`: 2 s doubling, 4, 8, 16, 32, 64, then 120 s.
+#[test]
+fn syn_timeouts_of_linux6_are_linear_then_double() {
+    let mut w = Wire::new(TcpConfig::linux6(), 100 * MS);
+    w.set_drop(|d, _, _| d == Dir::ToServer);
+    w.run_until(200 * SEC);
+    let syns: Vec<u64> = w.sent(Dir::ToServer).map(|s| s.at / SEC).collect();
+    assert_eq!(syns, [0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67]);
+    assert_eq!(w.client.state(), TcpState::Closed);
+    assert_eq!(w.client.abort_reason(), Some(AbortReason::HandshakeTimeout));
+    assert_eq!(w.client.stats().syn_retransmissions, 10);
+
+    let mut t = Wire::new(TcpConfig::linux(), 100 * MS);
+    t.set_drop(|d, _, _| d == Dir::ToServer);
+    t.run_until(500 * SEC);
+    let syns: Vec<u64> = t.sent(Dir::ToServer).map(|s| s.at / SEC).collect();
+    assert_eq!(syns, [0, 2, 6, 14, 30, 62, 126, 246, 366, 486]);
+    assert_eq!(t.client.state(), TcpState::SynSent);
+
+    // Only `rto1s`: 1 s doubling, no linear timeouts.
+    let cfg = TcpConfig::with_mechanisms(Mechanisms {
+        initial_rto_1s: true,
+        ..Mechanisms::THESIS
+    });
+    let mut r = Wire::new(cfg, 100 * MS);
+    r.set_drop(|d, _, _| d == Dir::ToServer);
+    r.run_until(20 * SEC);
+    let syns: Vec<u64> = r.sent(Dir::ToServer).map(|s| s.at / SEC).collect();
+    assert_eq!(syns, [0, 1, 3, 7, 15]);
+}
+
+/// A SYN-ACK lost once: the 6.x client resends its SYN after 1 s (1.0 s),
+/// the server answers that copy at once and its own timer (1 s) fires at the
+/// same instant (1.1 s); with no RTT sample on either side (Karn) data
+/// starts with the 3 s fallback RTO (`tcp_init_metrics`).
+#[test]
+fn one_second_syn_timers_and_the_fallback_rto() {
+    let mut w = Wire::new(TcpConfig::linux6(), 100 * MS);
+    w.set_drop(|d, _, i| d == Dir::ToClient && i == 0);
+    w.run_until(3 * SEC);
+    let syns: Vec<u64> = w.sent(Dir::ToServer).map(|s| s.at / MS).collect();
+    assert_eq!(syns[..2], [0, 1000]);
+    let synacks: Vec<u64> = w.sent(Dir::ToClient).map(|s| s.at / MS).collect();
+    assert_eq!(synacks[..2], [100, 1100]);
+    assert!(w.client.is_established());
+    assert_eq!(w.client.rto(), 3 * SEC);
+    assert_eq!(w.server().rto(), 3 * SEC);
+}
+
+/// What each side sends, as (ms, payload bytes), in one direction.
+fn log(w: &Wire, dir: Dir, from: u64) -> Vec<(u64, usize)> {
+    w.sent(dir)
+        .filter(|s| s.at >= from)
+        .map(|s| (s.at / MS, s.seg.payload.len()))
+        .collect()
+}
+
+/// Request–response over an established connection (t = 1 s), the server
+/// answering the first request at once and not answering the next two.
+///
+/// `tcp-linux6`: the server's first data (1.1 s) starts quick-ACK mode
+/// (min(65535 / 512, 16) = 16 quick ACKs, ato 40 ms): a pure ACK leaves at
+/// once, before the response written in the same instant; the response,
+/// written 0 ms after the request arrived (< ato), makes the server
+/// interactive (ping-pong). The client's first data (1.2 s) is acknowledged
+/// at once too. The second request (2.1 s) finds the server interactive: no
+/// quick ACK; the delayed ACK waits ato = 40 ms (2.14 s); that timer firing
+/// ends ping-pong mode, so the third request (3.1 s, more than an RTO after
+/// the last data: quick ACKs topped up) is acknowledged at once.
+///
+/// `tcp`: no quick ACK; the response carries the ACK of the first request,
+/// the client's ACK of the response waits 200 ms (1.4 s), and the server's
+/// ACKs of the unanswered requests 200 ms (2.3 s, 3.3 s).
+#[test]
+fn quick_acks_and_the_adaptive_delayed_ack() {
+    for (cfg, to_client, to_server) in [
+        (
+            TcpConfig::linux6(),
+            vec![(1100, 0), (1100, 64), (2140, 0), (3100, 0)],
+            vec![(1000, 8), (1200, 0), (2000, 8), (3000, 8)],
+        ),
+        (
+            TcpConfig::linux(),
+            vec![(1100, 64), (2300, 0), (3300, 0)],
+            vec![(1000, 8), (1400, 0), (2000, 8), (3000, 8)],
+        ),
+    ] {
+        let mut w = established(cfg);
+        assert_eq!(w.client.rto(), 600 * MS);
+        w.client.send(&[1; 8]);
+        w.run_until(1100 * MS);
+        w.server().send(&[2; 64]);
+        w.run_until(2 * SEC);
+        w.client.send(&[3; 8]);
+        w.run_until(3 * SEC);
+        w.client.send(&[4; 8]);
+        w.run_until(4 * SEC);
+        assert_eq!(log(&w, Dir::ToClient, SEC), to_client);
+        assert_eq!(log(&w, Dir::ToServer, SEC), to_server);
+    }
+}
+
+/// ato doubles when the delayed-ACK timer fires and the timer follows it
+/// (`tcp-linux:frto+prr+ato`: the adaptive timer without quick ACKs; Nagle
+/// off so that two 8-byte writes 100 ms apart both leave). The first
+/// segment (1.1 s) sets ato = 40 ms: ACK at 1.14 s, and the timer firing
+/// doubles ato to min(80, RTO 600) = 80 ms; the second (1.2 s, 100 ms later:
+/// not below ato) keeps it: min(80, SRTT 200, 200) = 80 ms, ACK at 1.28 s.
+/// Constant 200 ms (`tcp`): the timer the first segment started (1.3 s)
+/// acknowledges both.
+#[test]
+fn ato_doubles_on_the_timer() {
+    let ato_only = TcpConfig::with_mechanisms(Mechanisms {
+        adaptive_ato: true,
+        ..Mechanisms::THESIS
+    });
+    for (cfg, acks) in [
+        (ato_only, vec![(1140, 0), (1280, 0)]),
+        (TcpConfig::linux(), vec![(1300, 0)]),
+    ] {
+        let mut w = established(TcpConfig {
+            nagle: Nagle::Off,
+            ..cfg
+        });
+        w.client.send(&[1; 8]);
+        w.run_until(1100 * MS);
+        w.client.send(&[2; 8]);
+        w.run_until(2 * SEC);
+        assert_eq!(log(&w, Dir::ToClient, SEC), acks);
+    }
+}
