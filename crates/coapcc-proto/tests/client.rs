@@ -459,11 +459,68 @@ fn transmission_counter_of_the_original() {
 #[test]
 fn rexmit_cnt_round_trip() {
     let (original, copy, echo, ack) = lost_reply(&REXMIT, ServerConfig::default());
-    // Ordinal 0 is the empty value (delta 65009 → 0xFCE4), ordinal 1 is 1.
-    assert_eq!(&original[10..], &[0xE0, 0xFC, 0xE4]);
+    // Thesis §7.3: the original carries no option (implicit 0); ordinal 1 is
+    // the option (delta 65009 → 0xFCE4) with value 1, 4 bytes more.
+    assert_eq!(original.len(), 10);
     assert_eq!(&copy[10..], &[0xE1, 0xFC, 0xE4, 0x01]);
+    assert_eq!(&original[..10], &copy[..10], "only the marking differs");
     assert_eq!(echo, Some(1));
     assert!(ack.piggybacked);
+}
+
+#[test]
+fn rexmit_cnt_response_without_the_option_answers_the_original() {
+    // Support confirmed (no probe): the original goes out bare, the copy with
+    // Rexmit-Cnt 1. The original arrives late and is answered without the
+    // option: thesis §7.3, "messages missing the option are inferred as
+    // original transmissions" → ordinal 0, RTT 2.7 − 0 = 2.7 s.
+    let mut c = client(&REXMIT, config(4));
+    let mut s = server();
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, original) = only_tx(&mut c);
+    c.handle_timeout(2 * SEC);
+    let (_, copy) = only_tx(&mut c);
+    let (r1, _) = serve(&mut s, 2500 * MS, &original).unwrap();
+    assert_eq!(
+        Message::decode(&r1).unwrap().option(option::REXMIT_CNT),
+        None
+    );
+    let (r2, dup) = serve(&mut s, 2600 * MS, &copy).unwrap();
+    assert!(dup);
+    assert_eq!(
+        Message::decode(&r2).unwrap().option(option::REXMIT_CNT),
+        Some(&[1][..])
+    );
+    events(&mut c);
+    c.handle_datagram(2700 * MS, SERVER, &r1);
+    assert!(matches!(
+        events(&mut c)[..],
+        [ClientEvent::Response {
+            echo: Some(0),
+            retransmissions: 1,
+            ..
+        }]
+    ));
+    let a = acks();
+    assert!((a[0].0.echo.unwrap().rtt - 2.7).abs() < 1e-9);
+    // While probing (support unknown), a response without the option is no
+    // echo: it tells the algorithm the server does not support it.
+    let mut c = client(&PROBE, config(4));
+    let mut s = Server::new(
+        ServerConfig {
+            echo_options: false,
+            ..ServerConfig::default()
+        },
+        FixedPayload { size: 60 },
+    );
+    c.request(0, SERVER, &GET).unwrap();
+    let (_, original) = only_tx(&mut c);
+    let (reply, _) = serve(&mut s, 0, &original).unwrap();
+    c.handle_datagram(SEC, SERVER, &reply);
+    assert!(matches!(
+        events(&mut c)[..],
+        [_, ClientEvent::Response { echo: None, .. }]
+    ));
 }
 
 #[test]
@@ -542,15 +599,18 @@ fn token_of_the_last_copy_names_the_answered_copy() {
 }
 
 #[test]
-fn server_without_echo_gives_no_echo() {
+fn server_without_echo_gives_no_echo_but_a_confirmed_rexmit_cnt_reads_the_original() {
     let config = ServerConfig {
         echo_options: false,
         ..ServerConfig::default()
     };
     let (_, _, echo, ack) = lost_reply(&TC, config.clone());
     assert_eq!((echo, ack.echo), (None, None));
+    // Rexmit-Cnt with support already confirmed: a response without the
+    // option is read as the answer to the original (thesis §7.3), even from
+    // a server that stopped echoing.
     let (_, _, echo, _) = lost_reply(&REXMIT, config);
-    assert_eq!(echo, None);
+    assert_eq!(echo, Some(0));
 }
 
 #[test]

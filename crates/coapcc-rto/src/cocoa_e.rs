@@ -217,14 +217,37 @@ mod tests {
 
     #[test]
     fn gain_follows_the_ratio_to_the_rto() {
+        // Eq. 12: γ_t = R/RTO; eq. 13: γ = γ_t if γ_t ≤ 0.5, else 1 − γ_t.
+        // R = 0.6, RTO = 3: γ_t = 0.2 ≤ 0.5 → γ = 0.2.
         assert!(close(gain(0.6, 3.0), 0.2));
+        // R = 1.5: γ_t = 0.5, still "≤ 0.5" → 0.5.
         assert!(close(gain(1.5, 3.0), 0.5));
+        // R = 2.4: γ_t = 0.8 → 1 − 0.8 = 0.2.
         assert!(close(gain(2.4, 3.0), 0.2));
+        // R = RTO: γ_t = 1 → 0 (the sample is not taken in).
         assert!(close(gain(3.0, 3.0), 0.0));
-        // Above the RTO: mirrored, at most 0.5.
+        // Above the RTO eq. 13 turns negative (3.3/3 = 1.1 → −0.1); the
+        // decision (module doc) takes |1 − γ_t|, at most 0.5:
+        // 1.1 → 0.1; 4.5/3 = 1.5 → 0.5; 6/2 = 3 → |−2| → 0.5.
         assert!(close(gain(3.3, 3.0), 0.1));
         assert!(close(gain(4.5, 3.0), 0.5));
         assert!(close(gain(6.0, 2.0), 0.5));
+        // Through the strong estimator: first sample 1.0 (RFC 6298 rule):
+        // RTT 1, RTTVAR 0.5, RTO_strong = 1 + 4·0.5 = 3 = RTO (eq. 17a).
+        // Sample 2.4 against RTO 3: γ = 0.2 (above);
+        // eq. 14: RTT = 0.8·1 + 0.2·2.4 = 1.28;
+        // eq. 15 (with the new RTT): RTTVAR = 0.8·0.5 + 0.2·|1.28 − 2.4|
+        //   = 0.4 + 0.224 = 0.624;
+        // eq. 16: RTO_strong = 1.28 + 4·0.624 = 3.776 = RTO (eq. 17a).
+        let mut a = CocoaE {
+            aging: false,
+            ..CocoaE::default()
+        };
+        a.on_ack(&ex(0), &ack(1.0, 1.0));
+        assert!(close(a.rto, 3.0));
+        a.on_ack(&ex(0), &ack(4.0, 2.4));
+        assert!(close(a.strong.rtt, 1.28) && close(a.strong.rttvar, 0.624));
+        assert!(close(a.rto, 3.776), "{}", a.rto);
     }
 
     #[test]

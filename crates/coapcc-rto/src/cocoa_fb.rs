@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn aging_runs_while_retaining() {
         let mut a = CocoaFb1::default();
-        a.cocoa.est.set(10.0, 0.0, crate::cocoa::MAX_RTO);
+        a.cocoa.est.set(10.0, 0.0, crate::cocoa::UNBOUNDED);
         a.retained = Some(12.0);
         let mut r = Scripted::new(&[0.0]);
         assert!(close(a.start(70.0, 0, &mut r).initial, 12.0));

@@ -17,7 +17,10 @@
 //! the exchange had no retransmission; the estimators are written in the pCoCoA
 //! paper's equation order (SRTT first, RTTVAR against the updated SRTT); the
 //! backoff factor of an expiry is that of the state *after* the retransmission
-//! raised it — CoCoA+'s per-exchange VBF in states 1–2, ×2 in states 3–4;
+//! raised it — CoCoA+'s per-exchange VBF in states 1–2, ×2 in states 3–4
+//! (the spec's choice, kept: the pCoCoA paper §VII.A says "Each state has a
+//! different VBF associated" but gives no factor for any state, so no four
+//! distinct values can be taken from it; `docs/decisions.md`);
 //! CoCoA+'s aging (Table I of the pCoCoA paper lists aging for 4-state-strong),
 //! dithering `[RTO, 1.5·RTO]` and blind `k·2 s` before any sample; `cap` (60 s)
 //! limits the initial RTO only (overall RTO and dithered initial timer),

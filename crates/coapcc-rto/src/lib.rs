@@ -81,7 +81,9 @@ impl<R: rand_core::RngCore + ?Sized> Random for R {
 /// (0 = original, 1 = first retransmission, …) is written as
 /// - [`Marking::TransmissionCounter`]: the TC option (65052) with value `i + 1`;
 /// - [`Marking::RexmitCount`]: the Rexmit-Cnt option (65020) with value `i`
-///   (0 = empty value), or 255 on the original when `probe` is set;
+///   on retransmissions; on the original 255 when `probe` is set and no
+///   option otherwise (thesis §7.3: implicit 0), a response without the
+///   option then reading as the original's;
 /// - [`Marking::Token`]: a 1-byte token with value `i`.
 ///
 /// The echo is decoded back to the ordinal and reported in [`Ack::echo`].
@@ -93,7 +95,8 @@ pub enum Marking {
     TransmissionCounter,
     /// FASOR's Rexmit-Cnt option; `probe` asks for the 255 probe on the original.
     RexmitCount {
-        /// Send 255 instead of an empty value on this exchange's original.
+        /// Send 255 on this exchange's original (support not yet known);
+        /// without it the original carries no option.
         probe: bool,
     },
     /// FASOR+Token: the 1-byte token carries the ordinal.

@@ -14,10 +14,13 @@
 //!   `R > SRTT`, `mdev_max` becomes the mean of the last three RTTVAR after three
 //!   consecutive samples above it, or moves a quarter of the way to RTTVAR after
 //!   eight consecutive samples below it; `SRTO = SRTT + max(k·RTTVAR, mdev_max)`,
-//!   `RTO = (1-δ)·SRTO + δ·RTO_init` with δ = 1/2, where `RTO_init` is the
-//!   dithered initial timer of the acknowledged exchange
-//!   ([`ExchangeTimer::initial`]): the paper's Algorithm 2 (line 19) smooths
-//!   toward `RTO_init`, which its §II.A defines as the dithered value.
+//!   `RTO = (1-δ)·SRTO + δ·RTO` with δ = 1/2, where the right-hand `RTO` is
+//!   the previous *undithered* output of the estimator: Algorithm 2 is called
+//!   as `RTOCalculation(R, spurious)` with no dithered value passed in, its
+//!   line 19 result is stored per destination (Algorithm 1, line 26) and only
+//!   dithered at the next exchange (Algorithm 1, line 7); §VI.C calls it "a
+//!   two-step procedure as in the CoCoA+ algorithm" (`docs/decisions.md`,
+//!   "pCoCoA: line 19 smooths the undithered RTO").
 //!
 //! Initial timer uniform in `[RTO, 1.5·RTO]` (2 s for an unknown destination),
 //! backoff by CoCoA+'s variable backoff factor (chosen once from the initial
@@ -38,7 +41,7 @@ pub const ALPHA: f64 = 1.0 / 8.0;
 pub const BETA: f64 = 1.0 / 4.0;
 /// RTTVAR gain γ for samples well below SRTT.
 pub const GAMMA: f64 = 1.0 / 32.0;
-/// RTO smoothing weight δ (of the exchange's `RTO_init`).
+/// RTO smoothing weight δ (of the previous undithered RTO).
 pub const DELTA: f64 = 1.0 / 2.0;
 /// Lower bound of the first `mdev_max` (s).
 pub const MDEV_MAX_MIN: f64 = 0.25;
@@ -94,11 +97,11 @@ impl PreciseEstimator {
     }
 
     /// Feeds the precise sample `r` (already sanitized); `spurious` selects
-    /// k = 6 for this sample's SRTO; `rto_init` is the dithered initial timer
-    /// of the exchange the sample comes from, the δ term of
-    /// `RTO = (1-δ)·SRTO + δ·RTO_init` (unused by the first sample, which sets
-    /// `RTO = SRTT + mdev_max`). Returns the new RTO.
-    pub fn update(&mut self, r: f64, spurious: bool, rto_init: f64) -> f64 {
+    /// k = 6 for this sample's SRTO (Algorithm 2, `RTOCalculation(R,
+    /// spurious)`). The first sample sets `RTO = SRTT + mdev_max` (eq. 10);
+    /// later ones `RTO = (1-δ)·SRTO + δ·RTO` with the previous, undithered
+    /// RTO (line 19). Returns the new RTO.
+    pub fn update(&mut self, r: f64, spurious: bool) -> f64 {
         if !self.sampled {
             self.srtt = r;
             self.rttvar = r / 2.0;
@@ -139,7 +142,7 @@ impl PreciseEstimator {
         }
         let k = if spurious { K_SPURIOUS } else { K };
         let srto = self.srtt + max(k * self.rttvar, self.mdev_max);
-        self.rto = (1.0 - DELTA) * srto + DELTA * rto_init;
+        self.rto = (1.0 - DELTA) * srto + DELTA * self.rto;
         self.rto
     }
 }
@@ -207,8 +210,8 @@ impl Pcocoa {
         }
     }
 
-    fn precise_sample(&mut self, r: f64, spurious: bool, rto_init: f64) {
-        let rto = self.precise.update(sanitize(r), spurious, rto_init);
+    fn precise_sample(&mut self, r: f64, spurious: bool) {
+        let rto = self.precise.update(sanitize(r), spurious);
         self.precise.rto = clamp_rto(rto, self.fallback.cap);
     }
 }
@@ -240,10 +243,10 @@ impl CongestionControl for Pcocoa {
                 if spurious {
                     self.spurious += 1;
                 }
-                self.precise_sample(echo.rtt, spurious, ex.initial);
+                self.precise_sample(echo.rtt, spurious);
             }
             None if !self.echoed => self.fallback.on_ack(ex, ack),
-            None if n == 0 => self.precise_sample(ack.elapsed, false, ex.initial),
+            None if n == 0 => self.precise_sample(ack.elapsed, false),
             None => {}
         }
     }
@@ -287,22 +290,10 @@ mod tests {
         }
     }
 
-    /// Exchange timers with retransmission count `n` and initial timer `initial`.
-    fn exi(n: u8, initial: f64) -> ExchangeTimer {
-        ExchangeTimer {
-            retransmissions: n,
-            initial,
-            current: initial,
-            ..ExchangeTimer::default()
-        }
-    }
-
-    /// Feeds samples from exchanges whose dither drew U = 0, so that each
-    /// one's `RTO_init` equals the RTO it started from.
+    /// Feeds non-spurious samples in order.
     fn feed(e: &mut PreciseEstimator, samples: &[f64]) {
         for r in samples {
-            let rto_init = e.rto;
-            e.update(*r, false, rto_init);
+            e.update(*r, false);
         }
     }
 
@@ -310,24 +301,23 @@ mod tests {
     fn first_and_second_sample() {
         let mut e = PreciseEstimator::new();
         // 0.4: SRTT 0.4, RTTVAR 0.2, mdev_max = max(0.2, 0.25), RTO 0.65.
-        assert!(close(e.update(0.4, false, 2.0), 0.65));
+        assert!(close(e.update(0.4, false), 0.65));
         assert!(close(e.mdev_max, 0.25) && close(e.rttvar, 0.2));
         let mut s = e;
-        // 0.6, from an exchange whose RTO_init was 0.65 (U = 0):
-        // SRTT = 0.425, |SRTT − R| = 0.175 ≤ RTTVAR → gain α:
+        // 0.6: SRTT = 7/8·0.4 + 0.6/8 = 0.425, |SRTT − R| = 0.175 ≤ RTTVAR → gain α:
         // RTTVAR = 7/8·0.2 + 0.175/8 = 0.196875; SRTO = 0.425 + 4·0.196875
         // = 1.2125; RTO = (1.2125 + 0.65)/2 = 0.93125.
-        assert!(close(e.update(0.6, false, 0.65), 0.93125));
+        assert!(close(e.update(0.6, false), 0.93125));
         assert!(close(e.srtt, 0.425) && close(e.rttvar, 0.196875));
         assert_eq!((e.above, e.below), (0, 1));
         // Spurious: k = 6: SRTO = 0.425 + 1.18125; RTO = 1.128125.
-        assert!(close(s.update(0.6, true, 0.65), 1.128125));
+        assert!(close(s.update(0.6, true), 1.128125));
     }
 
     #[test]
     fn first_mdev_max_for_long_rtts() {
         let mut e = PreciseEstimator::new();
-        assert!(close(e.update(2.0, false, 2.0), 3.0));
+        assert!(close(e.update(2.0, false), 3.0));
         assert!(close(e.mdev_max, 1.0));
     }
 
@@ -348,7 +338,7 @@ mod tests {
         // RTTVAR: 0.453125, then 0.703515625 (gain β both times), above 0.25.
         assert_eq!(e.above, 2);
         assert!(close(e.mdev_max, 0.25));
-        e.update(2.0, false, e.rto);
+        e.update(2.0, false);
         // Third: RTTVAR = 0.845849609375 → mdev_max = mean of the three.
         let mean = (0.453125 + 0.703515625 + 0.845849609375) / 3.0;
         assert!(close(e.mdev_max, mean), "{}", e.mdev_max);
@@ -359,20 +349,39 @@ mod tests {
     #[test]
     fn mdev_max_decays_after_eight_samples_below() {
         let mut e = PreciseEstimator::new();
-        // Constant 1.0: RTTVAR decays by 7/8 each sample from 0.5 (mdev_max 0.5),
-        // but R = SRTT, so no change until a sample above SRTT.
+        // Eq. 8-10, first sample 1.0: SRTT 1, RTTVAR 0.5, mdev_max 0.5, RTO 1.5.
+        // Ten more samples of 1.0: SRTT stays 1, |SRTT − R| = 0 ≤ RTTVAR, so
+        // line 8 (α): RTTVAR_n = 0.5·(7/8)^n; R = SRTT, so line 9 keeps
+        // mdev_max at 0.5 while the "below" run grows to 10.
         feed(&mut e, &[1.0; 11]);
         assert_eq!(e.below, 10);
         assert!(close(e.mdev_max, 0.5));
-        let var10 = 0.5 * (0.875f64).powi(10);
+        // (7/8)^10 = 282475249/1073741824 = 0.26307..., RTTVAR_10 = 0.131538.
+        let q10 = 282_475_249.0 / 1_073_741_824.0;
+        let var10 = 0.5 * q10;
         assert!(close(e.rttvar, var10));
-        e.update(1.2, false, e.rto);
-        // SRTT 1.025; |1.025 − 1.2| = 0.175 > RTTVAR → β:
+        // RTO (line 18-19): 4·RTTVAR_n = 2·(7/8)^n ≥ 0.526 > mdev_max for
+        // n ≤ 10, so SRTO_n = 1 + 2·(7/8)^n and, writing RTO_n = 1 + a_n,
+        // a_n = (2·(7/8)^n + a_(n-1))/2 with a_0 = 0.5. Unrolled:
+        // a_n = 0.5·2^-n + Σ_(m=0..n-1) 2^-m·(7/8)^(n-m)
+        //     = 0.5·2^-n + (7/3)·((7/8)^n − 2^-n)   (geometric sum, ratio 4/7).
+        // Check n = 1: 0.25 + (7/3)·0.375 = 1.125 = (1.75 + 0.5)/2.
+        let a10 = 0.5 / 1024.0 + 7.0 / 3.0 * (q10 - 1.0 / 1024.0);
+        assert!(close(e.rto, 1.0 + a10), "{}", e.rto); // 1.612052646...
+        e.update(1.2, false);
+        // Sample 1.2: SRTT = 7/8 + 1.2/8 = 1.025; |1.025 − 1.2| = 0.175 >
+        // RTTVAR_10 → line 6 (β): RTTVAR = 3/4·0.131538 + 0.175/4 = 0.142403.
         let var = 0.75 * var10 + 0.25 * 0.175;
         assert!(close(e.rttvar, var));
+        // Still below 0.5: the 11th consecutive, R > SRTT → lines 12-13:
+        // mdev_max = 3/4·0.5 + RTTVAR/4 = 0.410601.
         assert!(close(e.mdev_max, 0.75 * 0.5 + 0.25 * var));
         assert_eq!(e.below, 0);
-        assert!(close(e.rto, 1.6033330053556711), "{}", e.rto);
+        // SRTO = 1.025 + max(4·0.142403 = 0.569613, 0.410601) = 1.594613;
+        // RTO = (1.594613 + 1.612053)/2 = 1.603333.
+        let rto = (1.025 + 4.0 * var + 1.0 + a10) / 2.0;
+        assert!(close(rto, 1.603_333_005), "{rto}");
+        assert!(close(e.rto, rto), "{}", e.rto);
     }
 
     #[test]
@@ -408,75 +417,113 @@ mod tests {
     }
 
     #[test]
-    fn the_rto_is_smoothed_toward_the_dithered_rto_init() {
-        // Algorithm 2, line 19: RTO = (1-δ)·SRTO + δ·RTO_init, RTO_init being
-        // the dithered initial timer (§II.A). Hand computation:
-        // first echoed sample 0.4: RTO = 0.4 + max(0.2, 0.25) = 0.65.
-        // next exchange, U = 1: RTO_init = 0.65·1.5 = 0.975.
-        // its echoed sample 0.6: SRTT = 0.425, RTTVAR = 0.196875,
+    fn line_19_smooths_the_undithered_rto() {
+        // Algorithm 2, line 19: RTO = (1-δ)·SRTO + δ·RTO with the previous
+        // undithered RTO (Algorithm 1 stores it at line 26 and dithers it only
+        // at line 7 of the next exchange). Hand computation:
+        // first echoed sample 0.4 (eq. 8-10): RTO = 0.4 + max(0.2, 0.25) = 0.65.
+        // next exchange, U = 1: initial timer 0.65 + 1·0.65/2 = 0.975.
+        // its echoed sample 0.6: SRTT = 0.35 + 0.075 = 0.425,
+        //   |0.425 − 0.6| = 0.175 ≤ 0.2 → α: RTTVAR = 0.175 + 0.021875 = 0.196875,
         //   SRTO = 0.425 + 4·0.196875 = 1.2125;
-        //   RTO = 0.5·1.2125 + 0.5·0.975 = 0.60625 + 0.4875 = 1.09375.
-        // (Toward the undithered RTO it would be 0.5·1.2125 + 0.5·0.65 = 0.93125.)
+        //   RTO = 0.5·1.2125 + 0.5·0.65 = 0.60625 + 0.325 = 0.93125,
+        // whatever U the exchange drew (toward the dithered 0.975 it would
+        // have been 1.09375).
+        for (u, mut rng) in [
+            (1.0, Scripted::new(&[1.0])),
+            (0.5, Scripted::new(&[0.5])),
+            (0.0, Scripted::new(&[0.0])),
+        ] {
+            let mut a = Pcocoa::default();
+            a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+            assert!(close(a.rto(), 0.65));
+            let e = a.start(2.0, 0, &mut rng);
+            assert!(close(e.initial, 0.65 * (1.0 + u / 2.0)));
+            a.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
+            assert!(close(a.rto(), 0.93125), "U = {u}: {}", a.rto());
+        }
+        // Steady state under a constant RTT R = 1: line 19 with the previous
+        // RTO has the fixed point RTO = SRTO (x = x/2 + SRTO/2). Toward the
+        // dithered timer, mean 1.25·RTO, it would be x = SRTO/2 + 0.625·x,
+        // x = 4/3·SRTO.
         let mut a = Pcocoa::default();
-        a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
-        assert!(close(a.rto(), 0.65));
-        let e = a.start(2.0, 0, &mut Scripted::new(&[1.0]));
-        assert!(close(e.initial, 0.975));
-        a.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
-        assert!(close(a.rto(), 1.09375), "{}", a.rto());
-        // The same sample from an exchange that drew U = 0.5 (RTO_init =
-        // 0.65·1.25 = 0.8125): RTO = 0.60625 + 0.40625 = 1.0125.
-        let mut b = Pcocoa::default();
-        b.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
-        let e = b.start(2.0, 0, &mut Scripted::new(&[0.5]));
-        b.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
-        assert!(close(b.rto(), 1.0125), "{}", b.rto());
+        let mut r = Scripted::new(&[1.0]);
+        for _ in 0..200 {
+            let e = a.start(0.0, 0, &mut r);
+            a.on_ack(&e, &ack(1.0, 1.0, Some((0, 1.0))));
+        }
+        // After 200 samples RTTVAR = 0.5·(7/8)^199 ≈ 0, SRTO = 1 + mdev_max
+        // = 1.5 (mdev_max never decays: R is never above SRTT), so RTO → 1.5
+        // (not 4/3·1.5 = 2).
+        assert!(close(a.rto(), 1.5), "{}", a.rto());
     }
 
     #[test]
     fn spurious_detection_uses_k6_and_is_counted() {
         let mut a = Pcocoa::default();
         a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
-        // Retransmitted twice, the original answered after 0.6 s; the exchange
-        // started from RTO_init = 0.65 (U = 0), so the values of
-        // `first_and_second_sample` apply.
-        a.on_ack(&exi(2, 0.65), &ack(5.0, 0.6, Some((0, 0.6))));
+        // Retransmitted twice, the original answered after 0.6 s: the values
+        // of `first_and_second_sample` with k = 6 apply.
+        a.on_ack(&ex(2), &ack(5.0, 0.6, Some((0, 0.6))));
         assert_eq!(a.spurious_detected(), 1);
         assert!(close(a.rto(), 1.128125));
         // The last copy answered: not spurious, precise RTT of that copy.
         let mut b = Pcocoa::default();
         b.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
-        b.on_ack(&exi(2, 0.65), &ack(5.0, 7.0, Some((2, 0.6))));
+        b.on_ack(&ex(2), &ack(5.0, 7.0, Some((2, 0.6))));
         assert_eq!(b.spurious_detected(), 0);
         assert!(close(b.rto(), 0.93125));
     }
 
     #[test]
     fn without_echo_it_is_cocoa_plus() {
+        // A server that never echoes TC (§VI.A: "the advanced congestion
+        // control features are disabled"): CoCoA+ (spec §3.3, aging off),
+        // worked by hand.
         let p = AlgorithmParams {
             aging: Some(false),
             ..Default::default()
         };
         let mut a = Pcocoa::from_params("pcocoa", &p).unwrap();
-        let mut c = CocoaPlus::from_params("cocoa-plus", &p).unwrap();
-        let mut ev = Mix(7);
-        let (mut ra, mut rc) = (Mix(9), Mix(9));
-        let mut now = 0.0;
-        for _ in 0..50 {
-            let mut ea = a.start(now, 0, &mut ra);
-            let mut ec = c.start(now, 0, &mut rc);
-            let n = (ev.uniform() * 4.0) as u8;
-            for _ in 0..n {
-                a.expire(now, &mut ea, &mut ra);
-                c.expire(now, &mut ec, &mut rc);
-            }
-            assert_eq!(ea, ec);
-            now += 10.0 * ev.uniform();
-            let k = ack(now, 5.0 * ev.uniform(), None);
-            a.on_ack(&ea, &k);
-            c.on_ack(&ec, &k);
-            assert_eq!(a.fallback(), &c);
+        // 1. Unknown destination, U = 0: initial timer 2 s. Answered without
+        //    retransmission after 0.4 s → strong sample (RFC 6298 first
+        //    sample): SRTT 0.4, RTTVAR 0.2, E_s = 0.4 + 4·0.2 = 1.2;
+        //    RTO = 0.5·1.2 + 0.5·2 = 1.6.
+        let e = a.start(0.0, 0, &mut Scripted::new(&[0.0]));
+        assert!(close(e.initial, 2.0));
+        a.on_ack(&e, &ack(0.4, 0.4, None));
+        assert!(close(a.rto(), 1.6), "{}", a.rto());
+        // 2. U = 1: initial 1.6·1.5 = 2.4, VBF 2 (1 ≤ 2.4 ≤ 3): 4.8, 9.6.
+        //    Answered after two retransmissions, 3 s after the original →
+        //    weak sample (K = 1, first): E_w = 3 + 1.5 = 4.5;
+        //    RTO = 0.25·4.5 + 0.75·1.6 = 1.125 + 1.2 = 2.325.
+        let mut r = Scripted::new(&[1.0]);
+        let mut e = a.start(10.0, 0, &mut r);
+        assert!(close(e.initial, 2.4));
+        for expect in [4.8, 9.6] {
+            a.expire(10.0, &mut e, &mut r);
+            assert!(close(e.current, expect), "{}", e.current);
         }
+        a.on_ack(&e, &ack(13.0, 3.0, None));
+        assert!(close(a.rto(), 2.325), "{}", a.rto());
+        // 3. U = 0: initial 2.325, three expiries (×2: 4.65, 9.3, 18.6); an
+        //    answer after 3 retransmissions updates nothing.
+        let mut r = Scripted::new(&[0.0]);
+        let mut e = a.start(20.0, 0, &mut r);
+        for expect in [4.65, 9.3, 18.6] {
+            a.expire(20.0, &mut e, &mut r);
+            assert!(close(e.current, expect), "{}", e.current);
+        }
+        a.on_ack(&e, &ack(40.0, 19.0, None));
+        assert!(close(a.rto(), 2.325), "{}", a.rto());
+        // 4. U = 0.5: initial 2.325·1.25 = 2.90625; answered after 0.6 s →
+        //    strong: SRTT = 7/8·0.4 + 0.6/8 = 0.425, RTTVAR (against the
+        //    updated SRTT) = 3/4·0.2 + |0.425 − 0.6|/4 = 0.19375,
+        //    E_s = 0.425 + 0.775 = 1.2; RTO = 0.6 + 0.5·2.325 = 1.7625.
+        let e = a.start(50.0, 0, &mut Scripted::new(&[0.5]));
+        assert!(close(e.initial, 2.90625));
+        a.on_ack(&e, &ack(50.6, 0.6, None));
+        assert!(close(a.rto(), 1.7625), "{}", a.rto());
         assert!(!a.precise_mode());
         assert_eq!(a.spurious_detected(), 0);
     }
@@ -495,9 +542,9 @@ mod tests {
             },
         );
         assert_eq!(a, before);
-        // Without retransmission: E is precise (RTO_init 0.65, as above).
+        // Without retransmission: E is precise (as in `first_and_second_sample`).
         a.on_ack(
-            &exi(0, 0.65),
+            &ex(0),
             &Ack {
                 piggybacked: false,
                 ..ack(3.0, 0.6, None)

@@ -51,11 +51,11 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     entry!("cocoa-fb1", crate::cocoa_fb::CocoaFb1, "§3.2", "CoCoA with Full Backoff 1: next exchange starts from the retained backed-off timer"),
     entry!("cocoa-fb2", crate::cocoa_fb::CocoaFb2, "§3.2", "CoCoA with Full Backoff 2: retained max(initial, RTO) backed off as the finished exchange was"),
     entry!("cocoa-plus", crate::cocoa_plus::CocoaPlus, "§3.3", "CoCoA+: CoCoA estimators (SRTT-first order), VBF fixed per exchange by its initial timer, 30 s / 16·RTO aging, initial RTO capped at 60, backoff uncapped"),
-    entry!("cocoa-s", crate::cocoa_s::CocoaS, "§3.4", "CoCoA-S: CoCoA with the strong estimator only"),
+    entry!("cocoa-s", crate::cocoa_s::CocoaS, "§3.4", "CoCoA-S: CoCoA+ (the pCoCoA paper's CoCoA) with the strong estimator only"),
     entry!("cocoa-e", crate::cocoa_e::CocoaE, "§3.5", "CoCoA-E: strong/weak estimators with a per-sample gain R/RTO; CoCoA+ backoff, dithering, aging and initial-RTO cap"),
     entry!("4-state-strong", crate::four_state::FourStateStrong, "§3.6", "4-state-strong: per-state RFC 6298 estimators and weights, samples also after retransmissions, CoCoA+ aging (the source gives no constants; ours are documented guesses)", true),
     // -- further algorithms are added below, one line each --
-    entry!("pcocoa", crate::pcocoa::Pcocoa, "§4", "pCoCoA: Transmission Counter echoes, single precise estimator with mdev_max, k = 6 after spurious, RTO smoothed toward RTO_init; CoCoA+ without echoes"),
+    entry!("pcocoa", crate::pcocoa::Pcocoa, "§4", "pCoCoA: Transmission Counter echoes, single precise estimator with mdev_max, k = 6 after spurious, RTO smoothed with the previous undithered RTO; CoCoA+ without echoes"),
     entry!("linux-rto", crate::linux_rto::LinuxRto, "§5", "Linux-RTO (Betzler's model of Linux TCP's estimator): strong samples, binary backoff, Default dithering"),
     entry!("peakhopper", crate::peakhopper::PeakHopper, "§5", "Peak-Hopper RTO: strong samples, booster over the last two samples, binary backoff"),
     entry!("fasor", crate::fasor::Fasor, "§6.1–6.4", "FASOR: FastRTO (RFC 6298, unambiguous samples), SlowRTO, FAST/FAST_SLOW_FAST/SLOW_FAST series, cap 60"),

@@ -29,15 +29,29 @@ enum Timer {
 }
 
 /// The largest timer an algorithm may arm with the parameter sets below, where
-/// the spec fixes one; `None` = the spec gives no bound (only finiteness and
+/// the sources fix one, given `r_max`, the longest elapsed time any
+/// acknowledgement has carried so far; `None` = no bound (only finiteness and
 /// positivity are checked).
-fn bound(name: &str, timer: Timer) -> Option<f64> {
+fn bound(name: &str, timer: Timer, r_max: f64) -> Option<f64> {
     match (name, timer) {
         // Default CoAP and its Full Backoff variants: cap 60 (§1, §2).
         ("default" | "default-fb1" | "default-fb2", _) => Some(60.0),
-        // CoCoA: overall RTO ≤ 60, dithered up to ×1.5; the backoff never
-        // raises a timer above its 32 s truncation (§3.1, §3.2, §3.4).
-        ("cocoa" | "cocoa-fb1" | "cocoa-fb2" | "cocoa-s", _) => Some(90.0),
+        // CoCoA (§3.1, §3.2): the overall RTO has no cap (thesis §3.3:
+        // "The RTO estimator can have values larger than 32 seconds and that
+        // is not limited"), but it is bounded by the samples. Every sample
+        // R ≤ r_max; RFC 6298 keeps SRTT a weighted mean of samples, so
+        // 0 ≤ SRTT ≤ r_max and |SRTT − R| ≤ r_max, and RTTVAR (R/2 first, then
+        // a weighted mean of its old value and |SRTT − R|) ≤ r_max. Hence
+        // E_s = SRTT + 4·RTTVAR ≤ 5·r_max and E_w = SRTT + RTTVAR ≤ 2·r_max.
+        // The overall RTO is a weighted mean of its old value (2 at first)
+        // and E, so RTO ≤ max(2, 5·r_max); aging only moves an RTO toward
+        // [1, 3] (doubling one below 1 gives < 2; 1 + RTO/2 < RTO above 2).
+        // The blind RTO of k parallel exchanges is min(2·k, 60). Dithered by
+        // up to ×1.5: initial ≤ 1.5·max(60, 5·r_max). Backoff: t ↦ max(t,
+        // min(t·VBF, 32)), never above max(initial, 32); FB1 re-arms such a
+        // timer and FB2 backs off max(initial, RTO) the same way (§3.2), so
+        // the same bound holds for their initial timers.
+        ("cocoa" | "cocoa-fb1" | "cocoa-fb2", _) => Some(1.5 * f64::max(60.0, 5.0 * r_max)),
         // CoCoA+ and the algorithms of the pCoCoA paper that back off as it
         // does (§3.3, §3.5, §3.6, §4): only the initial RTO is capped (60 s,
         // paper §V.F); backed-off timers grow uncapped up to the overflow guard
@@ -46,8 +60,13 @@ fn bound(name: &str, timer: Timer) -> Option<f64> {
         // timer: initial just below 1 s, ×3 twenty times, < 3^20 =
         // 3 486 784 401 s < 3.5·10⁹ (from [1, 3] s: ≤ 3·2^20 ≈ 3.1·10⁶; from
         // (3, 60] s: ≤ 60·1.5^20 ≈ 2.0·10⁵).
-        ("cocoa-plus" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::Initial) => Some(60.0),
-        ("cocoa-plus" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::BackedOff) => Some(3.5e9),
+        // CoCoA-S is built on CoCoA+ (§3.4, Table I of the pCoCoA paper).
+        ("cocoa-plus" | "cocoa-s" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::Initial) => {
+            Some(60.0)
+        }
+        ("cocoa-plus" | "cocoa-s" | "cocoa-e" | "4-state-strong" | "pcocoa", Timer::BackedOff) => {
+            Some(3.5e9)
+        }
         // FASOR: every value capped at 60 (§6.4–6.6).
         (n, _) if n.starts_with("fasor") => Some(60.0),
         _ => None,
@@ -143,7 +162,7 @@ struct Outstanding {
 /// everything the algorithm produced (timers as bits, markings).
 fn run(info: &AlgorithmInfo, alg: &mut BoxedAlgorithm, events: &[Event], seed: u64) -> Vec<u64> {
     let name = info.name;
-    let check = |t: f64, timer: Timer| {
+    let check = |t: f64, timer: Timer, r_max: f64| {
         let what = match timer {
             Timer::Initial => "initial",
             Timer::BackedOff => "backed-off",
@@ -152,7 +171,7 @@ fn run(info: &AlgorithmInfo, alg: &mut BoxedAlgorithm, events: &[Event], seed: u
             t.is_finite() && t > 0.0,
             "{name}: {what} timer {t} not finite and positive"
         );
-        if let Some(b) = bound(name, timer) {
+        if let Some(b) = bound(name, timer, r_max) {
             assert!(
                 t <= b + 1e-9,
                 "{name}: {what} timer {t} above the bound {b}"
@@ -161,6 +180,7 @@ fn run(info: &AlgorithmInfo, alg: &mut BoxedAlgorithm, events: &[Event], seed: u
     };
     let mut rng = Mix(seed);
     let mut now = 0.0f64;
+    let mut r_max = 0.0f64;
     let mut out: Vec<Outstanding> = Vec::new();
     let mut trace = Vec::new();
     for e in events {
@@ -169,7 +189,7 @@ fn run(info: &AlgorithmInfo, alg: &mut BoxedAlgorithm, events: &[Event], seed: u
             Event::Start => {
                 let marking = alg.marking();
                 let ex = alg.start(now, out.len(), &mut rng);
-                check(ex.initial, Timer::Initial);
+                check(ex.initial, Timer::Initial, r_max);
                 assert_eq!(
                     ex.initial.to_bits(),
                     ex.current.to_bits(),
@@ -200,7 +220,7 @@ fn run(info: &AlgorithmInfo, alg: &mut BoxedAlgorithm, events: &[Event], seed: u
                     before + 1,
                     "{name}: expire must count one retransmission"
                 );
-                check(o.ex.current, Timer::BackedOff);
+                check(o.ex.current, Timer::BackedOff, r_max);
                 o.sends.push(now);
                 trace.push(o.ex.current.to_bits());
             }
@@ -218,6 +238,7 @@ fn run(info: &AlgorithmInfo, alg: &mut BoxedAlgorithm, events: &[Event], seed: u
                     ordinal,
                     rtt: now - o.sends[ordinal as usize],
                 });
+                r_max = r_max.max(now - o.sends[0]);
                 let ack = Ack {
                     now,
                     elapsed: now - o.sends[0],
@@ -356,7 +377,7 @@ fn every_entry_is_exercised() {
     let mut count = 0;
     for_each_algorithm(|info, _| {
         count += 1;
-        if bound(info.name, Timer::BackedOff).is_none() && !unbounded.contains(&info.name) {
+        if bound(info.name, Timer::BackedOff, 0.0).is_none() && !unbounded.contains(&info.name) {
             unbounded.push(info.name);
         }
     });

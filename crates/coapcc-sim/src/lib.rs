@@ -56,5 +56,12 @@ pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, Sta
 /// Linux 4.9's loss recovery (SACK, RACK, TLP, F-RTO, PRR; model 2's `tcp` is
 /// `tcp-newreno`). Model 4: `tcp` is Linux 4.9 as the thesis configured it
 /// (SACK off: NewReno-style recovery, F-RTO, PRR; transport-tcp.md §2,
-/// corrected); model 3's `tcp` is `tcp-linux49-debian9`.
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 4");
+/// corrected); model 3's `tcp` is `tcp-linux49-debian9`. Model 5: the second
+/// algorithm audit (pCoCoA smooths toward the previous undithered RTO, Alg. 2
+/// line 19; CoCoA's estimate is no longer clamped, only the backed-off timer;
+/// FASOR+Option leaves the original unmarked and FASOR+Token takes every echo
+/// as unambiguous; FAST_SLOW_FAST at i = 1 uses the undithered FastRTO; the
+/// lwIP cwnd variant halves the ssthresh in force on every retransmission and
+/// on reaching it; CoCoA-S is built on CoCoA+), and the run's
+/// `retransmissions_per_exchange` key.
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 5");

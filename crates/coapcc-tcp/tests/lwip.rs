@@ -327,24 +327,36 @@ fn cwnd_after_timeout(loss: LwipLossWindow) -> (u64, u64) {
 
 #[test]
 fn loss_window_after_a_timeout() {
+    // cwnd has reached ssthresh = 10·536 = 5360; the timeout recomputes
     // ssthresh = max(min(cwnd 5360, wnd 7504)/2, 2·536) = 2680.
-    // lwIP: cwnd = 1 MSS = 536; lwIP cwnd: max(2680/2, 536) = 1340.
+    // lwIP: cwnd = 1 MSS = 536. lwIP cwnd (paper §4.2, "50% of its
+    // ssthresh limit", the limit in force when the timer fired):
+    // max(5360/2, 536) = 2680.
     assert_eq!(cwnd_after_timeout(LwipLossWindow::OneMss), (2680, 536));
     assert_eq!(
         cwnd_after_timeout(LwipLossWindow::HalfSsthresh),
-        (2680, 1340)
+        (2680, 2680)
     );
 }
 
 #[test]
-fn with_the_initial_window_the_cwnd_variant_changes_nothing() {
-    // A timeout before cwnd grew: min(2144, 2144)/2 = 1072 = 2·MSS, so
-    // ssthresh = 1072 and both rules give cwnd = 536 (max(1072/2, 536)).
-    for loss in [LwipLossWindow::OneMss, LwipLossWindow::HalfSsthresh] {
+fn with_the_initial_window_the_cwnd_variant_restarts_from_half_the_initial_ssthresh() {
+    // A timeout before cwnd grew (cwnd 2144, ssthresh 5360, window 2144):
+    // ssthresh = max(min(2144, 2144)/2, 1072) = 1072 for both; lwIP sets
+    // cwnd = 536, the variant 5360/2 = 2680 (five MSS, not one). A second
+    // timeout of the same segment: the limit in force is now 1072, so the
+    // variant gives max(1072/2, 536) = 536 too.
+    for (loss, cwnd) in [
+        (LwipLossWindow::OneMss, 536),
+        (LwipLossWindow::HalfSsthresh, 2680),
+    ] {
         let mut w = wire(lwip(LwipBackoff::Table, loss));
         w.set_drop(|d, s, _| d == Dir::ToServer && !s.payload.is_empty());
         established_then_write(&mut w, b"x");
-        w.run_until(slow_tick(8));
+        w.run_while(60 * SEC, |w| w.client.stats().rto_expirations == 0);
+        assert_eq!((w.client.ssthresh(), w.client.cwnd()), (1072, cwnd));
+        w.run_while(120 * SEC, |w| w.client.stats().rto_expirations == 1);
+        assert_eq!(w.client.stats().rto_expirations, 2);
         assert_eq!((w.client.ssthresh(), w.client.cwnd()), (1072, 536));
     }
 }

@@ -1,6 +1,6 @@
 //! Metrics of the testbed (spec `testbed.md` §3), computed in one place from the
 //! events a run records: per client (flow completion time, unnecessary
-//! retransmissions, timers), per exchange (transmissions histogram), per packet on
+//! retransmissions, timers), per exchange (retransmissions histogram), per packet on
 //! the bottleneck (bytes, busy time, drops by cause, unnecessary copies).
 
 use serde::{Deserialize, Serialize};
@@ -202,8 +202,12 @@ pub struct Summary {
     pub fct: Percentiles,
     /// Unnecessary retransmissions per client.
     pub unnecessary: Percentiles,
-    /// Exchanges by number of retransmissions (0 = original only, 1, 2, …).
-    pub histogram: Vec<u64>,
+    /// Exchanges by number of retransmissions (index 0 = the original only,
+    /// 1, 2, …): what the run table prints as "retransmissions/exchange".
+    /// Serialised as `retransmissions_per_exchange`; stores written before
+    /// the rename call it `histogram`, which still reads.
+    #[serde(alias = "histogram")]
+    pub retransmissions_per_exchange: Vec<u64>,
     /// Largest expired timer per client (s).
     pub max_expired_timer: Percentiles,
     /// Mean RTT sample E over completed exchanges (s).
@@ -268,10 +272,10 @@ impl Summary {
                 }
             }
             if let Some(h) = run.histograms.get(group as usize) {
-                if s.histogram.len() < h.len() {
-                    s.histogram.resize(h.len(), 0);
+                if s.retransmissions_per_exchange.len() < h.len() {
+                    s.retransmissions_per_exchange.resize(h.len(), 0);
                 }
-                for (acc, n) in s.histogram.iter_mut().zip(h) {
+                for (acc, n) in s.retransmissions_per_exchange.iter_mut().zip(h) {
                     *acc += n;
                 }
             }
@@ -288,8 +292,8 @@ impl Summary {
             up_unn += run.uplink.unnecessary_bytes;
             down_unn += run.downlink.unnecessary_bytes;
         }
-        while s.histogram.last() == Some(&0) {
-            s.histogram.pop();
+        while s.retransmissions_per_exchange.last() == Some(&0) {
+            s.retransmissions_per_exchange.pop();
         }
         s.fct = Percentiles::of(&mut fct);
         s.unnecessary = Percentiles::of(&mut unnecessary);
@@ -380,7 +384,7 @@ mod tests {
         assert_eq!(s.unfinished_clients, 2);
         assert_eq!(s.fct.p50, 10.0);
         assert_eq!(s.unnecessary.p50, 3.0);
-        assert_eq!(s.histogram, vec![6, 2]);
+        assert_eq!(s.retransmissions_per_exchange, vec![6, 2]);
         assert_eq!(s.failed_exchanges, 2);
         assert_eq!(s.mismatched_responses, 6);
         assert_eq!(s.mean_rtt, 2.0);

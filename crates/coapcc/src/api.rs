@@ -77,7 +77,7 @@ pub struct Outcome {
     /// A JSON array: dumbbell scenarios, one object per algorithm,
     /// replication, group of its population and number of transmissions
     /// beyond the first (`retransmissions`: 0 = original only), with the
-    /// `exchanges` that needed that many: the transmissions histogram of each
+    /// `exchanges` that needed that many: the retransmissions histogram of each
     /// replication (spec `testbed.md` §3; the testbed counts it per group, not
     /// per client). Empty on the grid and the star.
     pub histograms: String,
@@ -124,7 +124,7 @@ struct HistogramRow<'a> {
     exchanges: u64,
 }
 
-/// The transmissions histogram of every replication, one row per bin
+/// The retransmissions histogram of every replication, one row per bin
 /// ([`Outcome::histograms`]).
 fn histograms<'a>(
     labels: impl Iterator<Item = &'a str>,

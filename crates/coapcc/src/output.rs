@@ -138,7 +138,8 @@ pub const NETWORK_KEYS: [&str; 5] = [
 ];
 
 /// The rows every client measures: FCT, unnecessary retransmissions, the
-/// largest expired timer and transmissions per exchange.
+/// largest expired timer and exchanges by retransmissions (`n:count` = count
+/// exchanges completed after n retransmissions).
 fn client_rows(out: &mut String, s: &Summary) {
     let _ = writeln!(out, "\n{}  ({} clients summarised)", s.label, s.clients);
     let _ = writeln!(
@@ -149,9 +150,9 @@ fn client_rows(out: &mut String, s: &Summary) {
     row(out, "FCT (s)", &s.fct, 3);
     row(out, "unnecessary rexmits", &s.unnecessary, 1);
     row(out, "largest expired timer", &s.max_expired_timer, 2);
-    let total: u64 = s.histogram.iter().sum();
-    let _ = write!(out, "  transmissions/exchange");
-    for (i, n) in s.histogram.iter().enumerate() {
+    let total: u64 = s.retransmissions_per_exchange.iter().sum();
+    let _ = write!(out, "  retransmissions/exchange");
+    for (i, n) in s.retransmissions_per_exchange.iter().enumerate() {
         if *n > 0 {
             let pct = 100.0 * *n as f64 / total.max(1) as f64;
             let _ = write!(out, "  {i}:{n} ({pct:.1}%)");
@@ -184,8 +185,8 @@ pub fn markdown(scenario: &Scenario, summaries: &[Summary]) -> String {
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for s in summaries {
-        let total: u64 = s.histogram.iter().sum();
-        let retransmitted = total - s.histogram.first().copied().unwrap_or(0);
+        let total: u64 = s.retransmissions_per_exchange.iter().sum();
+        let retransmitted = total - s.retransmissions_per_exchange.first().copied().unwrap_or(0);
         let f = &s.fct;
         let u = &s.unnecessary;
         let _ = writeln!(

@@ -424,28 +424,29 @@ fn shipped_campaigns_expand() {
 /// are those they had before (a changed key would recompute every stored run).
 /// They change with `MODEL_VERSION` only (model 3: clamped error sojourns,
 /// the server's token on duplicates, Linux 4.9's loss recovery in `tcp`;
-/// model 4: `tcp` is Linux 4.9 as the thesis configured it, without SACK).
+/// model 4: `tcp` is Linux 4.9 as the thesis configured it, without SACK;
+/// model 5: the second algorithm audit).
 #[test]
 fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
     for (name, definition, first, last) in [
         (
             "thesis.toml",
-            "637e8fe08f83a8a5de999e1c08e6c9c3d6352054fee5c730a5a7c2df11c627f9",
-            "ee8ddf509841e7b46f1651bf9526599254c73e2fd5f9bf7204019b41a606178a",
-            "ba94c878b39b086caa0a331e20820900135a80908d38d02f9dd7292740afd9e5",
+            "f30a835983be702b51298c6f83fd9db46ddf42a7c31e68372dde2ff852ce61d4",
+            "e04308740d8f59047314a7b9dde9171893371e9f0c188934747c5f8c473844b7",
+            "1ece2fa2cb6d4c71e5e9bf58fc95714587bddc34c348f3cebc285b2bd91f6e58",
         ),
         (
             "anrw2018-fullbackoff.toml",
-            "ec98835140b77f9bfa0d4a5dcfcb6d1d6cab07a07d9055952b30d4a44987f926",
-            "1aab31558bbf0c8b85950ca348b857bf5890e0b232749e3e1085e59665db6623",
-            "bf7c9ec242e6df0188c0172e6422ce2fe7ea06121fbe372853ce002a9cc8e7c8",
+            "91d8204417a2e654fd72f082346dd324b80b03e55b789b5bb7e04c69b44d99e4",
+            "817127c780f0617e6ea1b3e7efee40c686f5554a99ba3636cccde05556216d9a",
+            "ad953be58aee42bc86f49e03a8e13fcbb90089cc4ec0fd729c294c3ed2ca4c3c",
         ),
         (
             "vtc2018-coap-over-tcp.toml",
-            "e81470e5b2debdd0ec98d9ea081e69cf129bd767a6b0933d4fb6608d28c1ca8f",
-            "1aab31558bbf0c8b85950ca348b857bf5890e0b232749e3e1085e59665db6623",
-            "1a7c20e52d2a6979212005dcff4834e3a9b112027d08550fb5a9756e43ab9e4f",
+            "915c854cb5d0ad86bd13b5bce9d2842191db38a015871fc23c9a35f82c4ce165",
+            "817127c780f0617e6ea1b3e7efee40c686f5554a99ba3636cccde05556216d9a",
+            "8157dee5972376c8618473c32e2fe4bea62db036bc44a654b46e8b3c63ed140e",
         ),
     ] {
         let campaign::AnyPlan::Dumbbell(plan) = campaign::load_any(&root.join(name)).unwrap()

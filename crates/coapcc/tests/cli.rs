@@ -38,7 +38,7 @@ fn default_run_prints_json_per_algorithm() {
             assert!(fct > 30.0 && fct < 40.0, "{k} = {fct}");
             assert!(a["unnecessary"][k].as_f64().is_some());
         }
-        let hist: u64 = a["histogram"]
+        let hist: u64 = a["retransmissions_per_exchange"]
             .as_array()
             .unwrap()
             .iter()

@@ -101,7 +101,7 @@ fn load_prints_the_testbed_metrics_as_json_and_table() {
     let a = &v["algorithms"][0];
     assert_eq!(a["label"], "cocoa");
     assert_eq!(a["clients"], 4);
-    assert_eq!(a["histogram"], serde_json::json!([24]));
+    assert_eq!(a["retransmissions_per_exchange"], serde_json::json!([24]));
     assert_eq!(a["unfinished_clients"], 0);
     let p50 = a["fct"]["p50"].as_f64().unwrap();
     assert!(p50 > 0.0 && p50 < 2.0, "{p50}");
@@ -122,7 +122,7 @@ fn load_prints_the_testbed_metrics_as_json_and_table() {
     assert!(ok, "{err}");
     assert!(out.starts_with("load against coap://127.0.0.1:"), "{out}");
     assert!(
-        out.contains("FCT (s)") && out.contains("transmissions/exchange  0:6 (100.0%)"),
+        out.contains("FCT (s)") && out.contains("retransmissions/exchange  0:6 (100.0%)"),
         "{out}"
     );
     assert!(

@@ -122,11 +122,11 @@ fn load_through_emulator_matches_the_simulator() {
     assert!((r / s - 1.0).abs() < 0.10, "real {r} vs simulated {s}");
     // No losses: every exchange needed one transmission, in both.
     assert_eq!(
-        real.summary.histogram,
+        real.summary.retransmissions_per_exchange,
         vec![u64::from(clients * workload.exchanges)]
     );
     assert_eq!(
-        sim.histogram,
+        sim.retransmissions_per_exchange,
         vec![3 * u64::from(clients * workload.exchanges)]
     );
     // The relay carried every request and response, sized as the testbed's
@@ -167,10 +167,13 @@ fn emulator_drops_and_clients_recover() {
     eprintln!("{up:?}\n{down:?}");
     assert!(up.dropped_error + down.dropped_error > 0, "{:?}", o.relay);
     assert!(
-        o.summary.histogram.len() > 1,
+        o.summary.retransmissions_per_exchange.len() > 1,
         "some exchanges needed retransmissions"
     );
-    assert_eq!(o.summary.histogram.iter().sum::<u64>(), 80);
+    assert_eq!(
+        o.summary.retransmissions_per_exchange.iter().sum::<u64>(),
+        80
+    );
     assert_eq!(o.summary.failed_exchanges, 0);
     // Every request transmission entered the uplink: serialised or tail-dropped.
     let sent: u64 = o

@@ -10,19 +10,16 @@ use crate::message::{decode_uint, encode_uint, option, MessageView};
 /// the marking uses an option.
 ///
 /// - TC (65052): `ordinal + 1`;
-/// - Rexmit-Cnt (65020): `ordinal` (0 is the empty value), or 255 on the
-///   original of a probing exchange.
+/// - Rexmit-Cnt (65020): `ordinal` on retransmissions; on the original, 255
+///   when probing and no option at all otherwise — thesis §7.3: "The original
+///   transmission does not need the option as it can have an implicit value
+///   of zero."
 pub(crate) fn marking_option(marking: Marking, ordinal: u8) -> Option<(u16, u32)> {
     match marking {
         Marking::TransmissionCounter => Some((option::TC, u32::from(ordinal) + 1)),
-        Marking::RexmitCount { probe } => {
-            let v = if probe && ordinal == 0 {
-                255
-            } else {
-                u32::from(ordinal)
-            };
-            Some((option::REXMIT_CNT, v))
-        }
+        Marking::RexmitCount { probe: true } if ordinal == 0 => Some((option::REXMIT_CNT, 255)),
+        Marking::RexmitCount { .. } if ordinal == 0 => None,
+        Marking::RexmitCount { .. } => Some((option::REXMIT_CNT, u32::from(ordinal))),
         Marking::None | Marking::Token => None,
     }
 }
@@ -57,8 +54,12 @@ pub(crate) fn encode_marking_option(number: u16, value: u32, last: u16) -> ([u8;
 /// header with a 2-byte value (TC 256), or a 1-byte token.
 pub(crate) const MAX_MARKING_OVERHEAD: usize = 5;
 
-/// The ordinal echoed in `msg`, read according to the request's marking.
-/// Rexmit-Cnt 255 is the probe on the original, so it reads as 0.
+/// The ordinal echoed in the response `msg`, read according to the request's
+/// marking. Rexmit-Cnt 255 is the probe on the original, so it reads as 0;
+/// once the peer's support is confirmed (`probe: false`), a response without
+/// the option answers the original, ordinal 0 — thesis §7.3: "From this
+/// point on messages missing the option are inferred as original
+/// transmissions." (Empty ACKs never reach here: they carry no echo.)
 pub(crate) fn decode_echo(marking: Marking, msg: &MessageView<'_>) -> Option<u8> {
     match marking {
         Marking::None => None,
@@ -66,12 +67,14 @@ pub(crate) fn decode_echo(marking: Marking, msg: &MessageView<'_>) -> Option<u8>
             let v = msg.option(option::TC).and_then(decode_uint)?;
             (1..=256).contains(&v).then(|| (v - 1) as u8)
         }
-        Marking::RexmitCount { .. } => {
-            match msg.option(option::REXMIT_CNT).and_then(decode_uint)? {
+        Marking::RexmitCount { probe } => match msg.option(option::REXMIT_CNT) {
+            None if !probe => Some(0),
+            None => None,
+            Some(v) => match decode_uint(v)? {
                 255 => Some(0),
                 v => u8::try_from(v).ok(),
-            }
-        }
+            },
+        },
         Marking::Token => match msg.token {
             [ordinal] => Some(*ordinal),
             _ => None,
@@ -94,9 +97,14 @@ mod tests {
             marking_option(Marking::TransmissionCounter, 4),
             Some((option::TC, 5))
         );
+        // The original needs no option once support is known (§7.3).
         assert_eq!(
             marking_option(Marking::RexmitCount { probe: false }, 0),
-            Some((option::REXMIT_CNT, 0))
+            None
+        );
+        assert_eq!(
+            marking_option(Marking::RexmitCount { probe: false }, 1),
+            Some((option::REXMIT_CNT, 1))
         );
         assert_eq!(
             marking_option(Marking::RexmitCount { probe: true }, 0),

@@ -64,8 +64,10 @@ class Result:
     def summary(self) -> pd.DataFrame:
         """One row per algorithm: the CLI's table (nested fields joined by ``_``).
 
-        On the dumbbell: ``fct_p50``, ``unnecessary_p90``, ``histogram`` (exchanges
-        by transmissions), ``drops_buffer_up``, ``utilisation_up`` …; on the grid
+        On the dumbbell: ``fct_p50``, ``unnecessary_p90``,
+        ``retransmissions_per_exchange`` (exchanges by number of retransmissions,
+        index 0 = the original only; called ``histogram`` in earlier versions),
+        ``drops_buffer_up``, ``utilisation_up`` …; on the grid
         and the star, each estimate as ``<metric>_mean`` and ``<metric>_ci95``.
         """
         return pd.json_normalize(self.report["algorithms"], sep="_")
@@ -81,7 +83,7 @@ class Result:
         On the dumbbell, each CoAP client: ``fct`` (NaN if unfinished),
         ``completed``, ``failed``, ``unnecessary``, ``retransmissions``,
         ``expirations``, ``max_expired_timer``, ``rtt_sum`` … (``tcp_*`` for CoAP
-        over TCP); a client's exchanges by transmissions are not recorded
+        over TCP); a client's exchanges by retransmissions are not recorded
         separately, the testbed counts them per group (:attr:`histograms`). On
         the grid, each node (clients and interferers, ``role``)
         with its CoAP and ``mac_*`` counters. On the star, each station with its
@@ -92,12 +94,13 @@ class Result:
 
     @cached_property
     def histograms(self) -> pd.DataFrame:
-        """Dumbbell scenarios: the transmissions histogram of every replication.
+        """Dumbbell scenarios: the retransmissions histogram of every replication.
 
         One row per ``algorithm``, ``replication``, ``group`` (of a mixed
         population; 0 otherwise) and ``retransmissions`` (0 = the original
         transmission only), with the ``exchanges`` that completed after that
-        many. Summed over replications it is :attr:`summary`'s ``histogram``.
+        many. Summed over replications it is :attr:`summary`'s
+        ``retransmissions_per_exchange``.
         Empty on the grid and the star.
         """
         columns = ["algorithm", "replication", "group", "retransmissions", "exchanges"]

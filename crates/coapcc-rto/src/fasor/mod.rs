@@ -20,13 +20,12 @@ pub mod series;
 
 use core::marker::PhantomData;
 
-use crate::math::max;
 use crate::{
     Ack, AlgorithmParams, CongestionControl, Echo, ExchangeTimer, FirstSample, Marking, ParamError,
     Random,
 };
 use estimator::{sanitize, FastRto};
-use series::{timer, Series, State};
+use series::{fsf_second, timer, Series, State};
 
 /// How a flavour learns which transmission an acknowledgement answers (§6.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,8 +120,6 @@ pub struct Fasor<V = flavor::Plain> {
     /// Undithered SlowRTO (s); meaningful once the state has left `Fast`.
     slow_rto: f64,
     state: State,
-    /// The latest precise sample (s), 0 before any (§6.6).
-    last_precise: f64,
     support: Support,
     /// Spurious retransmissions detected through echoes (kept across `reset`).
     spurious: u64,
@@ -145,7 +142,6 @@ impl<V: Flavor> Fasor<V> {
             fast: FastRto::new(),
             slow_rto: 0.0,
             state: State::Fast,
-            last_precise: 0.0,
             support: Support::Unknown,
             spurious: 0,
             cap,
@@ -180,11 +176,6 @@ impl<V: Flavor> Fasor<V> {
         self.state
     }
 
-    /// The latest precise RTT sample (0 before any).
-    pub fn last_precise(&self) -> f64 {
-        self.last_precise
-    }
-
     /// What is known about Rexmit-Cnt support (always `Unknown` for other flavours).
     pub fn support(&self) -> Support {
         self.support
@@ -199,21 +190,11 @@ impl<V: Flavor> Fasor<V> {
         }
     }
 
-    /// The undithered FastRTO the series is based on: FastRTO, or with accurate
-    /// RTT `max(FastRTO, previous precise sample)` (§6.6).
-    fn fast_base(&self) -> f64 {
-        if self.marks() {
-            max(self.fast.rto, self.last_precise)
-        } else {
-            self.fast.rto
-        }
-    }
-
-    /// A sample that updates FastRTO.
-    fn sample(&mut self, r: f64) {
-        let r = sanitize(r);
-        self.fast.update(r, self.first_sample);
-        self.last_precise = r;
+    /// An unambiguous (or, with accurate RTT, precise) sample: FastRTO is
+    /// updated and the state returns to FAST (Listing 1, `unambiguous_ack`).
+    fn unambiguous(&mut self, r: f64) {
+        self.fast.update(sanitize(r), self.first_sample);
+        self.state = State::Fast;
     }
 
     /// An acknowledgement that counts as ambiguous: SlowRTO, then the next state.
@@ -225,11 +206,11 @@ impl<V: Flavor> Fasor<V> {
 
 impl<V: Flavor> CongestionControl for Fasor<V> {
     fn start(&mut self, _now: f64, _outstanding: usize, rng: &mut dyn Random) -> ExchangeTimer {
-        let f = self.fast_base() + self.fast.dither(rng);
-        let s = if self.state.uses_slow() {
-            self.slow_rto + self.fast.dither(rng)
-        } else {
-            0.0
+        let f = self.fast.rto + self.fast.dither(rng);
+        let s = match self.state {
+            State::Fast => 0.0,
+            State::FastSlowFast => fsf_second(self.slow_rto + self.fast.dither(rng), self.fast.rto),
+            _ => self.slow_rto + self.fast.dither(rng),
         };
         let t = timer(self.state, 0, f, s, self.cap);
         ExchangeTimer {
@@ -263,20 +244,28 @@ impl<V: Flavor> CongestionControl for Fasor<V> {
             };
         }
         let n = ex.retransmissions;
-        match ack.echo.filter(|_| self.marks()) {
+        // Thesis §7.3: once Rexmit-Cnt support is confirmed, "messages
+        // missing the option are inferred as original transmissions" (a
+        // piggybacked response; an Empty ACK never carries the option).
+        let inferred =
+            (V::ACCURACY == Accuracy::RexmitCnt && self.support == Support::Yes && ack.piggybacked)
+                .then_some(Echo {
+                    ordinal: 0,
+                    rtt: ack.elapsed,
+                });
+        match ack.echo.or(inferred).filter(|_| self.marks()) {
+            // Thesis §7.3: the echo makes "all samples unambiguous": the
+            // precise RTT of the answered copy updates FastRTO and the state
+            // returns to FAST, whichever copy was answered. An echo of an
+            // earlier copy than the last one sent is still counted as a
+            // spurious retransmission (a statistic; it changes nothing).
             Some(Echo { ordinal, rtt }) => {
-                self.sample(rtt);
-                if ordinal >= n {
-                    self.state = State::Fast;
-                } else {
+                if ordinal < n {
                     self.spurious += 1;
-                    self.ambiguous(ack.elapsed);
                 }
+                self.unambiguous(rtt);
             }
-            None if n == 0 => {
-                self.sample(ack.elapsed);
-                self.state = State::Fast;
-            }
+            None if n == 0 => self.unambiguous(ack.elapsed),
             None => self.ambiguous(ack.elapsed),
         }
     }

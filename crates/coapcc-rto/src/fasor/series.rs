@@ -2,8 +2,13 @@
 //! the development variants Slow and FastSlow (§6.5).
 //!
 //! A series is a function of the state the exchange started in, the dithered
-//! FastRTO `F` and the dithered SlowRTO `S` (both snapshotted at exchange start)
-//! and the transmission ordinal `i`; every value is capped.
+//! FastRTO `F` and the slow value `S` (both snapshotted at exchange start) and
+//! the transmission ordinal `i`; every value is capped. `S` is the dithered
+//! SlowRTO, except in FAST_SLOW_FAST where it is the whole second timer,
+//! `max(SlowRTO, 2·fastrto)` with the *undithered* fastrto ([`fsf_second`]):
+//! the thesis's Listing 1 (§7.2) returns `MAX(slowrto, 2*fastrto)` there,
+//! where `fastrto` is the estimator's value and only `fastrto_series_init()`
+//! adds the dither.
 
 use crate::math::{max, min};
 
@@ -24,7 +29,7 @@ pub enum Series {
 pub enum State {
     /// F, 2F, 4F, … (all series).
     Fast = 0,
-    /// FASOR: F, max(S, 2F), 2F, 4F, …
+    /// FASOR: F, max(S, 2·fastrto), 2F, 4F, … (fastrto undithered)
     FastSlowFast = 1,
     /// FASOR: S, F, 2F, 4F, …
     SlowFast = 2,
@@ -78,13 +83,22 @@ pub fn doubled(base: f64, k: u8, cap: f64) -> f64 {
     min(v, cap)
 }
 
+/// FAST_SLOW_FAST's second timer (Listing 1, `fastslowfast_rtoseries`, case
+/// 1): `MAX(slowrto, 2*fastrto)` from the dithered SlowRTO `slow` and the
+/// undithered FastRTO `fast_rto`.
+#[inline]
+pub fn fsf_second(slow: f64, fast_rto: f64) -> f64 {
+    max(slow, 2.0 * fast_rto)
+}
+
 /// The timer armed before transmission `i` (0 = original) of an exchange that
-/// started in `state` with dithered FastRTO `f` and dithered SlowRTO `s`.
+/// started in `state` with dithered FastRTO `f` and slow value `s` (the
+/// dithered SlowRTO; in FAST_SLOW_FAST the second timer, [`fsf_second`]).
 pub fn timer(state: State, i: u8, f: f64, s: f64, cap: f64) -> f64 {
     match (state, i) {
         (State::Fast, _) => doubled(f, i, cap),
         (State::FastSlowFast, 0) => min(f, cap),
-        (State::FastSlowFast, 1) => min(max(s, 2.0 * f), cap),
+        (State::FastSlowFast, 1) => min(s, cap),
         (State::FastSlowFast, _) => doubled(f, i - 1, cap),
         (State::SlowFast, 0) => min(s, cap),
         (State::SlowFast, _) => doubled(f, i - 1, cap),
@@ -108,23 +122,29 @@ mod tests {
 
     #[test]
     fn fasor_table_rows() {
-        // F = 1.5, S = 4.5 (S > 2F).
+        // F = 1.5, S = 4.5.
         assert_eq!(
             series(State::Fast, 1.5, 4.5),
             [1.5, 3.0, 6.0, 12.0, 24.0, 48.0]
         );
         assert_eq!(
-            series(State::FastSlowFast, 1.5, 4.5),
-            [1.5, 4.5, 3.0, 6.0, 12.0, 24.0]
-        );
-        assert_eq!(
             series(State::SlowFast, 1.5, 4.5),
             [4.5, 1.5, 3.0, 6.0, 12.0, 24.0]
         );
-        // S < 2F: i = 1 of FAST_SLOW_FAST is 2F.
+        // FAST_SLOW_FAST, fastrto 1.2 dithered to F = 1.5, SlowRTO 4.5:
+        // second timer MAX(4.5, 2·1.2 = 2.4) = 4.5; then 2F = 3, 4F = 6, …
+        let s = fsf_second(4.5, 1.2);
+        assert_eq!(s, 4.5);
         assert_eq!(
-            series(State::FastSlowFast, 1.5, 2.0),
-            [1.5, 3.0, 3.0, 6.0, 12.0, 24.0]
+            series(State::FastSlowFast, 1.5, s),
+            [1.5, 4.5, 3.0, 6.0, 12.0, 24.0]
+        );
+        // SlowRTO 2.0 < 2·fastrto: MAX(2.0, 2.4) = 2.4, not 2F = 3.0.
+        let s = fsf_second(2.0, 1.2);
+        assert_eq!(s, 2.4);
+        assert_eq!(
+            series(State::FastSlowFast, 1.5, s),
+            [1.5, 2.4, 3.0, 6.0, 12.0, 24.0]
         );
     }
 

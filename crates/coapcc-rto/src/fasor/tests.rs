@@ -116,13 +116,16 @@ fn full_state_walk_with_hand_computed_series() {
 }
 
 #[test]
-fn fast_slow_fast_takes_twice_f_when_slowrto_is_smaller() {
+fn fast_slow_fast_takes_twice_the_undithered_fastrto_when_slowrto_is_smaller() {
     let mut a = Fasor::<flavor::Plain>::default();
-    exchange(&mut a, 0, ack(0.4)); // FastRTO 0.6
-    exchange(&mut a, 1, ack(0.5)); // SlowRTO 0.75, FAST_SLOW_FAST
-                                   // F = 0.7, S = 0.75 + 0.1 = 0.85 < 2F = 1.4.
-    let s: [f64; 3] = series(&mut a, &[0.0, 0.0]);
-    assert!(all_close(&s, &[0.7, 1.4, 1.4]), "{s:?}");
+    exchange(&mut a, 0, ack(0.4)); // FastRTO 0.6 (SRTT 0.4)
+    exchange(&mut a, 1, ack(0.5)); // SlowRTO 1.5·0.5 = 0.75, FAST_SLOW_FAST
+                                   // Listing 1: i = 0 fastrto + dither() = 0.6 + 0.1 = 0.7 (U = 0: SRTT/4);
+                                   // i = 1 MAX(slowrto, 2*fastrto) = MAX(0.75 + 0.1, 2·0.6) = 1.2 (not
+                                   // 2·0.7 = 1.4: fastrto is the estimator's value, undithered);
+                                   // i = 2 backoff_series_timer·2 = 1.4; i = 3: 2.8.
+    let s: [f64; 4] = series(&mut a, &[0.0, 0.0]);
+    assert!(all_close(&s, &[0.7, 1.2, 1.4, 2.8]), "{s:?}");
 }
 
 #[test]
@@ -253,34 +256,43 @@ fn token_echo_of_the_last_copy_is_a_precise_unambiguous_sample() {
     exchange(&mut a, 2, echoed(7.0, 2, 0.3));
     assert_eq!(a.state(), State::Fast);
     assert!(close(a.fast_rto().rto, 0.45), "first sample 0.3 → 1.5·0.3");
-    assert!(close(a.last_precise(), 0.3));
     assert_eq!(a.spurious_detected(), 0);
-    // F = max(0.45, 0.3) + U(0.075, 0.3) = 0.525 with dither 0.
+    // F = FastRTO + U(SRTT/4, SRTT) = 0.45 + 0.075 = 0.525 with dither 0.
     let s: [f64; 2] = series(&mut a, &[0.0]);
     assert!(all_close(&s, &[0.525, 1.05]), "{s:?}");
 }
 
 #[test]
 fn token_echo_of_an_earlier_copy_is_spurious() {
+    // Thesis §7.3: the token makes "all samples unambiguous": an echo of an
+    // earlier copy is a precise sample like any other (FastRTO updated, state
+    // FAST, no SlowRTO); it is only counted as a spurious retransmission.
     let mut a = FasorToken::default();
-    exchange(&mut a, 0, echoed(0.4, 0, 0.4)); // FastRTO 0.6
-                                              // Retransmitted twice, but the original was answered after 3.0 s.
+    // Draft first-sample rule, R = 0.4: SRTT 0.4, RTTVAR 0.4/8 = 0.05,
+    // FastRTO = 0.4 + 4·0.05 = 0.6.
+    exchange(&mut a, 0, echoed(0.4, 0, 0.4));
+    assert!(close(a.fast_rto().rto, 0.6));
+    // Retransmitted twice, but the original was answered after 3.0 s (RFC
+    // 6298: RTTVAR first, against the old SRTT):
+    // RTTVAR = 0.75·0.05 + 0.25·|0.4 − 3| = 0.0375 + 0.65 = 0.6875,
+    // SRTT = 0.875·0.4 + 0.125·3 = 0.35 + 0.375 = 0.725,
+    // FastRTO = 0.725 + 4·0.6875 = 3.475.
     exchange(&mut a, 2, echoed(3.0, 0, 3.0));
     assert_eq!(a.spurious_detected(), 1);
-    assert_eq!(a.state(), State::FastSlowFast);
-    assert!(close(a.slow_rto(), 4.5));
-    // The precise sample updated FastRTO: RTTVAR = 0.75·0.05 + 0.25·2.6 = 0.6875,
-    // SRTT = 0.875·0.4 + 0.125·3 = 0.725, RTO = 0.725 + 2.75 = 3.475.
+    assert_eq!(a.state(), State::Fast);
+    assert_eq!(a.slow_rto(), 0.0, "no SlowRTO from a precise sample");
     assert!(close(a.fast_rto().rto, 3.475));
-    assert!(close(a.last_precise(), 3.0));
-    // Answered copy 1 of 3: still spurious, → SLOW_FAST.
+    // Answered copy 1 of 3 after 2.0 s: spurious again, still FAST;
+    // RTTVAR = 0.75·0.6875 + 0.25·|0.725 − 2| = 0.515625 + 0.31875 = 0.834375,
+    // SRTT = 0.875·0.725 + 0.25 = 0.884375, FastRTO = 0.884375 + 3.3375 = 4.221875.
     exchange(&mut a, 2, echoed(4.0, 1, 2.0));
     assert_eq!(a.spurious_detected(), 2);
-    assert_eq!(a.state(), State::SlowFast);
-    assert!(
-        close(a.slow_rto(), 6.0),
-        "SlowRTO from E, not from the precise RTT"
-    );
+    assert_eq!(a.state(), State::Fast);
+    assert!(close(a.fast_rto().rto, 4.221875), "{}", a.fast_rto().rto);
+    // The next series is FAST from FastRTO itself (no max with the last
+    // sample): F = 4.221875 + 0.884375/4 = 4.44296875, then 2F, 4F.
+    let s: [f64; 3] = series(&mut a, &[0.0]);
+    assert!(all_close(&s, &[4.44296875, 8.8859375, 17.771875]), "{s:?}");
 }
 
 #[test]
@@ -337,40 +349,78 @@ fn option_probes_until_the_first_piggybacked_response() {
 #[test]
 fn option_spurious_detection() {
     let mut a = FasorOption::default();
-    exchange(&mut a, 0, echoed(0.4, 0, 0.4));
+    exchange(&mut a, 0, echoed(0.4, 0, 0.4)); // FastRTO 0.6, support confirmed
+    assert_eq!(a.support(), Support::Yes);
+    // The original answered after one retransmission: precise sample 3.0,
+    // FastRTO 3.475 (as in `token_echo_of_an_earlier_copy_is_spurious`), FAST.
     exchange(&mut a, 1, echoed(3.0, 0, 3.0));
     assert_eq!(a.spurious_detected(), 1);
+    assert_eq!(a.state(), State::Fast);
+    assert!(close(a.fast_rto().rto, 3.475));
+}
+
+#[test]
+fn option_less_response_answers_the_original_once_support_is_known() {
+    // Thesis §7.3: "From this point on messages missing the option are
+    // inferred as original transmissions."
+    let mut a = FasorOption::default();
+    exchange(&mut a, 0, echoed(0.4, 0, 0.4)); // FastRTO 0.6, SRTT 0.4
+                                              // A piggybacked response without the option after one retransmission:
+                                              // the original's, RTT = E = 3.0 → FastRTO 3.475, FAST, spurious.
+    exchange(&mut a, 1, ack(3.0));
+    assert_eq!(a.state(), State::Fast);
+    assert!(close(a.fast_rto().rto, 3.475));
+    assert_eq!(a.spurious_detected(), 1);
+    // An Empty ACK never carries the option: Karn's rule, SlowRTO 1.5·2 = 3.
+    exchange(
+        &mut a,
+        1,
+        Ack {
+            piggybacked: false,
+            ..ack(2.0)
+        },
+    );
     assert_eq!(a.state(), State::FastSlowFast);
+    assert!(close(a.slow_rto(), 3.0));
 }
 
 #[test]
 fn option_falls_back_to_plain_fasor_without_echo() {
-    let mut opt = FasorOption::default();
-    let mut plain = Fasor::<flavor::Plain>::default();
-    // The first piggybacked response lacks the echo.
-    for a in [&mut opt as &mut dyn CongestionControl, &mut plain] {
-        let mut r = Scripted::new(&[0.25]);
-        let mut ex = a.start(0.0, 0, &mut r);
-        a.expire(1.0, &mut ex, &mut r);
-        a.on_ack(&ex, &ack(2.0));
-    }
-    assert_eq!(opt.support(), Support::No);
-    assert_eq!(opt.marking(), Marking::None);
-    // From now on it behaves exactly like plain FASOR, even if an echo showed up.
-    let events = [
-        (0u8, echoed(0.4, 0, 0.4)),
-        (2, echoed(3.0, 0, 3.0)),
-        (1, ack(0.9)),
-    ];
-    for (n, ack) in events {
-        let eo = exchange(&mut opt, n, ack);
-        let ep = exchange(&mut plain, n, ack);
-        assert_eq!(eo, ep);
-        assert_eq!(opt.state(), plain.state());
-        assert_eq!(opt.fast_rto(), plain.fast_rto());
-        assert_eq!(opt.slow_rto(), plain.slow_rto());
-    }
-    assert_eq!(opt.spurious_detected(), 0);
+    let mut a = FasorOption::default();
+    assert_eq!(a.marking(), Marking::RexmitCount { probe: true });
+    // First exchange, U = 0.25: F = 2 + (2/3)/4 + 0.25·(2/3 − 1/6) = 2 + 1/6
+    // + 1/8 = 2.291667; one expiry: 2F = 4.583333.
+    let mut r = Scripted::new(&[0.25]);
+    let mut ex = a.start(0.0, 0, &mut r);
+    assert!(close(ex.current, 2.0 + 1.0 / 6.0 + 0.125));
+    a.expire(1.0, &mut ex, &mut r);
+    assert!(close(ex.current, 2.0 * (2.0 + 1.0 / 6.0 + 0.125)));
+    // The first piggybacked response lacks the echo: no support; this ACK
+    // is ambiguous (n = 1): SlowRTO = 1.5·2.0 = 3.0, → FAST_SLOW_FAST.
+    a.on_ack(&ex, &ack(2.0));
+    assert_eq!(a.support(), Support::No);
+    assert_eq!(a.marking(), Marking::None);
+    assert_eq!(a.state(), State::FastSlowFast);
+    assert!(close(a.slow_rto(), 3.0));
+    // From now on echoes are ignored (Karn's rule, plain FASOR):
+    // n = 0, E = 0.4 (echo ignored): FastRTO 0.6 (draft first sample), FAST.
+    exchange(&mut a, 0, echoed(0.4, 0, 0.4));
+    assert_eq!(a.state(), State::Fast);
+    assert!(close(a.fast_rto().rto, 0.6));
+    // n = 2, E = 3.0, an echo of copy 0 ignored: SlowRTO 4.5, FAST_SLOW_FAST,
+    // FastRTO untouched, nothing counted as spurious.
+    exchange(&mut a, 2, echoed(3.0, 0, 3.0));
+    assert_eq!(a.state(), State::FastSlowFast);
+    assert!(close(a.slow_rto(), 4.5) && close(a.fast_rto().rto, 0.6));
+    // n = 1, E = 0.9, no echo: SlowRTO 1.35, SLOW_FAST.
+    exchange(&mut a, 1, ack(0.9));
+    assert_eq!(a.state(), State::SlowFast);
+    assert!(close(a.slow_rto(), 1.35));
+    assert_eq!(a.spurious_detected(), 0);
+    // SLOW_FAST series, dithers U = 0 (SRTT/4 = 0.1): S = 1.35 + 0.1 = 1.45,
+    // then F = 0.6 + 0.1 = 0.7, 1.4, 2.8.
+    let s: [f64; 4] = series(&mut a, &[0.0]);
+    assert!(all_close(&s, &[1.45, 0.7, 1.4, 2.8]), "{s:?}");
 }
 
 #[test]

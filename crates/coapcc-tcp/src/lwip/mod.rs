@@ -129,19 +129,32 @@ impl LwipBackoff {
 pub enum LwipLossWindow {
     /// lwIP: one MSS.
     OneMss,
-    /// The published "lwIP cwnd" variant: `max(ssthresh/2, MSS)` with the
-    /// ssthresh just recomputed.
+    /// The published "lwIP cwnd" variant (paper §4.2): "set the *cwnd* to
+    /// 50% of its *ssthresh* limit instead of resetting it back to 1 × MSS",
+    /// `max(ssthresh/2, MSS)` with the ssthresh in force when the timeout
+    /// fires — the limit the window was growing toward — not the one lwIP
+    /// recomputes from it (`docs/decisions.md`, "lwIP cwnd: which ssthresh,
+    /// which events").
     HalfSsthresh,
 }
 
-/// (ssthresh, cwnd) after a timeout: `ssthresh = max(min(cwnd, wnd)/2,
-/// 2·MSS)`, then the loss window (transport-tcp.md §3; `tcp_slowtmr`, where
-/// `wnd` is the peer's advertised window `snd_wnd`).
-pub fn after_timeout(cwnd: u64, wnd: u64, mss: u64, loss: LwipLossWindow) -> (u64, u64) {
+/// (ssthresh, cwnd) after a timeout that fires with `cwnd`, the peer's
+/// advertised window `wnd` (`snd_wnd`) and `ssthresh` in force:
+/// `ssthresh = max(min(cwnd, wnd)/2, 2·MSS)`, and cwnd the loss window — one
+/// MSS, or the cwnd variant's half of the ssthresh in force before this
+/// recomputation (transport-tcp.md §3; `tcp_slowtmr`; paper §4.2).
+pub fn after_timeout(
+    cwnd: u64,
+    wnd: u64,
+    ssthresh: u64,
+    mss: u64,
+    loss: LwipLossWindow,
+) -> (u64, u64) {
+    let limit = ssthresh;
     let ssthresh = (cwnd.min(wnd) / 2).max(2 * mss);
     let cwnd = match loss {
         LwipLossWindow::OneMss => mss,
-        LwipLossWindow::HalfSsthresh => (ssthresh / 2).max(mss),
+        LwipLossWindow::HalfSsthresh => (limit / 2).max(mss),
     };
     (ssthresh, cwnd)
 }
@@ -213,16 +226,20 @@ mod tests {
         assert_eq!(initial_cwnd(1460), 4380);
         assert_eq!(initial_cwnd(256), 1024);
         assert_eq!(initial_ssthresh(536), 5360);
+        // cwnd 4000 under ssthresh 5360 (slow start), window 10 000:
+        // ssthresh = max(4000/2, 1072) = 2000; lwIP cwnd 536; the variant
+        // max(5360/2, 536) = 2680 (half the limit in force, not 2000/2).
         assert_eq!(
-            after_timeout(4000, 10_000, 536, LwipLossWindow::OneMss),
+            after_timeout(4000, 10_000, 5360, 536, LwipLossWindow::OneMss),
             (2000, 536)
         );
         assert_eq!(
-            after_timeout(4000, 10_000, 536, LwipLossWindow::HalfSsthresh),
-            (2000, 1000)
+            after_timeout(4000, 10_000, 5360, 536, LwipLossWindow::HalfSsthresh),
+            (2000, 2680)
         );
+        // After earlier timeouts left ssthresh at 2·MSS = 1072: max(536, 536).
         assert_eq!(
-            after_timeout(1000, 10_000, 536, LwipLossWindow::HalfSsthresh),
+            after_timeout(1000, 10_000, 1072, 536, LwipLossWindow::HalfSsthresh),
             (1072, 536)
         );
     }
@@ -307,21 +324,35 @@ mod tests {
 
     #[test]
     fn loss_windows_of_the_published_comparison() {
-        // cwnd 5360 with the sink's 14·536 = 7504-byte window:
-        // ssthresh = max(min(5360, 7504)/2, 1072) = 2680; lwIP cwnd = 536,
-        // "lwIP cwnd" = max(2680/2, 536) = 1340.
+        // Paper §4.2: "the cwnd can drop from 10 × MSS down to 1 × MSS";
+        // the variant sets it "to 50% of its ssthresh limit". With the
+        // published MSS 536 and initial ssthresh 10·536 = 5360, cwnd having
+        // reached it, and the sink's 14·536 = 7504-byte window:
+        // lwIP recomputes ssthresh = max(min(5360, 7504)/2, 2·536) = 2680 and
+        // sets cwnd = 536; "lwIP cwnd" sets cwnd = 5360/2 = 2680 = 5·MSS
+        // (the "multiplicative decrease (by 0.5)" the paper likens to TCP's).
         assert_eq!(
-            after_timeout(5360, 7504, 536, LwipLossWindow::OneMss),
+            after_timeout(5360, 7504, 5360, 536, LwipLossWindow::OneMss),
             (2680, 536)
         );
         assert_eq!(
-            after_timeout(5360, 7504, 536, LwipLossWindow::HalfSsthresh),
-            (2680, 1340)
+            after_timeout(5360, 7504, 5360, 536, LwipLossWindow::HalfSsthresh),
+            (2680, 2680)
         );
-        // The window bounds it: lwIP's default TCP_WND of 2144 gives
-        // ssthresh 1072 = 2·MSS and both rules 536.
+        // lwIP's default TCP_WND of 2144 bounds the new ssthresh (2144/2 =
+        // 1072 = 2·MSS) but not the variant's window: 5360/2 = 2680; lwIP 536.
         assert_eq!(
-            after_timeout(5360, 2144, 536, LwipLossWindow::HalfSsthresh),
+            after_timeout(5360, 2144, 5360, 536, LwipLossWindow::HalfSsthresh),
+            (1072, 2680)
+        );
+        assert_eq!(
+            after_timeout(5360, 2144, 5360, 536, LwipLossWindow::OneMss),
+            (1072, 536)
+        );
+        // A second timeout right after: the limit in force is now 1072, so
+        // the variant gives max(1072/2, 536) = 536 like lwIP.
+        assert_eq!(
+            after_timeout(2680, 2144, 1072, 536, LwipLossWindow::HalfSsthresh),
             (1072, 536)
         );
     }

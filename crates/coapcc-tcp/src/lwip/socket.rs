@@ -636,8 +636,8 @@ impl LwipSocket {
     /// RTO becomes `((sa>>3)+sv) << backoff[nrtx]` (or the back-off
     /// variant's ×2 / ×1.3), clamped to `0x7FFF`; `rtime` restarts;
     /// `ssthresh = max(min(cwnd, snd_wnd)/2, 2·MSS)` and cwnd the loss
-    /// window (one MSS, or the cwnd variant's `max(ssthresh/2, MSS)`), on
-    /// every timeout; `nrtx` counts it. Nothing resets `TF_INFR` or the
+    /// window (one MSS, or the cwnd variant's `max(ssthresh/2, MSS)` from the
+    /// ssthresh in force before this timeout, paper §4.2), on every timeout; `nrtx` counts it. Nothing resets `TF_INFR` or the
     /// duplicate-ACK count (as in lwIP).
     fn on_rto(&mut self, n: u64) {
         if self.syn_unacked {
@@ -669,6 +669,7 @@ impl LwipSocket {
         let (ssthresh, cwnd) = after_timeout(
             u64::from(self.cwnd),
             u64::from(self.snd_wnd),
+            u64::from(self.ssthresh),
             u64::from(self.mss),
             self.cfg.loss_window,
         );

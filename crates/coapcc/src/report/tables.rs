@@ -185,12 +185,12 @@ pub const TRANSMISSION_COLUMNS: usize = 6;
 /// Shares of exchanges by number of transmissions (1 = no retransmission), in
 /// percent, the last column counting 6 or more.
 pub fn transmission_shares(s: &Summary) -> (u64, [f64; TRANSMISSION_COLUMNS]) {
-    let total: u64 = s.histogram.iter().sum();
+    let total: u64 = s.retransmissions_per_exchange.iter().sum();
     let mut out = [0.0; TRANSMISSION_COLUMNS];
     if total == 0 {
         return (0, out);
     }
-    for (i, &n) in s.histogram.iter().enumerate() {
+    for (i, &n) in s.retransmissions_per_exchange.iter().enumerate() {
         out[i.min(TRANSMISSION_COLUMNS - 1)] += 100.0 * n as f64 / total as f64;
     }
     (total, out)
@@ -210,7 +210,7 @@ pub fn transmissions(r: &Report) -> Table {
             } else {
                 row.push(total.to_string());
                 row.extend(shares.iter().map(|v| format!("{v:.2}")));
-                row.push(g.summary.histogram.len().to_string());
+                row.push(g.summary.retransmissions_per_exchange.len().to_string());
             }
             rows.push(row);
         }
@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn shares_fold_the_tail_into_the_last_column() {
         let s = Summary {
-            histogram: vec![50, 20, 10, 10, 5, 3, 1, 1],
+            retransmissions_per_exchange: vec![50, 20, 10, 10, 5, 3, 1, 1],
             ..Default::default()
         };
         let (total, shares) = transmission_shares(&s);

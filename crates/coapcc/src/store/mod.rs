@@ -12,7 +12,7 @@
 //!   model version, skipped algorithms, network, when it was last run);
 //! - `cells`: the cells of each dumbbell definition with their run keys (JSON);
 //! - `runs`: one row per finished dumbbell run: key, spec, replication, link
-//!   and conservation figures, transmissions histograms, per-group summaries
+//!   and conservation figures, retransmissions histograms, per-group summaries
 //!   (JSON);
 //! - `clients`: one row per client of each dumbbell run;
 //! - `grid_cells`, `grid_runs`, `grid_nodes`, `grid_traces`: the same for grid
@@ -825,6 +825,43 @@ mod tests {
         assert_eq!((s[0].label.as_str(), s[0].clients), ("a", 1));
         assert_eq!((s[1].label.as_str(), s[1].unfinished_clients), ("b", 1));
         assert!(ro.dump().unwrap().contains("33.0030000000001"));
+        ro.verify().unwrap();
+    }
+
+    #[test]
+    fn summaries_written_before_the_rename_still_read() {
+        // Stores written before the key was named for what it counts keep
+        // the per-group retransmission counts under "histogram".
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        store.insert_run("k", &spec(), 0, &result()).unwrap();
+        let new: String = store
+            .conn
+            .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert!(
+            new.contains("\"retransmissions_per_exchange\":[49,1]"),
+            "{new}"
+        );
+        assert!(!new.contains("\"histogram\""));
+        let old = new.replace("\"retransmissions_per_exchange\"", "\"histogram\"");
+        store
+            .conn
+            .execute("UPDATE runs SET summaries = ?1", [&old])
+            .unwrap();
+        drop(store);
+        let ro = Store::open_read_only(&path).unwrap();
+        let read: String = ro
+            .conn
+            .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(read, old);
+        let s: Vec<Summary> = serde_json::from_str(&read).unwrap();
+        let n: Vec<Summary> = serde_json::from_str(&new).unwrap();
+        assert_eq!(s, n);
+        assert_eq!(s[0].retransmissions_per_exchange, vec![49, 1]);
+        assert_eq!(s[1].retransmissions_per_exchange, vec![40, 5, 3]);
         ro.verify().unwrap();
     }
 
