@@ -60,17 +60,15 @@ pub(crate) fn star_network(
     file: Option<(String, String)>,
 ) -> Result<EmulatedNetwork> {
     let others = [
-        ("--uplink-bps", args.uplink_bps.is_some()),
-        ("--downlink-bps", args.downlink_bps.is_some()),
-        ("--uplink-delay-ms", args.uplink_delay_ms.is_some()),
-        ("--downlink-delay-ms", args.downlink_delay_ms.is_some()),
-        ("--path-delay-ms", args.path_delay_ms.is_some()),
-        ("--buffer", args.buffer.is_some()),
-        ("--errors", args.errors.is_some()),
         ("--scale", args.scale.is_some_and(|f| f != 1.0)),
         ("--nodes", !args.nodes.is_empty()),
     ];
-    if let Some((flag, _)) = others.iter().find(|(_, set)| *set) {
+    if let Some((flag, _)) = args
+        .dumbbell_options()
+        .iter()
+        .chain(&others)
+        .find(|(_, set)| *set)
+    {
         bail!(
             "{flag}: does not apply to the Wi-Fi star (its timings are 802.11 constants and its \
              buffers the nodes' queues; set its parameters in a scenario's [network] table with \

@@ -877,17 +877,24 @@ fn dumbbell_network(args: &EmulateArgs, file: Option<(String, String)>) -> Resul
     Ok(net)
 }
 
+impl EmulateArgs {
+    /// The dumbbell's link options, each with whether it was given (the
+    /// grid and the star refuse them by name).
+    pub(crate) fn dumbbell_options(&self) -> [(&'static str, bool); 7] {
+        [
+            ("--uplink-bps", self.uplink_bps.is_some()),
+            ("--downlink-bps", self.downlink_bps.is_some()),
+            ("--uplink-delay-ms", self.uplink_delay_ms.is_some()),
+            ("--downlink-delay-ms", self.downlink_delay_ms.is_some()),
+            ("--path-delay-ms", self.path_delay_ms.is_some()),
+            ("--buffer", self.buffer.is_some()),
+            ("--errors", self.errors.is_some()),
+        ]
+    }
+}
+
 fn grid_network(args: &EmulateArgs, file: Option<(String, String)>) -> Result<EmulatedNetwork> {
-    let dumbbell_only = [
-        ("--uplink-bps", args.uplink_bps.is_some()),
-        ("--downlink-bps", args.downlink_bps.is_some()),
-        ("--uplink-delay-ms", args.uplink_delay_ms.is_some()),
-        ("--downlink-delay-ms", args.downlink_delay_ms.is_some()),
-        ("--path-delay-ms", args.path_delay_ms.is_some()),
-        ("--buffer", args.buffer.is_some()),
-        ("--errors", args.errors.is_some()),
-    ];
-    if let Some((flag, _)) = dumbbell_only.iter().find(|(_, set)| *set) {
+    if let Some((flag, _)) = args.dumbbell_options().iter().find(|(_, set)| *set) {
         bail!(
             "{flag}: applies to the dumbbell only, and the emulated network is the grid \
              (its buffers are the nodes' MAC queues and it has no link-error model; set the \
