@@ -267,6 +267,13 @@ fn libcoap_coap_over_tcp_across_the_ip_dumbbell() {
     assert_torn_down(pid, &marker);
 }
 
+/// The server command of the tests that run `coapcc server` in the server
+/// namespace (no amplification limit: every client is unverified there).
+fn coapcc_server_cmd() -> String {
+    let coapcc = env!("CARGO_BIN_EXE_coapcc");
+    format!("exec {coapcc} server --amplification-factor 0 --listen $COAPCC_SERVER_ADDR:5683")
+}
+
 /// `coapcc load` (10 clients × 10 exchanges over UDP) against `coapcc
 /// server` across the IP dumbbell, with a sysctl applied in both
 /// namespaces; every exchange completes and each client is its own flow.
@@ -279,8 +286,7 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
     let dir = Scratch::new("load");
     let rep = dir.path("report.json");
     let coapcc = env!("CARGO_BIN_EXE_coapcc");
-    let server =
-        format!("exec {coapcc} server --amplification-factor 0 --listen $COAPCC_SERVER_ADDR:5683");
+    let server = coapcc_server_cmd();
     let (out, pid) = emulate_ip(
         &[
             "--scale",
@@ -335,9 +341,7 @@ fn libcoap_udp_client_against_coapcc_server() {
     if !netns_ok(test) || !libcoap_ok(test) {
         return;
     }
-    let coapcc = env!("CARGO_BIN_EXE_coapcc");
-    let server =
-        format!("exec {coapcc} server --amplification-factor 0 --listen $COAPCC_SERVER_ADDR:5683");
+    let server = coapcc_server_cmd();
     let (out, pid) = emulate_ip(
         &[
             "--scale",
@@ -522,8 +526,7 @@ fn the_relay_decides_as_the_model_does_on_replay() {
     let dir = Scratch::new("fidelity");
     let log = dir.path("packets.jsonl");
     let coapcc = env!("CARGO_BIN_EXE_coapcc");
-    let server =
-        format!("exec {coapcc} server --amplification-factor 0 --listen $COAPCC_SERVER_ADDR:5683");
+    let server = coapcc_server_cmd();
     let (out, _) = emulate_ip(
         &[
             "--scale",
