@@ -88,10 +88,25 @@ impl Drop for Scratch {
 struct Running {
     child: Option<Child>,
     dir: Scratch,
+    _shared: Option<std::sync::RwLockReadGuard<'static, ()>>,
+}
+
+/// Every run of this file's tests holds this lock shared while it lives; the
+/// test of what a killed run leaves holds it alone, because any run starting
+/// meanwhile removes the namespaces of dead runs (tests of one binary run in
+/// parallel).
+static RUNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    /// Whether this thread holds [`RUNS`] alone (its own runs then take no
+    /// shared hold).
+    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 impl Running {
     fn spawn(cmd: &mut Command) -> Running {
+        let shared =
+            (!ALONE.get()).then(|| RUNS.read().unwrap_or_else(|poisoned| poisoned.into_inner()));
         static RUN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = Scratch::new(&format!("out{n}"));
@@ -104,6 +119,7 @@ impl Running {
         Running {
             child: Some(child),
             dir,
+            _shared: shared,
         }
     }
 
@@ -491,6 +507,10 @@ fn the_next_run_removes_what_a_killed_run_left() {
     if !netns_ok(test) {
         return;
     }
+    let _alone = RUNS
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    ALONE.set(true);
     let marker = format!("34.{}", std::process::id());
     let (guard, pid) = sleeping_pair(&marker);
     drop(guard); // SIGKILL
@@ -501,8 +521,8 @@ fn the_next_run_removes_what_a_killed_run_left() {
     );
     // the TUN devices went with the killed process's descriptors
     assert_eq!(interfaces_of(pid), Vec::<String>::new());
-    // the next run (this one, or one of a test running alongside, which
-    // may get there first) removes them and kills what runs in them
+    // the next run removes them and kills what runs in them (a run of
+    // another process may get there first)
     let (out, _) = emulate_ip(
         &["--server-cmd", "true", "--", "true"],
         Duration::from_secs(20),
@@ -511,6 +531,7 @@ fn the_next_run_removes_what_a_killed_run_left() {
     let removed_here = text(&out.stderr).contains(&format!("removed namespace coapcc-{pid}-"));
     eprintln!("removed by this test's run: {removed_here}");
     assert_torn_down(pid, &marker);
+    ALONE.set(false);
 }
 
 /// Fidelity: a UDP load through a lossy, small-buffered dumbbell with the
