@@ -63,5 +63,7 @@ pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, Sta
 /// as unambiguous; FAST_SLOW_FAST at i = 1 uses the undithered FastRTO; the
 /// lwIP cwnd variant halves the ssthresh in force on every retransmission and
 /// on reaching it; CoCoA-S is built on CoCoA+), and the run's
-/// `retransmissions_per_exchange` key.
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 5");
+/// `retransmissions_per_exchange` key. Model 6: the Linux profiles' timers
+/// run on Linux's timer wheel at HZ = 250 (`coapcc_tcp::wheel`): whole
+/// jiffies, each timer firing at the end of its wheel bucket.
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 6");

@@ -26,7 +26,7 @@
 use coapcc_link::star::{self, Star, StarRecord, SERVER};
 use coapcc_link::{Datagram, Network, Output, PacketId};
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
-use coapcc_tcp::{AnySocket, Segment, SocketConfig, TcpConfig, TcpEvent, TcpProfile};
+use coapcc_tcp::{AnySocket, Mechanisms, Segment, SocketConfig, TcpConfig, TcpEvent, TcpProfile};
 use serde::{Deserialize, Serialize};
 
 use crate::agenda::Agenda;
@@ -164,13 +164,19 @@ pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, S
 /// The sink's end of every connection: a Reno-like receiver acknowledging
 /// every segment, with a 14 · MSS window, that accepts SACK from the
 /// stations that offer it (Debian 9's 4.9 defaults: `tcp-linux49-debian9`
-/// and `tcp-linux6` stations; `tcp` and lwIP stations offer none).
+/// and `tcp-linux6` stations; `tcp` and lwIP stations offer none). Its
+/// timers fire exactly when due (the `wheel` switch off): it is the spec's
+/// receiver, not a modelled Linux host, and stays as model 5 had it.
 fn sink_config(mss: u16) -> SocketConfig {
     SocketConfig::Linux(TcpConfig {
         mss,
         delayed_ack: 0,
         rcv_wnd: (14 * u32::from(mss)).min(65_535) as u16,
         record_events: false,
+        linux: Some(Mechanisms {
+            wheel: false,
+            ..Mechanisms::DEBIAN9
+        }),
         ..TcpConfig::debian9()
     })
 }

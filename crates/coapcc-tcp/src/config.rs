@@ -57,6 +57,12 @@ pub struct Mechanisms {
     /// in 4.9). Off: cwnd = ssthresh for the whole recovery (RFC 6675 §5),
     /// the fast retransmission itself always allowed.
     pub prr: bool,
+    /// `wheel`: Linux's TCP timers in jiffies (HZ = 250) on the timer wheel
+    /// of Linux 4.8 and later: every RTO, probe, early-retransmit,
+    /// delayed-ACK and TIME-WAIT timer fires at the end of its wheel bucket,
+    /// up to 12.5 % late, and the RTO is whole jiffies ([`crate::wheel`]).
+    /// Off: every timer fires exactly when due.
+    pub wheel: bool,
     /// `quickack`: the receiver's quick-ACK mode (`tcp_incr_quickack`,
     /// `tcp_enter_quickack_mode`, `tcp_in_quickack_mode`,
     /// `tcp_dec_quickack_mode`) with the ping-pong (interactive) detection of
@@ -99,6 +105,7 @@ impl Mechanisms {
     pub const THESIS: Mechanisms = Mechanisms {
         frto: true,
         prr: true,
+        wheel: true,
         ..Self::BASE
     };
     /// Debian 9's Linux 4.9 with its defaults: `tcp_sack = 1`,
@@ -112,6 +119,7 @@ impl Mechanisms {
         tlp: true,
         frto: true,
         prr: true,
+        wheel: true,
         ..Self::BASE
     };
     /// A Linux 6.x host with its defaults as the kernel cross-check
@@ -147,6 +155,7 @@ impl Mechanisms {
         tlp: false,
         frto: false,
         prr: false,
+        wheel: false,
         quickack: false,
         adaptive_ato: false,
         initial_rto_1s: false,
@@ -156,12 +165,14 @@ impl Mechanisms {
 
     /// Every switch's name: Linux 4.9's recovery mechanisms in the order
     /// the ablation adds them, then the Linux 6.x differences.
-    pub const NAMES: [&'static str; 11] = [
-        "sack", "er", "rack", "tlp", "frto", "prr", "quickack", "ato", "rto1s", "syn6", "tlp6",
+    pub const NAMES: [&'static str; 12] = [
+        "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "quickack", "ato", "rto1s", "syn6",
+        "tlp6",
     ];
     /// The names of Linux 4.9's recovery mechanisms (the first six of
     /// [`Self::NAMES`]).
-    pub const LINUX49_NAMES: [&'static str; 6] = ["sack", "er", "rack", "tlp", "frto", "prr"];
+    pub const LINUX49_NAMES: [&'static str; 7] =
+        ["sack", "er", "rack", "tlp", "frto", "prr", "wheel"];
 
     /// Switches the mechanism called `name` (see [`Self::NAMES`]); false if
     /// there is none.
@@ -189,6 +200,7 @@ impl Mechanisms {
             "tlp" => &mut self.tlp,
             "frto" => &mut self.frto,
             "prr" => &mut self.prr,
+            "wheel" => &mut self.wheel,
             "quickack" => &mut self.quickack,
             "ato" => &mut self.adaptive_ato,
             "rto1s" => &mut self.initial_rto_1s,
@@ -376,9 +388,9 @@ mod tests {
     fn thesis_is_sack_off_with_frto_and_prr() {
         let m = Mechanisms::THESIS;
         assert!(!m.sack && !m.early_retransmit && !m.rack && !m.tlp);
-        assert!(m.frto && m.prr);
+        assert!(m.frto && m.prr && m.wheel);
         assert!(!m.has_linux6());
-        assert_eq!(m.joined(), "frto+prr");
+        assert_eq!(m.joined(), "frto+prr+wheel");
     }
 
     #[test]
@@ -409,7 +421,7 @@ mod tests {
             assert!(m.set(n, true));
         }
         assert_eq!(m, Mechanisms::DEBIAN9);
-        for n in &Mechanisms::NAMES[6..] {
+        for n in &Mechanisms::NAMES[7..] {
             assert!(m.set(n, true));
         }
         assert_eq!(m, Mechanisms::LINUX6);

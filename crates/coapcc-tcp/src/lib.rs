@@ -42,6 +42,7 @@ pub mod scoreboard;
 pub mod segment;
 pub mod socket;
 pub mod stats;
+pub mod wheel;
 
 pub use config::{Linux49, Mechanisms, Nagle, TcpConfig, MS, SEC};
 pub use lwip::{LwipConfig, LwipSocket};

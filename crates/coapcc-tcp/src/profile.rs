@@ -16,13 +16,14 @@
 //!
 //! Not listed by [`TcpProfile::names`], for the ablation of
 //! `docs/calibration.md`: `tcp-linux49:<mechanisms>` runs Linux 4.9 with
-//! only the named recovery mechanisms on, joined by `+` (names of
+//! only the named mechanisms on, joined by `+` (names of
 //! [`Mechanisms::LINUX49_NAMES`]; `tcp-linux49:` has none,
-//! `tcp-linux49:frto+prr` is `tcp`, `tcp-linux49:sack+er+rack+tlp+frto+prr`
-//! is `tcp-linux49-debian9`), and `tcp-linux:<switches>` the same with any
-//! switch of [`Mechanisms::NAMES`], the Linux 6.x differences included
-//! (`tcp-linux:sack+er+rack+tlp+frto+prr+quickack+ato+rto1s+syn6+tlp6` is
-//! `tcp-linux6`). See `docs/decisions.md`, "Linux 4.9's loss recovery" and
+//! `tcp-linux49:frto+prr+wheel` is `tcp`,
+//! `tcp-linux49:sack+er+rack+tlp+frto+prr+wheel` is `tcp-linux49-debian9`),
+//! and `tcp-linux:<switches>` the same with any switch of
+//! [`Mechanisms::NAMES`], the Linux 6.x differences included
+//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+quickack+ato+rto1s+syn6+tlp6`
+//! is `tcp-linux6`). See `docs/decisions.md`, "Linux 4.9's loss recovery" and
 //! "A Linux 6.x host".
 
 use crate::config::{Mechanisms, TcpConfig};
@@ -447,13 +448,20 @@ mod tests {
         let two = TcpProfile::from_name("tcp-linux49:rack+sack").unwrap();
         assert_eq!(two.name(), "tcp-linux49:sack+rack");
         assert_eq!(
-            TcpProfile::from_name("tcp-linux49:prr+frto")
+            TcpProfile::from_name("tcp-linux49:prr+frto+wheel")
                 .unwrap()
                 .name(),
             "tcp"
         );
+        // Without the timer wheel: an ablation of `tcp`, named as such.
         assert_eq!(
-            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr")
+            TcpProfile::from_name("tcp-linux49:prr+frto")
+                .unwrap()
+                .name(),
+            "tcp-linux49:frto+prr"
+        );
+        assert_eq!(
+            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr+wheel")
                 .unwrap()
                 .name(),
             "tcp-linux49-debian9"
@@ -465,12 +473,14 @@ mod tests {
         let q = TcpProfile::from_name("tcp-linux:quickack+frto+prr").unwrap();
         assert_eq!(q.name(), "tcp-linux:frto+prr+quickack");
         assert_eq!(
-            TcpProfile::from_name("tcp-linux:frto+prr").unwrap().name(),
+            TcpProfile::from_name("tcp-linux:frto+prr+wheel")
+                .unwrap()
+                .name(),
             "tcp"
         );
         assert_eq!(
             TcpProfile::from_name(
-                "tcp-linux:sack+er+rack+tlp+frto+prr+quickack+ato+rto1s+syn6+tlp6"
+                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+quickack+ato+rto1s+syn6+tlp6"
             )
             .unwrap()
             .name(),

@@ -60,6 +60,7 @@ use crate::rtt::RttEstimator;
 use crate::segment::{Flags, Segment};
 use crate::segment::{SackBlock, MAX_SACK_BLOCKS};
 use crate::stats::{AbortReason, TcpEvent, TcpStats};
+use crate::wheel;
 
 /// MSS assumed when the peer sends no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u64 = 536;
@@ -519,7 +520,7 @@ impl TcpSocket {
     fn rearm_rto_from_head(&mut self, now: u64) {
         let head = self.l49.as_ref().and_then(|l| l.sb.head().map(|h| h.xmit));
         self.rto_at = match head {
-            Some(x) => Some((x + self.rto).max(now + 1)),
+            Some(x) => Some(self.timer(now, (x + self.rto).saturating_sub(now).max(1))),
             None => None,
         };
     }
@@ -534,7 +535,7 @@ impl TcpSocket {
         let srtt = self.rtt.srtt().unwrap_or(0);
         if let Some(l) = &self.l49 {
             if let Some(t) = l.loss_probe_timeout(now, srtt, can_send, self.rto_at) {
-                self.probe_at = Some(now + t);
+                self.probe_at = Some(self.timer(now, t));
             }
         }
     }
@@ -548,6 +549,16 @@ impl TcpSocket {
             && self.snd_una + self.snd_wnd > self.snd_nxt
             && l.quota() > 0
             && !l.sb.is_full()
+    }
+
+    /// When a timer armed at `now` to run `d` later fires: exactly then, or
+    /// on Linux's timer wheel with the `wheel` switch ([`crate::wheel`]).
+    fn timer(&self, now: u64, d: u64) -> u64 {
+        if self.cfg.linux.is_some_and(|m| m.wheel) {
+            wheel::deadline(now, d)
+        } else {
+            now + d
+        }
     }
 
     fn back_off(&mut self) {
@@ -645,7 +656,7 @@ impl TcpSocket {
     fn enter_time_wait(&mut self, now: u64) {
         self.state = TcpState::TimeWait;
         self.rto_at = None;
-        self.timewait_at = Some(now + self.cfg.time_wait);
+        self.timewait_at = Some(self.timer(now, self.cfg.time_wait));
     }
 
     // ------------------------------------------------------------------
@@ -735,6 +746,10 @@ impl TcpSocket {
     fn take_sample(&mut self, r: u64) {
         self.rtt.sample(r, self.snd_una, self.snd_max);
         self.rto = self.rtt.rto().unwrap_or(self.rto).min(self.cfg.max_rto);
+        if self.cfg.linux.is_some_and(|m| m.wheel) {
+            // `icsk_rto` is kept in whole jiffies (`usecs_to_jiffies`).
+            self.rto = wheel::round_up(self.rto);
+        }
         self.backoff = 0;
         self.stats.rtt_samples += 1;
         if let Some(l) = &mut self.l49 {
@@ -921,10 +936,10 @@ impl TcpSocket {
         if self.snd_una == self.snd_max {
             self.rto_at = None;
         } else if ack > prior_una {
-            self.rto_at = Some(now + self.rto);
+            self.rto_at = Some(self.timer(now, self.rto));
         }
         if let Some(d) = v.early_retransmit_in {
-            self.er_at = Some(now + d);
+            self.er_at = Some(self.timer(now, d));
         } else {
             self.arm_probe(now);
         }
@@ -978,7 +993,7 @@ impl TcpSocket {
         if self.snd_una == self.snd_max {
             self.rto_at = None;
         } else if act.restart_timer {
-            self.rto_at = Some(now + self.rto);
+            self.rto_at = Some(self.timer(now, self.rto));
         }
         self.on_fin_acked(now, ack);
     }
@@ -1069,7 +1084,7 @@ impl TcpSocket {
                     } else if self.ack_timing.as_ref().is_some_and(|a| a.is_adaptive()) {
                         self.delay_ack(now);
                     } else if self.delack_at.is_none() {
-                        self.delack_at = Some(now + self.cfg.delayed_ack);
+                        self.delack_at = Some(self.timer(now, self.cfg.delayed_ack));
                     }
                     if take_end < end {
                         self.ack_due = true; // beyond the window
@@ -1094,7 +1109,7 @@ impl TcpSocket {
                 // A repeated FIN.
                 self.dupacks_due += 1;
                 if self.state == TcpState::TimeWait {
-                    self.timewait_at = Some(now + self.cfg.time_wait);
+                    self.timewait_at = Some(self.timer(now, self.cfg.time_wait));
                 }
             } else if self.peer_fin.is_none() || self.peer_fin == Some(end) {
                 self.peer_fin = Some(end);
@@ -1128,8 +1143,8 @@ impl TcpSocket {
                 self.delack_at = None;
                 self.ack_now();
             }
-            Some(t) => self.delack_at = Some(t.min(now + ato)),
-            None => self.delack_at = Some(now + ato),
+            Some(t) => self.delack_at = Some(t.min(self.timer(now, ato))),
+            None => self.delack_at = Some(self.timer(now, ato)),
         }
     }
 
@@ -1266,7 +1281,7 @@ impl TcpSocket {
                 self.snd_nxt = end;
                 self.after_new_data(now, start, end);
                 self.probe_at = None;
-                self.rto_at = Some(now + self.rto);
+                self.rto_at = Some(self.timer(now, self.rto));
                 return Some(true);
             }
             let l = self.l49.as_mut()?;
@@ -1276,7 +1291,7 @@ impl TcpSocket {
                     l.on_probe_retransmitted(i, now, self.snd_max);
                     self.emit_range(now, t.start, t.end, out);
                     self.stats.loss_probes += 1;
-                    self.rto_at = Some(now + self.rto);
+                    self.rto_at = Some(self.timer(now, self.rto));
                     return Some(true);
                 }
             }
@@ -1328,7 +1343,7 @@ impl TcpSocket {
         self.snd_nxt = 1;
         self.snd_max = 1;
         if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rto);
+            self.rto_at = Some(self.timer(now, self.rto));
         }
         self.stats.segments_sent += 1;
     }
@@ -1496,7 +1511,7 @@ impl TcpSocket {
             self.snd_sml = data_end;
         }
         if self.rto_at.is_none() {
-            self.rto_at = Some(now + self.rto);
+            self.rto_at = Some(self.timer(now, self.rto));
         }
         self.stats.segments_sent += 1;
         if len > 0 {

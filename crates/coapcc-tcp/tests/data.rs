@@ -122,7 +122,7 @@ fn fast_retransmit_on_third_duplicate_ack() {
 
 #[test]
 fn nagle_holds_a_small_segment_behind_unacked_data() {
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(linux_exact_timers());
     w.client.send(&[1; 10]);
     w.run_until(1050 * MS);
     w.client.send(&[2; 10]);
@@ -166,7 +166,7 @@ fn minshall_and_off_do_not_hold_behind_full_segments() {
 
 #[test]
 fn delayed_ack_200ms_and_immediate_on_second_full_segment() {
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(linux_exact_timers());
     w.client.send(&[0; 100]);
     w.run_until(3 * SEC);
     assert_eq!(
@@ -185,7 +185,7 @@ fn delayed_ack_200ms_and_immediate_on_second_full_segment() {
 
 #[test]
 fn response_piggybacks_the_ack() {
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(linux_exact_timers());
     w.client.send(&[0; 12]);
     w.run_until(1100 * MS);
     assert_eq!(w.server_rx.len(), 12);
@@ -205,7 +205,7 @@ fn response_piggybacks_the_ack() {
 
 #[test]
 fn close_both_ways() {
-    let mut w = established(TcpConfig::linux());
+    let mut w = established(linux_exact_timers());
     w.client.send(b"hello");
     w.client.close();
     assert_eq!(w.client.state(), TcpState::FinWait1);
@@ -290,4 +290,38 @@ fn events_trace_samples_timeouts_windows_and_duplicates() {
     let sv: Vec<TcpEvent> = std::iter::from_fn(|| w.server().poll_event()).collect();
     assert!(sv.contains(&TcpEvent::DuplicateData { start: 0, end: 2 }));
     assert_eq!(w.server().stats().dup_data_segments, 1);
+}
+
+/// `tcp` keeps its timers in 4 ms jiffies on Linux's timer wheel
+/// (`coapcc_tcp::wheel`); times computed by hand.
+#[test]
+fn tcp_timers_fire_on_the_timer_wheel() {
+    let mut w = established(TcpConfig::linux());
+    // Handshake sample 200 ms: RTO = 200 + max(400, 200) = 600 ms = 150
+    // jiffies.
+    assert_eq!(w.client.rto(), 600 * MS);
+    let mut lost = 0;
+    w.set_drop(move |d, s, _| {
+        if d == Dir::ToServer && !s.payload.is_empty() && lost < 2 {
+            lost += 1;
+            true
+        } else {
+            false
+        }
+    });
+    w.client.send(&[1; 100]);
+    w.run_until(4 * SEC);
+    // Sent at jiffy 250; expires 400, 150 jiffies away: level 1 (8-jiffy
+    // buckets), fires at ((400 >> 3) + 1) << 3 = 408 → 1.632 s. Backed off
+    // to 1.2 s: expires 408 + 300 = 708, level 1 → 712 → 2.848 s.
+    assert_eq!(
+        data_times(&w, Dir::ToServer),
+        vec![SEC, 1632 * MS, 2848 * MS]
+    );
+    // The copy arrives at 2.948 s (jiffy 737): the delayed ACK's 50 jiffies
+    // expire at 787, level 0 fires one jiffy later: 788 → 3.152 s.
+    assert_eq!(
+        acks_after(&w, Dir::ToClient, 2 * SEC),
+        vec![(3152 * MS, 1 + 100)]
+    );
 }

@@ -15,7 +15,7 @@ fn syn_times(w: &Wire, dir: Dir) -> Vec<u64> {
 
 #[test]
 fn clean_handshake_samples_rtt_on_both_sides() {
-    let mut w = Wire::new(TcpConfig::linux(), 100 * MS);
+    let mut w = Wire::new(linux_exact_timers(), 100 * MS);
     w.run_until(SEC);
     assert_eq!(w.client.state(), TcpState::Established);
     assert_eq!(w.server().state(), TcpState::Established);
@@ -56,7 +56,7 @@ fn clean_handshake_samples_rtt_on_both_sides() {
 
 #[test]
 fn syn_losses_retry_at_2_4_8_seconds() {
-    let mut w = Wire::new(TcpConfig::linux(), 100 * MS);
+    let mut w = Wire::new(linux_exact_timers(), 100 * MS);
     w.set_drop(|d, _, i| d == Dir::ToServer && i < 3);
     w.run_until(30 * SEC);
     assert_eq!(
@@ -77,7 +77,7 @@ fn syn_losses_retry_at_2_4_8_seconds() {
 
 #[test]
 fn syn_retries_stop_after_40_with_120s_cap() {
-    let mut c = TcpSocket::connect(0, TcpConfig::linux());
+    let mut c = TcpSocket::connect(0, linux_exact_timers());
     let mut times = Vec::new();
     let mut now = 0;
     loop {
@@ -108,9 +108,9 @@ fn syn_retries_stop_after_40_with_120s_cap() {
 
 #[test]
 fn synack_retries_on_timer_and_at_once_on_duplicate_syn() {
-    let mut c = TcpSocket::connect(0, TcpConfig::linux());
+    let mut c = TcpSocket::connect(0, linux_exact_timers());
     let syn = c.poll_transmit(0).unwrap();
-    let mut s = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
+    let mut s = TcpSocket::accept(0, linux_exact_timers(), &syn).unwrap();
     let sa = s.poll_transmit(0).unwrap();
     assert_eq!(sa.flags, Flags::SYN | Flags::ACK);
     assert_eq!(sa.ack, syn.seq.wrapping_add(1));
@@ -133,7 +133,7 @@ fn synack_retries_on_timer_and_at_once_on_duplicate_syn() {
 
 #[test]
 fn synack_loss_over_the_wire() {
-    let mut w = Wire::new(TcpConfig::linux(), 150 * MS);
+    let mut w = Wire::new(linux_exact_timers(), 150 * MS);
     w.set_drop(|d, _, i| d == Dir::ToClient && i < 2);
     w.run_until(10 * SEC);
     // SYN-ACK at 0.15 lost; the client's SYN retry (2.0) arrives at 2.15
@@ -157,9 +157,9 @@ fn synack_loss_over_the_wire() {
 
 #[test]
 fn duplicate_synack_is_counted_and_acked() {
-    let mut c = TcpSocket::connect(0, TcpConfig::linux());
+    let mut c = TcpSocket::connect(0, linux_exact_timers());
     let syn = c.poll_transmit(0).unwrap();
-    let mut s = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
+    let mut s = TcpSocket::accept(0, linux_exact_timers(), &syn).unwrap();
     let sa = s.poll_transmit(0).unwrap();
     c.handle_segment(MS, &sa);
     let ack = c.poll_transmit(MS).unwrap();
@@ -170,4 +170,22 @@ fn duplicate_synack_is_counted_and_acked() {
     let again = c.poll_transmit(2 * MS).unwrap();
     assert!(again.is_pure_ack());
     assert_eq!(again.ack, ack.ack);
+}
+
+/// `tcp`'s SYN timer on Linux's timer wheel (4 ms jiffies): the 2 s RTO
+/// (500 jiffies, level 1, 8-jiffy buckets) fires at
+/// `((500 >> 3) + 1) << 3` = 504 → 2.016 s; 4 s later (level 2, 64-jiffy
+/// buckets) at `((1504 >> 6) + 1) << 6` = 1536 → 6.144 s; 8 s later at
+/// `((3536 >> 6) + 1) << 6` = 3584 → 14.336 s.
+#[test]
+fn syn_retries_fire_on_the_timer_wheel() {
+    let mut w = Wire::new(TcpConfig::linux(), 100 * MS);
+    w.set_drop(|d, s, _| d == Dir::ToServer && s.flags.contains(Flags::SYN));
+    w.run_until(15 * SEC);
+    let syns: Vec<u64> = w
+        .sent(Dir::ToServer)
+        .filter(|s| s.seg.flags.contains(Flags::SYN))
+        .map(|s| s.at)
+        .collect();
+    assert_eq!(syns, vec![0, 2016 * MS, 6144 * MS, 14_336 * MS]);
 }

@@ -425,28 +425,29 @@ fn shipped_campaigns_expand() {
 /// They change with `MODEL_VERSION` only (model 3: clamped error sojourns,
 /// the server's token on duplicates, Linux 4.9's loss recovery in `tcp`;
 /// model 4: `tcp` is Linux 4.9 as the thesis configured it, without SACK;
-/// model 5: the second algorithm audit).
+/// model 5: the second algorithm audit; model 6: the Linux profiles' timers
+/// on Linux's timer wheel).
 #[test]
 fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
     for (name, definition, first, last) in [
         (
             "thesis.toml",
-            "f30a835983be702b51298c6f83fd9db46ddf42a7c31e68372dde2ff852ce61d4",
-            "e04308740d8f59047314a7b9dde9171893371e9f0c188934747c5f8c473844b7",
-            "1ece2fa2cb6d4c71e5e9bf58fc95714587bddc34c348f3cebc285b2bd91f6e58",
+            "9ec0fa96ff5d44f39591bb818442297af29dc856f3bd6b84a7292556669d3fea",
+            "dd80312fea02fd7244f02ae1fe09d467dac6dbdd721858faa042562dedeb10f5",
+            "c68f680a7e9ee7f6007bb315ae45a14704afcd70ab47e3d5edcb5ec96e1137ce",
         ),
         (
             "anrw2018-fullbackoff.toml",
-            "91d8204417a2e654fd72f082346dd324b80b03e55b789b5bb7e04c69b44d99e4",
-            "817127c780f0617e6ea1b3e7efee40c686f5554a99ba3636cccde05556216d9a",
-            "ad953be58aee42bc86f49e03a8e13fcbb90089cc4ec0fd729c294c3ed2ca4c3c",
+            "f6c4931b819fe0bddd8cce2c7fce101b29d002b75ea00ccf933f34ed2bdfc7be",
+            "dd3ac6012b8bbbf8e7945dc0d2ff8cdff102133f1fb3eb5def597397edd3e18c",
+            "42e97fe7ef09034ffa9dfa1ca03f513c4bcf8a7b0567aa79a02e90c86ec99478",
         ),
         (
             "vtc2018-coap-over-tcp.toml",
-            "915c854cb5d0ad86bd13b5bce9d2842191db38a015871fc23c9a35f82c4ce165",
-            "817127c780f0617e6ea1b3e7efee40c686f5554a99ba3636cccde05556216d9a",
-            "8157dee5972376c8618473c32e2fe4bea62db036bc44a654b46e8b3c63ed140e",
+            "42b42268235f6b3798e5d86a97f284e077b871561ad609a2aa188cb335f4d61b",
+            "dd3ac6012b8bbbf8e7945dc0d2ff8cdff102133f1fb3eb5def597397edd3e18c",
+            "6652e2cb95e0b0ec224aa8c3496d4f258bbfc8fba9048d96173c353846af402f",
         ),
     ] {
         let campaign::AnyPlan::Dumbbell(plan) = campaign::load_any(&root.join(name)).unwrap()

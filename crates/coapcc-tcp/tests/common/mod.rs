@@ -220,6 +220,18 @@ impl Wire {
     }
 }
 
+/// `tcp` with every timer firing exactly when due (the `wheel` switch off),
+/// for tests whose hand-computed times are another mechanism's; the wheel's
+/// rounding has tests of its own (`tcp_timers_fire_on_the_timer_wheel`,
+/// `syn_retries_fire_on_the_timer_wheel`).
+#[allow(dead_code)]
+pub fn linux_exact_timers() -> TcpConfig {
+    TcpConfig::with_mechanisms(coapcc_tcp::Mechanisms {
+        wheel: false,
+        ..coapcc_tcp::Mechanisms::THESIS
+    })
+}
+
 /// A connection of `cfg` established by t = 0.3 s over a 100 ms one-way
 /// wire, run to t = 1 s.
 pub fn established(cfg: TcpConfig) -> Wire {

@@ -1,0 +1,149 @@
+//! When a Linux TCP timer really fires: jiffies and the timer wheel
+//! (`wheel` switch of [`crate::Mechanisms`]; `docs/decisions.md`, "TCP
+//! timers on Linux's timer wheel").
+//!
+//! Linux keeps TCP's retransmission (RTO, tail loss probe, early
+//! retransmit), delayed-ACK, SYN-ACK and TIME-WAIT timers as `timer_list`
+//! entries in jiffies, on the hierarchical timer wheel of Linux 4.8 and
+//! later (`kernel/time/timer.c`). Two roundings follow:
+//!
+//! - a timeout becomes whole jiffies, rounded up (`usecs_to_jiffies`), and
+//!   counts from the current jiffy: `expires = jiffies + ⌈d / jiffy⌉`;
+//! - the wheel files the timer by its distance `delta = expires − jiffies`
+//!   into level `l` (level 0 below 63 jiffies; level `l ≥ 1` from
+//!   `63 · 8^(l−1)`), whose buckets are `8^l` jiffies wide, and fires it at
+//!   the end of its bucket: `((expires >> 3l) + 1) << 3l` (`calc_index`,
+//!   `calc_wheel_index`), so never early and up to one bucket late.
+//!
+//! At HZ = 250 (4 ms jiffies) a 1.5 s RTO fires up to 32 ms late and a 3 s
+//! one up to 256 ms late, and every level-2 timer of every connection fires
+//! on the same 256 ms grid. The kernel check's packet traces show exactly
+//! this: 560 of 560 retransmissions of a run on one 4 ms phase, 473 on one
+//! 256 ms phase.
+//!
+//! The model's clock is the jiffies clock: jiffy 0 starts at time 0, and
+//! both ends of a connection share it (one host in the kernel check).
+
+/// HZ of the modelled kernels: Debian's and Ubuntu's configuration
+/// (`CONFIG_HZ_250`), and the kernel the check runs on.
+pub const HZ: u64 = 250;
+
+/// One jiffy in nanoseconds.
+pub const JIFFY: u64 = 1_000_000_000 / HZ;
+
+/// Bits per level of the wheel (`LVL_CLK_SHIFT`): each level's buckets are
+/// eight times wider than the previous level's.
+const LVL_CLK_SHIFT: u32 = 3;
+
+/// Buckets per level (`LVL_SIZE`).
+const LVL_SIZE: u64 = 64;
+
+/// Levels of the wheel at HZ > 100 (`LVL_DEPTH`).
+const LVL_DEPTH: u32 = 9;
+
+/// `d` nanoseconds as whole jiffies, rounded up.
+pub fn to_jiffies(d: u64) -> u64 {
+    d.div_ceil(JIFFY)
+}
+
+/// `d` rounded up to whole jiffies, in nanoseconds (what a timeout kept in
+/// jiffies, like `icsk_rto`, really is).
+pub fn round_up(d: u64) -> u64 {
+    to_jiffies(d) * JIFFY
+}
+
+/// The first distance (in jiffies) filed into level `lvl` (`LVL_START`).
+fn level_start(lvl: u32) -> u64 {
+    (LVL_SIZE - 1) << ((lvl - 1) * LVL_CLK_SHIFT)
+}
+
+/// The jiffy at which a timer armed at jiffy `now_j` to expire at jiffy
+/// `expires` fires.
+fn bucket_expiry(now_j: u64, expires: u64) -> u64 {
+    let delta = expires - now_j;
+    let lvl = (1..LVL_DEPTH)
+        .take_while(|&l| delta >= level_start(l))
+        .last()
+        .unwrap_or(0);
+    let shift = lvl * LVL_CLK_SHIFT;
+    ((expires >> shift) + 1) << shift
+}
+
+/// When a timer armed at `now` (ns) to run `d` ns later fires, in ns.
+pub fn deadline(now: u64, d: u64) -> u64 {
+    let now_j = now / JIFFY;
+    bucket_expiry(now_j, now_j + to_jiffies(d)) * JIFFY
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn jiffies_round_up() {
+        assert_eq!(JIFFY, 4 * MS);
+        assert_eq!(to_jiffies(0), 0);
+        assert_eq!(to_jiffies(1), 1);
+        assert_eq!(to_jiffies(4 * MS), 1);
+        assert_eq!(to_jiffies(4 * MS + 1), 2);
+        assert_eq!(round_up(201 * MS), 204 * MS);
+    }
+
+    #[test]
+    fn level_zero_fires_one_jiffy_after_expiry() {
+        // Armed at 10 ms (jiffy 2) for 200 ms (50 jiffies): expires at jiffy
+        // 52, delta 50 < 63, level 0: fires at jiffy 53 = 212 ms.
+        assert_eq!(deadline(10 * MS, 200 * MS), 212 * MS);
+    }
+
+    #[test]
+    fn level_one_rounds_to_32_ms() {
+        // At 0 for 1.5 s: 375 jiffies, 63 ≤ 375 < 504, level 1 (8 jiffies):
+        // (375 >> 3) + 1 = 47 → jiffy 376 = 1.504 s.
+        assert_eq!(deadline(0, 1500 * MS), 1504 * MS);
+        // At 1 s (jiffy 250) for 1 s: expires 500; (500 >> 3) + 1 = 63 →
+        // jiffy 504 = 2.016 s.
+        assert_eq!(deadline(1000 * MS, 1000 * MS), 2016 * MS);
+    }
+
+    #[test]
+    fn level_two_rounds_to_256_ms() {
+        // At 0 for 3 s: 750 jiffies, 504 ≤ 750 < 4032, level 2 (64 jiffies):
+        // (750 >> 6) + 1 = 12 → jiffy 768 = 3.072 s.
+        assert_eq!(deadline(0, 3000 * MS), 3072 * MS);
+        // Two timers armed 100 ms apart land in the same bucket.
+        assert_eq!(deadline(100 * MS, 2900 * MS), 3072 * MS);
+    }
+
+    #[test]
+    fn level_three_rounds_to_2048_ms() {
+        // At 0 for 20 s: 5000 jiffies, 4032 ≤ 5000 < 32256, level 3
+        // (512 jiffies): (5000 >> 9) + 1 = 10 → jiffy 5120 = 20.48 s.
+        assert_eq!(deadline(0, 20_000 * MS), 20_480 * MS);
+        // The maximum RTO, 120 s = 30000 jiffies: (30000 >> 9) + 1 = 59 →
+        // jiffy 30208 = 120.832 s.
+        assert_eq!(deadline(0, 120_000 * MS), 120_832 * MS);
+    }
+
+    #[test]
+    fn never_early_and_at_most_one_bucket_late() {
+        for now in (0..3000).map(|i| i * 7 * MS / 3) {
+            for d in [1, 3 * MS, 200 * MS, 999 * MS, 2500 * MS, 9 * 1000 * MS] {
+                let t = deadline(now, d);
+                assert!(t >= now + d, "early: now {now} d {d} t {t}");
+                let gran = if d < 252 * MS {
+                    JIFFY
+                } else if d < 2016 * MS {
+                    8 * JIFFY
+                } else {
+                    64 * JIFFY
+                };
+                assert!(
+                    t <= now + d + gran + 2 * JIFFY,
+                    "late: now {now} d {d} t {t}"
+                );
+            }
+        }
+    }
+}
