@@ -700,6 +700,46 @@ fn a_report_over_an_older_one_removes_only_the_older_ones_files() {
 }
 
 #[test]
+fn a_report_never_writes_through_links_in_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    let out = dir.path().join("r");
+    std::fs::create_dir(&out).unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let names = ["report.html", "summary.csv", ".coapcc-report"];
+    for n in names {
+        std::fs::write(outside.join(n), "precious").unwrap();
+        std::os::unix::fs::symlink(outside.join(n), out.join(n)).unwrap();
+    }
+    let (code, _, err) = run_out(&[
+        "report",
+        store.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for n in names {
+        assert_eq!(
+            std::fs::read_to_string(outside.join(n)).unwrap(),
+            "precious",
+            "{n}: written through the link"
+        );
+        let m = std::fs::symlink_metadata(out.join(n)).unwrap();
+        assert!(
+            m.is_file(),
+            "{n}: the link was not replaced by the report's file"
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".part"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
 fn smaller_misreadings_are_refused() {
     assert_refused(
         &[

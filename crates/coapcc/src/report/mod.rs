@@ -130,16 +130,13 @@ pub fn write(r: &Report, out: &Path) -> Result<Written> {
 }
 
 /// Writes `figures` as SVG files, `tables` as CSV files and `page` as
-/// `report.html` into `out` (created if needed).
+/// `report.html` into `out` (created if needed), each by [`manifest::put`]:
+/// a symbolic link under one of these names is replaced, not written through.
 fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Result<Written> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
     let previous = manifest::previous(out);
-    let put = |name: &str, text: &str| -> Result<PathBuf> {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))?;
-        Ok(p)
-    };
+    let put = |name: &str, text: &str| manifest::put(out, name, text);
     let mut svgs = Vec::new();
     for f in figures {
         svgs.push(put(&f.file, &f.svg)?);
