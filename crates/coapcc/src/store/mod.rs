@@ -24,6 +24,7 @@
 pub mod grid;
 pub mod kernel_check;
 pub mod layout;
+pub mod lock;
 pub mod star;
 pub mod trace_codec;
 
@@ -85,6 +86,8 @@ pub struct Registered {
 /// An open store.
 pub struct Store {
     conn: Connection,
+    /// The writer's lock (`None` when opened read-only).
+    _lock: Option<lock::WriterLock>,
     /// Its layout (1 only for an old store opened read-only).
     layout: u32,
     /// The layout it was upgraded from when opened, if it was.
@@ -173,8 +176,10 @@ pub fn read_only(path: &Path) -> bool {
 
 impl Store {
     /// Opens (creating if needed) the store at `path`, upgrading a layout-1
-    /// or layout-2 store in place ([`layout`]).
+    /// or layout-2 store in place ([`layout`]), and takes the store's lock
+    /// ([`lock`]): a second writer is refused, naming the first.
     pub fn open(path: &Path) -> Result<Store> {
+        let lock = lock::WriterLock::acquire(path)?;
         let mut conn = Connection::open(path)
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
         let not_ours = || format!("{}: not a coapcc results store", path.display());
@@ -190,6 +195,7 @@ impl Store {
         let found = layout::prepare(&mut conn).with_context(not_ours)?;
         Ok(Store {
             conn,
+            _lock: Some(lock),
             layout: layout::CURRENT,
             upgraded_from: found.filter(|&v| v != layout::CURRENT),
         })
@@ -213,6 +219,7 @@ impl Store {
         let layout = layout::readable(&v).with_context(|| path.display().to_string())?;
         Ok(Store {
             conn,
+            _lock: None,
             layout,
             upgraded_from: None,
         })
