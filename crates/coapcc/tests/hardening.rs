@@ -699,6 +699,111 @@ fn a_report_over_an_older_one_removes_only_the_older_ones_files() {
     );
 }
 
+/// Every byte of `path` and the names of the files beside it.
+fn snapshot(path: &std::path::Path) -> (Vec<u8>, Vec<String>) {
+    let mut names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    (std::fs::read(path).unwrap(), names)
+}
+
+#[test]
+fn a_database_that_is_not_a_store_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = tiny_campaign("x");
+    // someone else's database, and a store of a layout this build does not know
+    let foreign = dir.path().join("foreign.sqlite");
+    let future = dir.path().join("future.sqlite");
+    for (path, sql) in [
+        (
+            &foreign,
+            "CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine');",
+        ),
+        (
+            &future,
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO meta VALUES ('schema', '99');",
+        ),
+    ] {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+    }
+    for (path, why) in [
+        (&foreign, "not a coapcc results store"),
+        (&future, "layout 99"),
+    ] {
+        let before = snapshot(path);
+        // rollback journal: header bytes 18–19 are 1, 1 (WAL would be 2, 2)
+        assert_eq!(before.0[18..20], [1, 1]);
+        let p = path.to_str().unwrap();
+        assert_refused(
+            &["campaign", f.path().to_str().unwrap(), "--store", p],
+            &[p, why],
+        );
+        assert!(
+            snapshot(path) == before,
+            "{p}: changed by a refused campaign"
+        );
+    }
+}
+
+/// Makes a directory immutable (no file can be created, removed or renamed
+/// in it, even by root); undone when dropped.
+struct ImmutableDir(std::path::PathBuf);
+
+impl ImmutableDir {
+    fn new(dir: &std::path::Path) -> Option<ImmutableDir> {
+        let ok = Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        let guard = ok.then(|| ImmutableDir(dir.to_path_buf()))?;
+        std::fs::write(dir.join("probe"), "x")
+            .is_err()
+            .then_some(guard)
+    }
+}
+
+impl Drop for ImmutableDir {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_store_in_a_read_only_directory_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("stores");
+    std::fs::create_dir(&sub).unwrap();
+    let store = tiny_store(&sub);
+    let out = dir.path().join("r");
+    let f = tiny_campaign("tiny");
+    let path = store.to_str().unwrap();
+    let (report, campaign) = {
+        let Some(_ro) = ImmutableDir::new(&sub) else {
+            eprintln!(
+                "SKIPPED a_store_in_a_read_only_directory_is_reported: cannot make a directory \
+                 read-only"
+            );
+            return;
+        };
+        (
+            run_out(&["report", path, "--out", out.to_str().unwrap()]),
+            run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]),
+        )
+    };
+    assert_eq!(report.0, 0, "{}", report.2);
+    assert!(out.join("report.html").is_file());
+    assert_eq!(campaign.0, 0, "{}", campaign.2);
+    assert!(campaign.1.contains("0 computed"), "{}", campaign.1);
+}
+
 #[test]
 fn a_report_never_writes_through_links_in_its_directory() {
     let dir = tempfile::tempdir().unwrap();

@@ -20,6 +20,10 @@
 //! - `star_cells`, `star_runs`, `star_stations`: the same for star campaigns
 //!   ([`star`]): one row per station of each run, its sampled TCP state as a
 //!   compact BLOB ([`trace_codec`]).
+//!
+//! Opening a store for writing checks it read-only first (nothing is written
+//! to a file that is not a store of a known layout) and then takes the
+//! store's lock ([`lock`]): one writing process at a time.
 
 pub mod grid;
 pub mod kernel_check;
@@ -30,7 +34,7 @@ pub mod trace_codec;
 
 use std::collections::HashSet;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
@@ -86,6 +90,8 @@ pub struct Registered {
 /// An open store.
 pub struct Store {
     conn: Connection,
+    /// Its file, for errors.
+    path: PathBuf,
     /// The writer's lock (`None` when opened read-only).
     _lock: Option<lock::WriterLock>,
     /// Its layout (1 only for an old store opened read-only).
@@ -168,21 +174,106 @@ fn refuse_foreign(conn: &Connection, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Whether `path` exists and cannot be opened for writing (permissions, an
-/// immutable file, a read-only file system).
+/// Whether `path` exists and cannot be written: the file cannot be opened
+/// for writing (permissions, an immutable file, a read-only file system) or
+/// its directory takes no new file (where the WAL and the lock file go).
 pub fn read_only(path: &Path) -> bool {
-    path.exists() && std::fs::OpenOptions::new().append(true).open(path).is_err()
+    if !path.exists() {
+        return false;
+    }
+    if std::fs::OpenOptions::new().append(true).open(path).is_err() {
+        return true;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_err()
+}
+
+/// `path` as an SQLite URI (`file:` and the path, percent-encoded) with `query`.
+fn uri(path: &Path, query: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut s = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            s.push(b as char);
+        } else {
+            let _ = write!(s, "%{b:02X}");
+        }
+    }
+    s.push('?');
+    s.push_str(query);
+    s
+}
+
+/// Opens `path` read-only, writing nothing to it; returns whether it had to
+/// be opened immutable (see [`Store::open_read_only`]).
+fn open_reader(path: &Path) -> Result<(Connection, bool)> {
+    let cannot = || format!("{}: cannot open the results store", path.display());
+    let conn = Connection::open_with_flags(
+        uri(path, "mode=ro"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .with_context(cannot)?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    let probe = conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()));
+    let Err(e) = probe else {
+        return Ok((conn, false));
+    };
+    let cannot_open = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+    );
+    if !cannot_open {
+        // not a database, damaged, …: the caller's checks say which
+        return Ok((conn, false));
+    }
+    drop(conn);
+    let mut wal = path.as_os_str().to_os_string();
+    wal.push("-wal");
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Err(anyhow::Error::new(e)).with_context(|| {
+            format!(
+                "{}: cannot open the results store read-only: its directory is not writable \
+                 and {} holds transactions not yet in the store file; copy both files to a \
+                 writable directory to read them",
+                path.display(),
+                std::path::Path::new(&wal).display()
+            )
+        });
+    }
+    // Nothing beside it to read: the file alone is the whole store.
+    let conn = Connection::open_with_flags(
+        uri(path, "immutable=1"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .with_context(cannot)?;
+    Ok((conn, true))
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`, upgrading a layout-1
-    /// or layout-2 store in place ([`layout`]), and takes the store's lock
-    /// ([`lock`]): a second writer is refused, naming the first.
+    /// Opens (creating if needed) the store at `path` for writing, upgrading
+    /// a store of layout 1 to 4 in place ([`layout`]). An existing file is
+    /// first checked read-only — that it is an intact store of a layout this
+    /// build reads, or an SQLite database without tables — so a file that is
+    /// not one is refused before anything is written to it (not even its
+    /// journal mode). Then the store's lock is taken ([`lock`]): a second
+    /// writer is refused, naming the first.
     pub fn open(path: &Path) -> Result<Store> {
+        let not_ours = || format!("{}: not a coapcc results store", path.display());
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            let (conn, _) = open_reader(path)?;
+            check_integrity(&conn, path)?;
+            refuse_foreign(&conn, path)?;
+            if let Some(v) = layout::recorded(&conn).with_context(not_ours)? {
+                layout::readable(&v).with_context(|| path.display().to_string())?;
+            }
+        }
         let lock = lock::WriterLock::acquire(path)?;
         let mut conn = Connection::open(path)
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
-        let not_ours = || format!("{}: not a coapcc results store", path.display());
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .with_context(not_ours)?;
@@ -190,26 +281,27 @@ impl Store {
         // dies; only a power failure can lose the last commits (never corrupt).
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "cache_size", -65_536)?;
-        check_integrity(&conn, path)?;
         refuse_foreign(&conn, path)?;
         let found = layout::prepare(&mut conn).with_context(not_ours)?;
         Ok(Store {
             conn,
+            path: path.to_path_buf(),
             _lock: Some(lock),
             layout: layout::CURRENT,
             upgraded_from: found.filter(|&v| v != layout::CURRENT),
         })
     }
 
-    /// Opens an existing store without writing to it (a layout-1 or layout-2
-    /// store is read as it is).
+    /// Opens an existing store without writing to it (a store of an older
+    /// layout is read as it is). A store SQLite cannot open read-only in
+    /// place — its directory is not writable, so the WAL index cannot be
+    /// made — is opened immutable, unless a WAL file beside it holds
+    /// transactions that reading it immutable would miss.
     pub fn open_read_only(path: &Path) -> Result<Store> {
         if !path.exists() {
             bail!("{}: no such results store", path.display());
         }
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .with_context(|| format!("{}: cannot open the results store", path.display()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        let (conn, _) = open_reader(path)?;
         check_integrity(&conn, path)?;
         let recorded = layout::recorded(&conn)
             .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
@@ -219,10 +311,16 @@ impl Store {
         let layout = layout::readable(&v).with_context(|| path.display().to_string())?;
         Ok(Store {
             conn,
+            path: path.to_path_buf(),
             _lock: None,
             layout,
             upgraded_from: None,
         })
+    }
+
+    /// The file of the store.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The layout the store had before [`Store::open`] upgraded it, if it did.
