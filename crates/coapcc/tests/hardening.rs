@@ -804,6 +804,98 @@ fn a_store_in_a_read_only_directory_is_reported() {
     assert!(campaign.1.contains("0 computed"), "{}", campaign.1);
 }
 
+/// Turns a store back into what layout 4 wrote: no run digests.
+fn as_layout_4(store: &std::path::Path) {
+    rusqlite::Connection::open(store)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE IF EXISTS run_digests; DELETE FROM meta WHERE key LIKE 'digests_from:%';
+             UPDATE meta SET value = '4' WHERE key = 'schema';",
+        )
+        .unwrap();
+}
+
+#[test]
+fn an_edited_value_is_not_reported_as_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    let path = store.to_str().unwrap();
+    let out = dir.path().join("r");
+    let (code, _, err) = run_out(&["report", path, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("cannot be checked"), "{err}");
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch("UPDATE clients SET fct = 99999 WHERE idx = 0")
+        .unwrap();
+    let out2 = dir.path().join("r2");
+    assert_refused(
+        &["report", path, "--out", out2.to_str().unwrap()],
+        &[path, "2 run(s)", "digest", "clients", "changed"],
+    );
+    assert!(!out2.exists(), "nothing written");
+}
+
+#[test]
+fn runs_stored_before_digests_are_read_with_a_note_and_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    as_layout_4(&store);
+    let path = store.to_str().unwrap();
+    let out = dir.path().join("r");
+    let (code, _, err) = run_out(&["report", path, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("2 of the 2 stored runs") && err.contains("cannot be checked"),
+        "{err}"
+    );
+    // resumed: upgraded, nothing recomputed; a new run is stored with a digest
+    let f = tiny_campaign("tiny");
+    let (code, stdout, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("from store layout 4 to 5"), "{err}");
+    assert!(stdout.contains("2 already in") && stdout.contains("0 computed"));
+    let bigger = temp_toml(
+        &std::fs::read_to_string(f.path())
+            .unwrap()
+            .replace("clients = [1, 2]", "clients = [1, 2, 3]"),
+    );
+    let (code, stdout, err) =
+        run_out(&["campaign", bigger.path().to_str().unwrap(), "--store", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("1 computed"), "{stdout}");
+    let (code, _, err) = run_out(&["report", path, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("2 of the 3 stored runs"), "{err}");
+}
+
+#[test]
+fn a_value_that_cannot_be_read_names_its_table_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    // without digests (an old store), the value itself is checked on reading
+    as_layout_4(&store);
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch("UPDATE clients SET completed = -3 WHERE idx = 0")
+        .unwrap();
+    let path = store.to_str().unwrap();
+    let out = dir.path().join("r");
+    assert_refused(
+        &["report", path, "--out", out.to_str().unwrap()],
+        &[path, "table clients, column completed", "integer -3"],
+    );
+    // a negative count read as u64 is refused the same way, not wrapped
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch("UPDATE clients SET completed = 1; UPDATE runs SET events = -1")
+        .unwrap();
+    assert_refused(
+        &["report", path, "--out", out.to_str().unwrap()],
+        &[path, "table runs, column events", "integer -1"],
+    );
+}
+
 #[test]
 fn a_report_never_writes_through_links_in_its_directory() {
     let dir = tempfile::tempdir().unwrap();

@@ -163,6 +163,65 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
     })
 }
 
+/// Refuses to report a definition with a run whose stored rows no longer
+/// match the digest written with them ([`crate::store::digest`]); notes on
+/// stderr how many of its runs were stored before digests existed.
+fn check_digests(db: &Store, def: &crate::store::Definition) -> Result<()> {
+    let keys: Vec<String> = match def.network {
+        NetworkKind::Dumbbell => db
+            .cells(&def.hash)?
+            .into_iter()
+            .flat_map(|c| c.keys)
+            .collect(),
+        NetworkKind::Grid => db
+            .grid_cells(&def.hash)?
+            .into_iter()
+            .flat_map(|c| c.keys)
+            .collect(),
+        NetworkKind::Star => db
+            .star_cells(&def.hash)?
+            .into_iter()
+            .flat_map(|c| c.keys)
+            .collect(),
+    };
+    let check = db.check_digests(def.network, keys.iter().map(String::as_str))?;
+    let t = crate::store::digest::tables(def.network);
+    if !check.altered.is_empty() {
+        let items: Vec<&str> = t.items.iter().map(|(n, _)| *n).collect();
+        anyhow::bail!(
+            "{}: {} run(s) of campaign `{}` do not match the digest stored with them — their \
+             rows in table {} or {} were changed after coapcc stored them: {}{}; refusing to \
+             report edited values as measured (nothing written). Compute them again into a new \
+             store",
+            db.path().display(),
+            check.altered.len(),
+            def.name,
+            t.runs,
+            items.join(", "),
+            check
+                .altered
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if check.altered.len() > 3 { ", …" } else { "" }
+        );
+    }
+    if check.unchecked > 0 {
+        eprintln!(
+            "note: {} of the {} stored runs of campaign `{}` in {} were stored before coapcc kept \
+             run digests (store layout 4 or older); whether their values were edited since \
+             cannot be checked",
+            check.unchecked,
+            check.unchecked + check.checked,
+            def.name,
+            db.path().display()
+        );
+    }
+    Ok(())
+}
+
 /// `coapcc report <store> --out DIR [--campaign NAME|HASH]`: the report of a
 /// dumbbell, grid or star campaign, as its definition says.
 pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
@@ -177,6 +236,7 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     }
     let (def, others) = data::choose(&db, campaign)
         .with_context(|| format!("results store {}", store.display()))?;
+    check_digests(&db, &def)?;
     let (name, hash) = (def.name.clone(), def.hash.clone());
     let none_finished = |planned: u64| {
         anyhow::anyhow!(

@@ -19,12 +19,15 @@
 //!   campaigns ([`grid`]): one row per node of each run, one per traced event;
 //! - `star_cells`, `star_runs`, `star_stations`: the same for star campaigns
 //!   ([`star`]): one row per station of each run, its sampled TCP state as a
-//!   compact BLOB ([`trace_codec`]).
+//!   compact BLOB ([`trace_codec`]);
+//! - `run_digests`: a digest of each run's stored rows ([`digest`]), so a
+//!   value edited after the run was stored is not reported as measured.
 //!
 //! Opening a store for writing checks it read-only first (nothing is written
 //! to a file that is not a store of a known layout) and then takes the
 //! store's lock ([`lock`]): one writing process at a time.
 
+pub mod digest;
 pub mod grid;
 pub mod kernel_check;
 pub mod layout;
@@ -45,9 +48,9 @@ use crate::campaign::key::MODEL_VERSION;
 use crate::campaign::plan::{Cell, Plan, Skipped};
 use crate::scenario_file::NetworkKind;
 
-/// The layout version of the tables this build writes; a layout-1 or layout-2
-/// store is upgraded in place, a store of any other layout is refused.
-pub const SCHEMA_VERSION: &str = "4";
+/// The layout version of the tables this build writes; a store of layout 1 to
+/// 4 is upgraded in place, a store of any other layout is refused.
+pub const SCHEMA_VERSION: &str = "5";
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -191,6 +194,18 @@ pub fn read_only(path: &Path) -> bool {
     rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_err()
 }
 
+/// A non-negative integer column as `u64` (a negative one is an error, not
+/// a huge count).
+pub(crate) fn u(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
+    let v: i64 = r.get(i)?;
+    u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
+}
+
+/// The names of a statement's columns, for [`Store::read_error`].
+pub(crate) fn column_names(stmt: &rusqlite::Statement<'_>) -> Vec<String> {
+    stmt.column_names().into_iter().map(String::from).collect()
+}
+
 /// `path` as an SQLite URI (`file:` and the path, percent-encoded) with `query`.
 fn uri(path: &Path, query: &str) -> String {
     use std::os::unix::ffi::OsStrExt;
@@ -321,6 +336,45 @@ impl Store {
     /// The file of the store.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// An error reading a value of `table` (`columns` are the columns of the
+    /// statement that read it; `row` says which row): names the store, the
+    /// table and the column, and what was wrong with the value.
+    pub(crate) fn read_error(
+        &self,
+        table: &str,
+        columns: &[String],
+        row: &str,
+        e: rusqlite::Error,
+    ) -> anyhow::Error {
+        use rusqlite::Error as E;
+        let col = |i: usize| columns.get(i).map_or("?", String::as_str).to_string();
+        let (column, what) = match &e {
+            E::IntegralValueOutOfRange(i, v) => (
+                col(*i),
+                format!(
+                    "integer {v} is out of range (expected a count: a non-negative integer of \
+                     the field's size)"
+                ),
+            ),
+            E::InvalidColumnType(i, _, ty) => (
+                col(*i),
+                format!("a value of type {ty}, not of the column's type"),
+            ),
+            E::FromSqlConversionFailure(i, ty, err) => (col(*i), format!("{err} (type {ty})")),
+            _ => {
+                return anyhow::Error::new(e).context(format!(
+                    "{}: cannot read table {table} ({row})",
+                    self.path.display()
+                ))
+            }
+        };
+        anyhow::anyhow!(
+            "{}: table {table}, column {column} ({row}): {what}; the store was changed by \
+             something other than coapcc",
+            self.path.display()
+        )
     }
 
     /// The layout the store had before [`Store::open`] upgraded it, if it did.
@@ -580,6 +634,8 @@ impl Store {
                     cl.tcp.as_ref().map(serde_json::to_string).transpose()?
                 ])?;
             }
+            drop(stmt);
+            digest::record(&tx, digest::tables(NetworkKind::Dumbbell), key, id)?;
         }
         tx.commit()?;
         Ok(())
@@ -622,6 +678,18 @@ impl Store {
         if self.layout >= 3 {
             self.verify_star()?;
         }
+        for n in [NetworkKind::Dumbbell, NetworkKind::Grid, NetworkKind::Star] {
+            let check = self.check_all_digests(n)?;
+            if let Some(key) = check.altered.first() {
+                bail!(
+                    "{} run {key}: its rows in table {} do not match the digest stored with \
+                     them ({} run(s) so)",
+                    network_name(n),
+                    digest::tables(n).runs,
+                    check.altered.len()
+                );
+            }
+        }
         Ok(())
     }
 
@@ -633,16 +701,17 @@ impl Store {
              down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
              dropped, in_flight, histograms, id FROM runs WHERE key = ?1",
         )?;
+        let columns = column_names(&stmt);
         let row = stmt
             .query_row([key], |r| {
                 let link = |o: usize| -> rusqlite::Result<LinkRecord> {
                     Ok(LinkRecord {
-                        packets: r.get::<_, i64>(o)? as u64,
-                        bytes: r.get::<_, i64>(o + 1)? as u64,
+                        packets: u(r, o)?,
+                        bytes: u(r, o + 1)?,
                         busy: r.get(o + 2)?,
-                        unnecessary_bytes: r.get::<_, i64>(o + 3)? as u64,
-                        dropped_buffer: r.get::<_, i64>(o + 4)? as u64,
-                        dropped_error: r.get::<_, i64>(o + 5)? as u64,
+                        unnecessary_bytes: u(r, o + 3)?,
+                        dropped_buffer: u(r, o + 4)?,
+                        dropped_error: u(r, o + 5)?,
                     })
                 };
                 Ok((
@@ -652,19 +721,20 @@ impl Store {
                         uplink: link(2)?,
                         downlink: link(8)?,
                         duration: r.get(0)?,
-                        events: r.get::<_, i64>(1)? as u64,
+                        events: u(r, 1)?,
                         conservation: Conservation {
-                            sent: r.get::<_, i64>(14)? as u64,
-                            delivered: r.get::<_, i64>(15)? as u64,
-                            dropped: r.get::<_, i64>(16)? as u64,
-                            in_flight: r.get::<_, i64>(17)? as u64,
+                            sent: u(r, 14)?,
+                            delivered: u(r, 15)?,
+                            dropped: u(r, 16)?,
+                            in_flight: u(r, 17)?,
                         },
                     },
                     r.get::<_, String>(18)?,
                     r.get::<_, i64>(19)?,
                 ))
             })
-            .optional()?;
+            .optional()
+            .map_err(|e| self.read_error("runs", &columns, &format!("run {key}"), e))?;
         let Some((mut run, histograms, id)) = row else {
             return Ok(None);
         };
@@ -675,6 +745,7 @@ impl Store {
              max_expired_timer, rtt_sum, spurious_detected, tcp FROM clients WHERE run = ?1 \
              ORDER BY idx",
         )?;
+        let columns = column_names(&stmt);
         run.clients = stmt
             .query_map([id], |r| {
                 Ok((
@@ -697,8 +768,9 @@ impl Store {
                     },
                     r.get::<_, Option<String>>(10)?,
                 ))
-            })?
-            .collect::<Result<Vec<_>, _>>()?
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.read_error("clients", &columns, &format!("run {key}"), e))?
             .into_iter()
             .map(|(mut c, tcp)| {
                 if let Some(t) = tcp {
@@ -723,6 +795,7 @@ impl Store {
             "SELECT hash, name, title, description, source, text, model_version, skipped, runs, \
              first_seen, last_run, {network} FROM definitions ORDER BY seq DESC"
         ))?;
+        let columns = column_names(&stmt);
         let rows = stmt
             .query_map([], |r| {
                 Ok((
@@ -740,17 +813,25 @@ impl Store {
                             _ => NetworkKind::Dumbbell,
                         },
                         skipped: Vec::new(),
-                        runs: r.get::<_, i64>(8)? as u64,
+                        runs: u(r, 8)?,
                         first_seen: r.get(9)?,
                         last_run: r.get(10)?,
                     },
                     r.get::<_, String>(7)?,
                 ))
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.read_error("definitions", &columns, "a definition", e))?;
         rows.into_iter()
             .map(|(mut d, skipped)| {
-                d.skipped = serde_json::from_str(&skipped)?;
+                d.skipped = serde_json::from_str(&skipped).with_context(|| {
+                    format!(
+                        "{}: table definitions, column skipped (definition {}): expected a JSON \
+                         list of skipped algorithms",
+                        self.path.display(),
+                        d.hash
+                    )
+                })?;
                 Ok(d)
             })
             .collect()
@@ -955,6 +1036,12 @@ mod tests {
             .conn
             .execute("UPDATE runs SET summaries = ?1", [&old])
             .unwrap();
+        // as such a store holds it: its digest is of the old text
+        let id: i64 = store
+            .conn
+            .query_row("SELECT id FROM runs", [], |r| r.get(0))
+            .unwrap();
+        digest::record(&store.conn, digest::tables(NetworkKind::Dumbbell), "k", id).unwrap();
         drop(store);
         let ro = Store::open_read_only(&path).unwrap();
         let read: String = ro
