@@ -72,6 +72,68 @@ fn run_cli(file: &Path, store: &Path, threads: &str) -> String {
 }
 
 #[test]
+fn a_second_campaign_on_a_store_in_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let store = dir.path().join("s.sqlite");
+    let first = Command::new(bin())
+        .args([
+            "campaign",
+            file.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+        ])
+        .args(["--threads", "1", "--pause-ms", "100"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = first.id();
+    let mut tries = 0;
+    while runs_in(&store) < 1 {
+        tries += 1;
+        assert!(tries < 12_000, "the first campaign stored no run");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // While the first one runs: refused at once, naming it; nothing computed.
+    let second = Command::new(bin())
+        .args([
+            "campaign",
+            file.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&second.stderr);
+    let stored_meanwhile = runs_in(&store);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+    let out = String::from_utf8_lossy(&first.stdout);
+    assert!(
+        out.contains(&format!("{SMALL_RUNS} runs, 0 already in")),
+        "{out}"
+    );
+    assert!(
+        stored_meanwhile < SMALL_RUNS,
+        "the first campaign ended before the second started: nothing was tested"
+    );
+    assert!(!second.status.success());
+    assert!(
+        err.contains(&format!("another coapcc process (pid {pid})"))
+            && err.contains(store.to_str().unwrap())
+            && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&second.stdout).is_empty());
+    // Once it is done, the store is free again.
+    let out = run_cli(&file, &store, "2");
+    assert!(out.contains(", 0 computed"), "{out}");
+    Store::open_read_only(&store).unwrap().verify().unwrap();
+}
+
+#[test]
 fn a_killed_campaign_resumes_to_the_same_store() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("small.toml");
@@ -101,6 +163,10 @@ fn a_killed_campaign_resumes_to_the_same_store() {
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    // The killed process's lock file is left behind; the kernel released its
+    // lock, so it does not stand in the way of the resumption.
+    let lock = coapcc::store::lock::lock_path(&killed);
+    assert!(lock.exists());
     let after_kill = runs_in(&killed);
     assert!(
         (3..SMALL_RUNS).contains(&after_kill),
@@ -119,6 +185,7 @@ fn a_killed_campaign_resumes_to_the_same_store() {
         )),
         "{out}"
     );
+    assert!(!lock.exists(), "removed by the process that held it");
     // And running again computes nothing.
     let out = run_cli(&file, &killed, "2");
     assert!(

@@ -345,7 +345,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     // Opened for writing, it is upgraded and holds the same rows.
     let mut up = Store::open(&old).unwrap();
     assert_eq!(up.upgraded_from(), Some(1));
-    assert_eq!(up.layout(), 4);
+    assert_eq!(up.layout(), 5);
     up.verify().unwrap();
     assert!(
         up.dump().unwrap() == want,
@@ -374,7 +374,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(schema, "4");
+    assert_eq!(schema, "5");
 }
 
 #[test]
@@ -383,7 +383,7 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
     let path = dir.path().join("future.sqlite");
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '5'"))
+        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '6'"))
             .unwrap();
     }
     for e in [
@@ -391,7 +391,7 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
         Store::open_read_only(&path).err().unwrap(),
     ] {
         let e = format!("{e:#}");
-        assert!(e.contains("future.sqlite") && e.contains("layout 5"), "{e}");
+        assert!(e.contains("future.sqlite") && e.contains("layout 6"), "{e}");
     }
     let conn = rusqlite::Connection::open(&path).unwrap();
     let grid_tables: i64 = conn

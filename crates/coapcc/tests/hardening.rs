@@ -699,6 +699,243 @@ fn a_report_over_an_older_one_removes_only_the_older_ones_files() {
     );
 }
 
+/// Every byte of `path` and the names of the files beside it.
+fn snapshot(path: &std::path::Path) -> (Vec<u8>, Vec<String>) {
+    let mut names: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    (std::fs::read(path).unwrap(), names)
+}
+
+#[test]
+fn a_database_that_is_not_a_store_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = tiny_campaign("x");
+    // someone else's database, and a store of a layout this build does not know
+    let foreign = dir.path().join("foreign.sqlite");
+    let future = dir.path().join("future.sqlite");
+    for (path, sql) in [
+        (
+            &foreign,
+            "CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine');",
+        ),
+        (
+            &future,
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO meta VALUES ('schema', '99');",
+        ),
+    ] {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+    }
+    for (path, why) in [
+        (&foreign, "not a coapcc results store"),
+        (&future, "layout 99"),
+    ] {
+        let before = snapshot(path);
+        // rollback journal: header bytes 18–19 are 1, 1 (WAL would be 2, 2)
+        assert_eq!(before.0[18..20], [1, 1]);
+        let p = path.to_str().unwrap();
+        assert_refused(
+            &["campaign", f.path().to_str().unwrap(), "--store", p],
+            &[p, why],
+        );
+        assert!(
+            snapshot(path) == before,
+            "{p}: changed by a refused campaign"
+        );
+    }
+}
+
+/// Makes a directory immutable (no file can be created, removed or renamed
+/// in it, even by root); undone when dropped.
+struct ImmutableDir(std::path::PathBuf);
+
+impl ImmutableDir {
+    fn new(dir: &std::path::Path) -> Option<ImmutableDir> {
+        let ok = Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        let guard = ok.then(|| ImmutableDir(dir.to_path_buf()))?;
+        std::fs::write(dir.join("probe"), "x")
+            .is_err()
+            .then_some(guard)
+    }
+}
+
+impl Drop for ImmutableDir {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_store_in_a_read_only_directory_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("stores");
+    std::fs::create_dir(&sub).unwrap();
+    let store = tiny_store(&sub);
+    let out = dir.path().join("r");
+    let f = tiny_campaign("tiny");
+    let path = store.to_str().unwrap();
+    let (report, campaign) = {
+        let Some(_ro) = ImmutableDir::new(&sub) else {
+            eprintln!(
+                "SKIPPED a_store_in_a_read_only_directory_is_reported: cannot make a directory \
+                 read-only"
+            );
+            return;
+        };
+        (
+            run_out(&["report", path, "--out", out.to_str().unwrap()]),
+            run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]),
+        )
+    };
+    assert_eq!(report.0, 0, "{}", report.2);
+    assert!(out.join("report.html").is_file());
+    assert_eq!(campaign.0, 0, "{}", campaign.2);
+    assert!(campaign.1.contains("0 computed"), "{}", campaign.1);
+}
+
+/// Turns a store back into what layout 4 wrote: no run digests.
+fn as_layout_4(store: &std::path::Path) {
+    rusqlite::Connection::open(store)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE IF EXISTS run_digests; DELETE FROM meta WHERE key LIKE 'digests_from:%';
+             UPDATE meta SET value = '4' WHERE key = 'schema';",
+        )
+        .unwrap();
+}
+
+#[test]
+fn an_edited_value_is_not_reported_as_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    let path = store.to_str().unwrap();
+    let out = dir.path().join("r");
+    let (code, _, err) = run_out(&["report", path, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("cannot be checked"), "{err}");
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch("UPDATE clients SET fct = 99999 WHERE idx = 0")
+        .unwrap();
+    let out2 = dir.path().join("r2");
+    assert_refused(
+        &["report", path, "--out", out2.to_str().unwrap()],
+        &[path, "2 run(s)", "digest", "clients", "changed"],
+    );
+    assert!(!out2.exists(), "nothing written");
+}
+
+#[test]
+fn runs_stored_before_digests_are_read_with_a_note_and_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    as_layout_4(&store);
+    let path = store.to_str().unwrap();
+    let out = dir.path().join("r");
+    let (code, _, err) = run_out(&["report", path, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("2 of the 2 stored runs") && err.contains("cannot be checked"),
+        "{err}"
+    );
+    // resumed: upgraded, nothing recomputed; a new run is stored with a digest
+    let f = tiny_campaign("tiny");
+    let (code, stdout, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("from store layout 4 to 5"), "{err}");
+    assert!(stdout.contains("2 already in") && stdout.contains("0 computed"));
+    let bigger = temp_toml(
+        &std::fs::read_to_string(f.path())
+            .unwrap()
+            .replace("clients = [1, 2]", "clients = [1, 2, 3]"),
+    );
+    let (code, stdout, err) =
+        run_out(&["campaign", bigger.path().to_str().unwrap(), "--store", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("1 computed"), "{stdout}");
+    let (code, _, err) = run_out(&["report", path, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("2 of the 3 stored runs"), "{err}");
+}
+
+#[test]
+fn a_value_that_cannot_be_read_names_its_table_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    // without digests (an old store), the value itself is checked on reading
+    as_layout_4(&store);
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch("UPDATE clients SET completed = -3 WHERE idx = 0")
+        .unwrap();
+    let path = store.to_str().unwrap();
+    let out = dir.path().join("r");
+    assert_refused(
+        &["report", path, "--out", out.to_str().unwrap()],
+        &[path, "table clients, column completed", "integer -3"],
+    );
+    // a negative count read as u64 is refused the same way, not wrapped
+    rusqlite::Connection::open(&store)
+        .unwrap()
+        .execute_batch("UPDATE clients SET completed = 1; UPDATE runs SET events = -1")
+        .unwrap();
+    assert_refused(
+        &["report", path, "--out", out.to_str().unwrap()],
+        &[path, "table runs, column events", "integer -1"],
+    );
+}
+
+#[test]
+fn a_report_never_writes_through_links_in_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = tiny_store(dir.path());
+    let out = dir.path().join("r");
+    std::fs::create_dir(&out).unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let names = ["report.html", "summary.csv", ".coapcc-report"];
+    for n in names {
+        std::fs::write(outside.join(n), "precious").unwrap();
+        std::os::unix::fs::symlink(outside.join(n), out.join(n)).unwrap();
+    }
+    let (code, _, err) = run_out(&[
+        "report",
+        store.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for n in names {
+        assert_eq!(
+            std::fs::read_to_string(outside.join(n)).unwrap(),
+            "precious",
+            "{n}: written through the link"
+        );
+        let m = std::fs::symlink_metadata(out.join(n)).unwrap();
+        assert!(
+            m.is_file(),
+            "{n}: the link was not replaced by the report's file"
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".part"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 #[test]
 fn smaller_misreadings_are_refused() {
     assert_refused(

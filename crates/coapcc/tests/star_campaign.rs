@@ -333,7 +333,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     // Opened for writing, it is upgraded and holds the same rows.
     let mut up = Store::open(&old).unwrap();
     assert_eq!(up.upgraded_from(), Some(2));
-    assert_eq!(up.layout(), 4);
+    assert_eq!(up.layout(), 5);
     assert_eq!(star_tables(&old), 4);
     up.verify().unwrap();
     assert!(
@@ -369,7 +369,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(schema, "4");
+    assert_eq!(schema, "5");
 }
 
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {

@@ -1,6 +1,10 @@
 //! The list of files a report wrote into its directory (`.coapcc-report`),
 //! so the next report into the same directory removes the ones it does not
 //! write again — and nothing else.
+//!
+//! Every file is written by [`put`]: into a new file beside it, renamed over
+//! it. A symbolic link planted under one of the report's names is replaced,
+//! never written through, so a report writes only inside its directory.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,9 +15,14 @@ use anyhow::{Context, Result};
 pub const MANIFEST: &str = ".coapcc-report";
 
 /// The files the previous report in `out` wrote (none without a manifest).
-/// Only plain file names are taken: a manifest cannot point outside `out`.
+/// Only plain file names are taken: a manifest cannot point outside `out`;
+/// a manifest that is a symbolic link is not read.
 pub fn previous(out: &Path) -> BTreeSet<String> {
-    std::fs::read_to_string(out.join(MANIFEST))
+    let p = out.join(MANIFEST);
+    if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_file()) {
+        return BTreeSet::new();
+    }
+    std::fs::read_to_string(p)
         .map(|text| {
             text.lines()
                 .map(str::trim)
@@ -55,8 +64,39 @@ pub fn record(out: &Path, written: &[&str]) -> Result<()> {
         text.push_str(w);
         text.push('\n');
     }
-    let p = out.join(MANIFEST);
-    std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))
+    put(out, MANIFEST, &text).map(drop)
+}
+
+/// Writes `text` as the file `name` (a plain name) of `dir`: into a new file
+/// created beside it (never through a link: `O_EXCL`), then renamed over
+/// `name`, which replaces whatever `name` was — a link included — instead of
+/// following it. A reader sees the old file or the new one, never half of it.
+pub fn put(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
+    use std::io::Write;
+    let p = dir.join(name);
+    let tmp = dir.join(format!(".{name}.{}.part", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        // a leftover of a killed report, or a link planted there: removed,
+        // never followed
+        match std::fs::remove_file(&tmp) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        drop(f);
+        std::fs::rename(&tmp, &p)
+    };
+    write()
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .with_context(|| format!("{}: cannot write", p.display()))?;
+    Ok(p)
 }
 
 #[cfg(test)]

@@ -130,16 +130,13 @@ pub fn write(r: &Report, out: &Path) -> Result<Written> {
 }
 
 /// Writes `figures` as SVG files, `tables` as CSV files and `page` as
-/// `report.html` into `out` (created if needed).
+/// `report.html` into `out` (created if needed), each by [`manifest::put`]:
+/// a symbolic link under one of these names is replaced, not written through.
 fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Result<Written> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
     let previous = manifest::previous(out);
-    let put = |name: &str, text: &str| -> Result<PathBuf> {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("{}: cannot write", p.display()))?;
-        Ok(p)
-    };
+    let put = |name: &str, text: &str| manifest::put(out, name, text);
     let mut svgs = Vec::new();
     for f in figures {
         svgs.push(put(&f.file, &f.svg)?);
@@ -166,6 +163,65 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
     })
 }
 
+/// Refuses to report a definition with a run whose stored rows no longer
+/// match the digest written with them ([`crate::store::digest`]); notes on
+/// stderr how many of its runs were stored before digests existed.
+fn check_digests(db: &Store, def: &crate::store::Definition) -> Result<()> {
+    let keys: Vec<String> = match def.network {
+        NetworkKind::Dumbbell => db
+            .cells(&def.hash)?
+            .into_iter()
+            .flat_map(|c| c.keys)
+            .collect(),
+        NetworkKind::Grid => db
+            .grid_cells(&def.hash)?
+            .into_iter()
+            .flat_map(|c| c.keys)
+            .collect(),
+        NetworkKind::Star => db
+            .star_cells(&def.hash)?
+            .into_iter()
+            .flat_map(|c| c.keys)
+            .collect(),
+    };
+    let check = db.check_digests(def.network, keys.iter().map(String::as_str))?;
+    let t = crate::store::digest::tables(def.network);
+    if !check.altered.is_empty() {
+        let items: Vec<&str> = t.items.iter().map(|(n, _)| *n).collect();
+        anyhow::bail!(
+            "{}: {} run(s) of campaign `{}` do not match the digest stored with them — their \
+             rows in table {} or {} were changed after coapcc stored them: {}{}; refusing to \
+             report edited values as measured (nothing written). Compute them again into a new \
+             store",
+            db.path().display(),
+            check.altered.len(),
+            def.name,
+            t.runs,
+            items.join(", "),
+            check
+                .altered
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if check.altered.len() > 3 { ", …" } else { "" }
+        );
+    }
+    if check.unchecked > 0 {
+        eprintln!(
+            "note: {} of the {} stored runs of campaign `{}` in {} were stored before coapcc kept \
+             run digests (store layout 4 or older); whether their values were edited since \
+             cannot be checked",
+            check.unchecked,
+            check.unchecked + check.checked,
+            def.name,
+            db.path().display()
+        );
+    }
+    Ok(())
+}
+
 /// `coapcc report <store> --out DIR [--campaign NAME|HASH]`: the report of a
 /// dumbbell, grid or star campaign, as its definition says.
 pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
@@ -180,6 +236,7 @@ pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
     }
     let (def, others) = data::choose(&db, campaign)
         .with_context(|| format!("results store {}", store.display()))?;
+    check_digests(&db, &def)?;
     let (name, hash) = (def.name.clone(), def.hash.clone());
     let none_finished = |planned: u64| {
         anyhow::anyhow!(

@@ -11,7 +11,7 @@ use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec, Role, TraceKi
 use coapcc_sim::metrics::Conservation;
 use rusqlite::{params, OptionalExtension};
 
-use super::{NewDefinition, Registered, Store};
+use super::{column_names, digest, u, NewDefinition, Registered, Store};
 use crate::campaign::grid::{GridCell, GridPlan};
 use crate::campaign::key::{canonical, MODEL_VERSION};
 use crate::scenario_file::NetworkKind;
@@ -59,10 +59,6 @@ fn bad_text(col: usize, what: &str) -> rusqlite::Error {
         rusqlite::types::Type::Text,
         format!("unknown {what}").into(),
     )
-}
-
-fn u(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
-    Ok(r.get::<_, i64>(i)? as u64)
 }
 
 impl Store {
@@ -228,6 +224,8 @@ impl Store {
                     p.retransmissions
                 ])?;
             }
+            drop(stmt);
+            digest::record(&tx, digest::tables(NetworkKind::Grid), key, id)?;
         }
         tx.commit()?;
         Ok(())
@@ -244,6 +242,7 @@ impl Store {
              drop_mac_retries, drop_channel_access, drop_reassembly, drop_fragments_aborted, \
              drop_hop_limit, sent, delivered, dropped, in_flight FROM grid_runs WHERE key = ?1",
         )?;
+        let columns = column_names(&stmt);
         let row = stmt
             .query_row([key], |r| {
                 Ok((
@@ -273,13 +272,15 @@ impl Store {
                     },
                 ))
             })
-            .optional()?;
+            .optional()
+            .map_err(|e| self.read_error("grid_runs", &columns, &format!("grid run {key}"), e))?;
         let Some((id, mut run)) = row else {
             return Ok(None);
         };
         let mut stmt = self
             .conn
             .prepare_cached("SELECT * FROM grid_nodes WHERE run = ?1 ORDER BY node")?;
+        let columns = column_names(&stmt);
         run.nodes = stmt
             .query_map([id], |r| {
                 Ok(GridNodeResult {
@@ -308,13 +309,14 @@ impl Store {
                         airtime: r.get(22)?,
                     },
                 })
-            })?
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("grid run {key}: unreadable node rows"))?;
+            })
+            .and_then(|rows| rows.collect::<Result<_, _>>())
+            .map_err(|e| self.read_error("grid_nodes", &columns, &format!("grid run {key}"), e))?;
         if trace {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT t, kind, value, retransmissions FROM grid_traces WHERE run = ?1 ORDER BY idx",
             )?;
+            let columns = column_names(&stmt);
             run.trace = stmt
                 .query_map([id], |r| {
                     Ok(TracePoint {
@@ -324,9 +326,11 @@ impl Store {
                         value: r.get(2)?,
                         retransmissions: r.get(3)?,
                     })
-                })?
-                .collect::<Result<_, _>>()
-                .with_context(|| format!("grid run {key}: unreadable trace"))?;
+                })
+                .and_then(|rows| rows.collect::<Result<_, _>>())
+                .map_err(|e| {
+                    self.read_error("grid_traces", &columns, &format!("grid run {key}"), e)
+                })?;
         }
         Ok(Some(run))
     }
@@ -443,5 +447,15 @@ mod tests {
                 .count(),
             36
         );
+        // an edited value no longer matches the run's digest
+        let ok = store.check_all_digests(NetworkKind::Grid).unwrap();
+        assert_eq!((ok.checked, ok.unchecked, ok.altered.len()), (1, 0, 0));
+        store
+            .conn
+            .execute("UPDATE grid_traces SET value = value + 1 WHERE idx = 0", [])
+            .unwrap();
+        let bad = store.check_all_digests(NetworkKind::Grid).unwrap();
+        assert_eq!(bad.altered, vec!["k".to_string()]);
+        assert!(store.verify().is_err());
     }
 }

@@ -8,8 +8,11 @@
 //!   `star_stations`, `star_traces` (`definitions.network` may be `star`).
 //! - Layout 4: layout 3 and the kernel cross-check's `kernel_check_runs`
 //!   ([`super::kernel_check`]).
+//! - Layout 5: layout 4 and `run_digests`, a digest of every run's stored
+//!   rows ([`super::digest`]); `meta` rows `digests_from:<run table>` in a
+//!   store upgraded from an older layout (its older runs have no digest).
 //!
-//! A store of layout 1 to 3 is upgraded in place when opened for writing
+//! A store of layout 1 to 4 is upgraded in place when opened for writing
 //! (one transaction: the column and the tables it lacks are added, no row
 //! changes; a layout-1 store's definitions are dumbbell ones) and read as it
 //! is when opened read-only. A store of any other layout is refused before
@@ -19,7 +22,7 @@ use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 /// The layout this build writes.
-pub const CURRENT: u32 = 4;
+pub const CURRENT: u32 = 5;
 
 /// The tables of layout 1, exactly as layout-1 builds created them.
 pub const LAYOUT_1: &str = "
@@ -143,22 +146,23 @@ pub fn recorded(conn: &Connection) -> Result<Option<String>> {
         .optional()?)
 }
 
-/// Parses a recorded layout this build reads (1, 2 or 3).
+/// Parses a recorded layout this build reads (1 to 5).
 pub fn readable(v: &str) -> Result<u32> {
     match v {
         "1" => Ok(1),
         "2" => Ok(2),
         "3" => Ok(3),
         "4" => Ok(4),
+        "5" => Ok(5),
         _ => bail!(
-            "a store of layout {v}; this coapcc reads layouts 1 to 3 (upgraded in place) and \
+            "a store of layout {v}; this coapcc reads layouts 1 to 4 (upgraded in place) and \
              {CURRENT}"
         ),
     }
 }
 
 /// Brings the store to the current layout: creates the tables of a new store,
-/// upgrades a layout-1 or layout-2 store, refuses any other. Returns the layout found
+/// upgrades a store of layout 1 to 4, refuses any other. Returns the layout found
 /// before (`None` for a new store).
 pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
     // One writer at a time decides: a second process opening the same old
@@ -170,6 +174,7 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             tx.execute_batch(LAYOUT_2_ADDS)?;
             tx.execute_batch(LAYOUT_3_ADDS)?;
             tx.execute_batch(super::kernel_check::LAYOUT_4_ADDS)?;
+            tx.execute_batch(super::digest::LAYOUT_5_ADDS)?;
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
                 [CURRENT.to_string()],
@@ -186,6 +191,10 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             }
             if found <= 3 {
                 tx.execute_batch(super::kernel_check::LAYOUT_4_ADDS)?;
+            }
+            if found <= 4 {
+                tx.execute_batch(super::digest::LAYOUT_5_ADDS)?;
+                super::digest::mark_upgrade(&tx)?;
             }
             if found != CURRENT {
                 tx.execute(

@@ -19,17 +19,25 @@
 //!   campaigns ([`grid`]): one row per node of each run, one per traced event;
 //! - `star_cells`, `star_runs`, `star_stations`: the same for star campaigns
 //!   ([`star`]): one row per station of each run, its sampled TCP state as a
-//!   compact BLOB ([`trace_codec`]).
+//!   compact BLOB ([`trace_codec`]);
+//! - `run_digests`: a digest of each run's stored rows ([`digest`]), so a
+//!   value edited after the run was stored is not reported as measured.
+//!
+//! Opening a store for writing checks it read-only first (nothing is written
+//! to a file that is not a store of a known layout) and then takes the
+//! store's lock ([`lock`]): one writing process at a time.
 
+pub mod digest;
 pub mod grid;
 pub mod kernel_check;
 pub mod layout;
+pub mod lock;
 pub mod star;
 pub mod trace_codec;
 
 use std::collections::HashSet;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
@@ -40,9 +48,9 @@ use crate::campaign::key::MODEL_VERSION;
 use crate::campaign::plan::{Cell, Plan, Skipped};
 use crate::scenario_file::NetworkKind;
 
-/// The layout version of the tables this build writes; a layout-1 or layout-2
-/// store is upgraded in place, a store of any other layout is refused.
-pub const SCHEMA_VERSION: &str = "4";
+/// The layout version of the tables this build writes; a store of layout 1 to
+/// 4 is upgraded in place, a store of any other layout is refused.
+pub const SCHEMA_VERSION: &str = "5";
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,6 +93,10 @@ pub struct Registered {
 /// An open store.
 pub struct Store {
     conn: Connection,
+    /// Its file, for errors.
+    path: PathBuf,
+    /// The writer's lock (`None` when opened read-only).
+    _lock: Option<lock::WriterLock>,
     /// Its layout (1 only for an old store opened read-only).
     layout: u32,
     /// The layout it was upgraded from when opened, if it was.
@@ -165,19 +177,118 @@ fn refuse_foreign(conn: &Connection, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Whether `path` exists and cannot be opened for writing (permissions, an
-/// immutable file, a read-only file system).
+/// Whether `path` exists and cannot be written: the file cannot be opened
+/// for writing (permissions, an immutable file, a read-only file system) or
+/// its directory takes no new file (where the WAL and the lock file go).
 pub fn read_only(path: &Path) -> bool {
-    path.exists() && std::fs::OpenOptions::new().append(true).open(path).is_err()
+    if !path.exists() {
+        return false;
+    }
+    if std::fs::OpenOptions::new().append(true).open(path).is_err() {
+        return true;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_err()
+}
+
+/// A non-negative integer column as `u64` (a negative one is an error, not
+/// a huge count).
+pub(crate) fn u(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
+    let v: i64 = r.get(i)?;
+    u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(i, v))
+}
+
+/// The names of a statement's columns, for [`Store::read_error`].
+pub(crate) fn column_names(stmt: &rusqlite::Statement<'_>) -> Vec<String> {
+    stmt.column_names().into_iter().map(String::from).collect()
+}
+
+/// `path` as an SQLite URI (`file:` and the path, percent-encoded) with `query`.
+fn uri(path: &Path, query: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut s = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            s.push(b as char);
+        } else {
+            let _ = write!(s, "%{b:02X}");
+        }
+    }
+    s.push('?');
+    s.push_str(query);
+    s
+}
+
+/// Opens `path` read-only, writing nothing to it; returns whether it had to
+/// be opened immutable (see [`Store::open_read_only`]).
+fn open_reader(path: &Path) -> Result<(Connection, bool)> {
+    let cannot = || format!("{}: cannot open the results store", path.display());
+    let conn = Connection::open_with_flags(
+        uri(path, "mode=ro"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .with_context(cannot)?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))?;
+    let probe = conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()));
+    let Err(e) = probe else {
+        return Ok((conn, false));
+    };
+    let cannot_open = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+    );
+    if !cannot_open {
+        // not a database, damaged, …: the caller's checks say which
+        return Ok((conn, false));
+    }
+    drop(conn);
+    let mut wal = path.as_os_str().to_os_string();
+    wal.push("-wal");
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Err(anyhow::Error::new(e)).with_context(|| {
+            format!(
+                "{}: cannot open the results store read-only: its directory is not writable \
+                 and {} holds transactions not yet in the store file; copy both files to a \
+                 writable directory to read them",
+                path.display(),
+                std::path::Path::new(&wal).display()
+            )
+        });
+    }
+    // Nothing beside it to read: the file alone is the whole store.
+    let conn = Connection::open_with_flags(
+        uri(path, "immutable=1"),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .with_context(cannot)?;
+    Ok((conn, true))
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`, upgrading a layout-1
-    /// or layout-2 store in place ([`layout`]).
+    /// Opens (creating if needed) the store at `path` for writing, upgrading
+    /// a store of layout 1 to 4 in place ([`layout`]). An existing file is
+    /// first checked read-only — that it is an intact store of a layout this
+    /// build reads, or an SQLite database without tables — so a file that is
+    /// not one is refused before anything is written to it (not even its
+    /// journal mode). Then the store's lock is taken ([`lock`]): a second
+    /// writer is refused, naming the first.
     pub fn open(path: &Path) -> Result<Store> {
+        let not_ours = || format!("{}: not a coapcc results store", path.display());
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            let (conn, _) = open_reader(path)?;
+            check_integrity(&conn, path)?;
+            refuse_foreign(&conn, path)?;
+            if let Some(v) = layout::recorded(&conn).with_context(not_ours)? {
+                layout::readable(&v).with_context(|| path.display().to_string())?;
+            }
+        }
+        let lock = lock::WriterLock::acquire(path)?;
         let mut conn = Connection::open(path)
             .with_context(|| format!("{}: cannot open the results store", path.display()))?;
-        let not_ours = || format!("{}: not a coapcc results store", path.display());
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .with_context(not_ours)?;
@@ -185,25 +296,27 @@ impl Store {
         // dies; only a power failure can lose the last commits (never corrupt).
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "cache_size", -65_536)?;
-        check_integrity(&conn, path)?;
         refuse_foreign(&conn, path)?;
         let found = layout::prepare(&mut conn).with_context(not_ours)?;
         Ok(Store {
             conn,
+            path: path.to_path_buf(),
+            _lock: Some(lock),
             layout: layout::CURRENT,
             upgraded_from: found.filter(|&v| v != layout::CURRENT),
         })
     }
 
-    /// Opens an existing store without writing to it (a layout-1 or layout-2
-    /// store is read as it is).
+    /// Opens an existing store without writing to it (a store of an older
+    /// layout is read as it is). A store SQLite cannot open read-only in
+    /// place — its directory is not writable, so the WAL index cannot be
+    /// made — is opened immutable, unless a WAL file beside it holds
+    /// transactions that reading it immutable would miss.
     pub fn open_read_only(path: &Path) -> Result<Store> {
         if !path.exists() {
             bail!("{}: no such results store", path.display());
         }
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .with_context(|| format!("{}: cannot open the results store", path.display()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        let (conn, _) = open_reader(path)?;
         check_integrity(&conn, path)?;
         let recorded = layout::recorded(&conn)
             .with_context(|| format!("{}: not a coapcc results store", path.display()))?;
@@ -213,9 +326,55 @@ impl Store {
         let layout = layout::readable(&v).with_context(|| path.display().to_string())?;
         Ok(Store {
             conn,
+            path: path.to_path_buf(),
+            _lock: None,
             layout,
             upgraded_from: None,
         })
+    }
+
+    /// The file of the store.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// An error reading a value of `table` (`columns` are the columns of the
+    /// statement that read it; `row` says which row): names the store, the
+    /// table and the column, and what was wrong with the value.
+    pub(crate) fn read_error(
+        &self,
+        table: &str,
+        columns: &[String],
+        row: &str,
+        e: rusqlite::Error,
+    ) -> anyhow::Error {
+        use rusqlite::Error as E;
+        let col = |i: usize| columns.get(i).map_or("?", String::as_str).to_string();
+        let (column, what) = match &e {
+            E::IntegralValueOutOfRange(i, v) => (
+                col(*i),
+                format!(
+                    "integer {v} is out of range (expected a count: a non-negative integer of \
+                     the field's size)"
+                ),
+            ),
+            E::InvalidColumnType(i, _, ty) => (
+                col(*i),
+                format!("a value of type {ty}, not of the column's type"),
+            ),
+            E::FromSqlConversionFailure(i, ty, err) => (col(*i), format!("{err} (type {ty})")),
+            _ => {
+                return anyhow::Error::new(e).context(format!(
+                    "{}: cannot read table {table} ({row})",
+                    self.path.display()
+                ))
+            }
+        };
+        anyhow::anyhow!(
+            "{}: table {table}, column {column} ({row}): {what}; the store was changed by \
+             something other than coapcc",
+            self.path.display()
+        )
     }
 
     /// The layout the store had before [`Store::open`] upgraded it, if it did.
@@ -475,6 +634,8 @@ impl Store {
                     cl.tcp.as_ref().map(serde_json::to_string).transpose()?
                 ])?;
             }
+            drop(stmt);
+            digest::record(&tx, digest::tables(NetworkKind::Dumbbell), key, id)?;
         }
         tx.commit()?;
         Ok(())
@@ -517,6 +678,18 @@ impl Store {
         if self.layout >= 3 {
             self.verify_star()?;
         }
+        for n in [NetworkKind::Dumbbell, NetworkKind::Grid, NetworkKind::Star] {
+            let check = self.check_all_digests(n)?;
+            if let Some(key) = check.altered.first() {
+                bail!(
+                    "{} run {key}: its rows in table {} do not match the digest stored with \
+                     them ({} run(s) so)",
+                    network_name(n),
+                    digest::tables(n).runs,
+                    check.altered.len()
+                );
+            }
+        }
         Ok(())
     }
 
@@ -528,16 +701,17 @@ impl Store {
              down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
              dropped, in_flight, histograms, id FROM runs WHERE key = ?1",
         )?;
+        let columns = column_names(&stmt);
         let row = stmt
             .query_row([key], |r| {
                 let link = |o: usize| -> rusqlite::Result<LinkRecord> {
                     Ok(LinkRecord {
-                        packets: r.get::<_, i64>(o)? as u64,
-                        bytes: r.get::<_, i64>(o + 1)? as u64,
+                        packets: u(r, o)?,
+                        bytes: u(r, o + 1)?,
                         busy: r.get(o + 2)?,
-                        unnecessary_bytes: r.get::<_, i64>(o + 3)? as u64,
-                        dropped_buffer: r.get::<_, i64>(o + 4)? as u64,
-                        dropped_error: r.get::<_, i64>(o + 5)? as u64,
+                        unnecessary_bytes: u(r, o + 3)?,
+                        dropped_buffer: u(r, o + 4)?,
+                        dropped_error: u(r, o + 5)?,
                     })
                 };
                 Ok((
@@ -547,19 +721,20 @@ impl Store {
                         uplink: link(2)?,
                         downlink: link(8)?,
                         duration: r.get(0)?,
-                        events: r.get::<_, i64>(1)? as u64,
+                        events: u(r, 1)?,
                         conservation: Conservation {
-                            sent: r.get::<_, i64>(14)? as u64,
-                            delivered: r.get::<_, i64>(15)? as u64,
-                            dropped: r.get::<_, i64>(16)? as u64,
-                            in_flight: r.get::<_, i64>(17)? as u64,
+                            sent: u(r, 14)?,
+                            delivered: u(r, 15)?,
+                            dropped: u(r, 16)?,
+                            in_flight: u(r, 17)?,
                         },
                     },
                     r.get::<_, String>(18)?,
                     r.get::<_, i64>(19)?,
                 ))
             })
-            .optional()?;
+            .optional()
+            .map_err(|e| self.read_error("runs", &columns, &format!("run {key}"), e))?;
         let Some((mut run, histograms, id)) = row else {
             return Ok(None);
         };
@@ -570,6 +745,7 @@ impl Store {
              max_expired_timer, rtt_sum, spurious_detected, tcp FROM clients WHERE run = ?1 \
              ORDER BY idx",
         )?;
+        let columns = column_names(&stmt);
         run.clients = stmt
             .query_map([id], |r| {
                 Ok((
@@ -592,8 +768,9 @@ impl Store {
                     },
                     r.get::<_, Option<String>>(10)?,
                 ))
-            })?
-            .collect::<Result<Vec<_>, _>>()?
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.read_error("clients", &columns, &format!("run {key}"), e))?
             .into_iter()
             .map(|(mut c, tcp)| {
                 if let Some(t) = tcp {
@@ -618,6 +795,7 @@ impl Store {
             "SELECT hash, name, title, description, source, text, model_version, skipped, runs, \
              first_seen, last_run, {network} FROM definitions ORDER BY seq DESC"
         ))?;
+        let columns = column_names(&stmt);
         let rows = stmt
             .query_map([], |r| {
                 Ok((
@@ -635,17 +813,25 @@ impl Store {
                             _ => NetworkKind::Dumbbell,
                         },
                         skipped: Vec::new(),
-                        runs: r.get::<_, i64>(8)? as u64,
+                        runs: u(r, 8)?,
                         first_seen: r.get(9)?,
                         last_run: r.get(10)?,
                     },
                     r.get::<_, String>(7)?,
                 ))
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.read_error("definitions", &columns, "a definition", e))?;
         rows.into_iter()
             .map(|(mut d, skipped)| {
-                d.skipped = serde_json::from_str(&skipped)?;
+                d.skipped = serde_json::from_str(&skipped).with_context(|| {
+                    format!(
+                        "{}: table definitions, column skipped (definition {}): expected a JSON \
+                         list of skipped algorithms",
+                        self.path.display(),
+                        d.hash
+                    )
+                })?;
                 Ok(d)
             })
             .collect()
@@ -850,6 +1036,12 @@ mod tests {
             .conn
             .execute("UPDATE runs SET summaries = ?1", [&old])
             .unwrap();
+        // as such a store holds it: its digest is of the old text
+        let id: i64 = store
+            .conn
+            .query_row("SELECT id FROM runs", [], |r| r.get(0))
+            .unwrap();
+        digest::record(&store.conn, digest::tables(NetworkKind::Dumbbell), "k", id).unwrap();
         drop(store);
         let ro = Store::open_read_only(&path).unwrap();
         let read: String = ro

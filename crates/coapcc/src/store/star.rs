@@ -14,14 +14,10 @@ use coapcc_sim::metrics::Conservation;
 use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
 use rusqlite::{params, OptionalExtension};
 
-use super::{trace_codec, NewDefinition, Registered, Store};
+use super::{column_names, digest, trace_codec, u, NewDefinition, Registered, Store};
 use crate::campaign::key::{canonical, MODEL_VERSION};
 use crate::campaign::star::{StarCell, StarPlan};
 use crate::scenario_file::NetworkKind;
-
-fn u(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<u64> {
-    Ok(r.get::<_, i64>(i)? as u64)
-}
 
 impl Store {
     fn require_star_layout(&self) -> Result<()> {
@@ -163,6 +159,8 @@ impl Store {
                 "INSERT INTO star_traces (run, trace) VALUES (?1, ?2)",
                 params![id, blob],
             )?;
+            drop(stmt);
+            digest::record(&tx, digest::tables(NetworkKind::Star), key, id)?;
         }
         tx.commit()?;
         Ok(())
@@ -180,6 +178,7 @@ impl Store {
              mac_retries, retry_drops, queue_drops, delivered_frames, busy, sent, delivered, \
              dropped, in_flight FROM star_runs WHERE key = ?1",
         )?;
+        let columns = column_names(&stmt);
         let row = stmt
             .query_row([key], |r| {
                 Ok((
@@ -208,7 +207,8 @@ impl Store {
                     },
                 ))
             })
-            .optional()?;
+            .optional()
+            .map_err(|e| self.read_error("star_runs", &columns, &format!("star run {key}"), e))?;
         let Some((id, mut run)) = row else {
             return Ok(None);
         };
@@ -217,6 +217,7 @@ impl Store {
              fast_retransmits, rtt_samples, max_expired_rto, max_rto, samples \
              FROM star_stations WHERE run = ?1 ORDER BY station",
         )?;
+        let columns = column_names(&stmt);
         let rows = stmt
             .query_map([id], |r| {
                 Ok((
@@ -235,9 +236,11 @@ impl Store {
                     },
                     u(r, 10)?,
                 ))
-            })?
-            .collect::<Result<Vec<_>, _>>()
-            .with_context(|| format!("star run {key}: unreadable station rows"))?;
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| {
+                self.read_error("star_stations", &columns, &format!("star run {key}"), e)
+            })?;
         let mut series = if traces {
             let blob: Vec<u8> = self
                 .conn
@@ -383,5 +386,18 @@ mod tests {
                 .count(),
             5
         );
+        // an edited value no longer matches the run's digest
+        let ok = store.check_all_digests(NetworkKind::Star).unwrap();
+        assert_eq!((ok.checked, ok.unchecked, ok.altered.len()), (1, 0, 0));
+        store
+            .conn
+            .execute(
+                "UPDATE star_stations SET written = written + 1 WHERE station = (SELECT MIN(station) FROM star_stations)",
+                [],
+            )
+            .unwrap();
+        let bad = store.check_all_digests(NetworkKind::Star).unwrap();
+        assert_eq!(bad.altered, vec!["k".to_string()]);
+        assert!(store.verify().is_err());
     }
 }

@@ -1,0 +1,231 @@
+//! Run digests (layout 5): when a run is stored, a SHA-256 of every value of
+//! its rows — the run's row and its item rows (clients, grid nodes and
+//! traces, star stations and traces), as SQLite holds them, with their types,
+//! row ids left out — is stored beside it in `run_digests`, in the same
+//! transaction. A report recomputes the digest of each run it shows and
+//! refuses runs whose rows no longer match: a value edited by hand is not
+//! reported as if it had been measured.
+//!
+//! Runs stored before the digest existed (a store of layout 4 or older, and
+//! its runs from before its upgrade) have none: they are read with a note
+//! that they cannot be checked. The digest catches edits, not forgery: whoever
+//! can write the store can write a matching digest too.
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use rusqlite::types::ValueRef;
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+use super::Store;
+use crate::scenario_file::NetworkKind;
+
+/// What layout 5 adds to layout 4. The `meta` rows `digests_from:<table>`
+/// hold, for a store upgraded from an older layout, the first row id of that
+/// run table written with a digest (older runs cannot be checked).
+pub(super) const LAYOUT_5_ADDS: &str = "
+CREATE TABLE run_digests (
+    run_table TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL,
+    PRIMARY KEY (run_table, key)) WITHOUT ROWID;
+";
+
+/// The tables of one network's runs: the run table and its item tables, each
+/// with the column that orders its rows of a run.
+pub struct RunTables {
+    /// The run table (`id` is the run's row id).
+    pub runs: &'static str,
+    /// The item tables (`run` is the run's row id) and their order column.
+    pub items: &'static [(&'static str, &'static str)],
+}
+
+/// The run tables of a network.
+pub fn tables(network: NetworkKind) -> &'static RunTables {
+    match network {
+        NetworkKind::Dumbbell => &RunTables {
+            runs: "runs",
+            items: &[("clients", "idx")],
+        },
+        NetworkKind::Grid => &RunTables {
+            runs: "grid_runs",
+            items: &[("grid_nodes", "node"), ("grid_traces", "idx")],
+        },
+        NetworkKind::Star => &RunTables {
+            runs: "star_runs",
+            items: &[("star_stations", "station"), ("star_traces", "run")],
+        },
+    }
+}
+
+/// Every value of one row, typed, into `h`; columns named in `skip` left out.
+fn feed_rows(h: &mut Sha256, conn: &Connection, sql: &str, id: i64, skip: &str) -> Result<()> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let keep: Vec<bool> = stmt.column_names().iter().map(|c| *c != skip).collect();
+    let mut rows = stmt.query([id])?;
+    while let Some(r) = rows.next()? {
+        h.update(b"(");
+        for (i, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+            match r.get_ref(i)? {
+                ValueRef::Null => h.update([0]),
+                ValueRef::Integer(v) => {
+                    h.update([1]);
+                    h.update(v.to_le_bytes());
+                }
+                ValueRef::Real(v) => {
+                    h.update([2]);
+                    h.update(v.to_bits().to_le_bytes());
+                }
+                ValueRef::Text(t) => {
+                    h.update([3]);
+                    h.update((t.len() as u64).to_le_bytes());
+                    h.update(t);
+                }
+                ValueRef::Blob(b) => {
+                    h.update([4]);
+                    h.update((b.len() as u64).to_le_bytes());
+                    h.update(b);
+                }
+            }
+        }
+        h.update(b")");
+    }
+    Ok(())
+}
+
+/// The digest of the run of row id `id` in `t`, from its rows as stored.
+pub(super) fn compute(conn: &Connection, t: &RunTables, id: i64) -> Result<String> {
+    let mut h = Sha256::new();
+    h.update(t.runs.as_bytes());
+    feed_rows(
+        &mut h,
+        conn,
+        &format!("SELECT * FROM {} WHERE id = ?1", t.runs),
+        id,
+        "id",
+    )?;
+    for (table, order) in t.items {
+        h.update(table.as_bytes());
+        feed_rows(
+            &mut h,
+            conn,
+            &format!("SELECT * FROM {table} WHERE run = ?1 ORDER BY {order}"),
+            id,
+            "run",
+        )?;
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Stores the digest of the run `key` (row id `id`) just written in `t`.
+pub(super) fn record(conn: &Connection, t: &RunTables, key: &str, id: i64) -> Result<()> {
+    let d = compute(conn, t, id)?;
+    conn.execute(
+        "INSERT OR REPLACE INTO run_digests (run_table, key, digest) VALUES (?1, ?2, ?3)",
+        params![t.runs, key, d],
+    )?;
+    Ok(())
+}
+
+/// On upgrading a store of layout 4 or older: the runs already stored have
+/// no digest; runs from the next row id on will.
+pub(super) fn mark_upgrade(conn: &Connection) -> Result<()> {
+    for n in [NetworkKind::Dumbbell, NetworkKind::Grid, NetworkKind::Star] {
+        let t = tables(n).runs;
+        conn.execute(
+            &format!(
+                "INSERT OR REPLACE INTO meta (key, value) \
+                 SELECT 'digests_from:{t}', CAST(COALESCE(MAX(id), 0) + 1 AS TEXT) FROM {t}"
+            ),
+            [],
+        )?;
+    }
+    Ok(())
+}
+
+/// What checking the digests of some runs found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DigestCheck {
+    /// Runs whose rows match their digest.
+    pub checked: usize,
+    /// Runs stored before digests existed: not checkable.
+    pub unchecked: usize,
+    /// Runs whose rows do not match their digest (or whose digest is
+    /// missing although they were stored with one), by key.
+    pub altered: Vec<String>,
+}
+
+impl Store {
+    /// Checks the digests of the stored runs among `keys` (keys not stored
+    /// are skipped), on `network`.
+    pub fn check_digests<'a>(
+        &self,
+        network: NetworkKind,
+        keys: impl IntoIterator<Item = &'a str>,
+    ) -> Result<DigestCheck> {
+        let t = tables(network);
+        let since = match network {
+            NetworkKind::Dumbbell => 1,
+            NetworkKind::Grid => 2,
+            NetworkKind::Star => 3,
+        };
+        let mut out = DigestCheck::default();
+        if self.layout < since {
+            return Ok(out);
+        }
+        let from: i64 = if self.layout < 5 {
+            i64::MAX
+        } else {
+            self.conn
+                .query_row(
+                    "SELECT value FROM meta WHERE key = ?1",
+                    [format!("digests_from:{}", t.runs)],
+                    |r| r.get::<_, String>(0),
+                )
+                .optional()?
+                .map_or(Ok(0), |v| v.parse::<i64>())
+                .unwrap_or(i64::MAX)
+        };
+        let mut seen = HashSet::new();
+        let mut id_of = self
+            .conn
+            .prepare(&format!("SELECT id FROM {} WHERE key = ?1", t.runs))?;
+        for key in keys {
+            if !seen.insert(key) {
+                continue;
+            }
+            let Some(id) = id_of.query_row([key], |r| r.get::<_, i64>(0)).optional()? else {
+                continue;
+            };
+            let stored: Option<String> = if self.layout < 5 {
+                None
+            } else {
+                self.conn
+                    .query_row(
+                        "SELECT digest FROM run_digests WHERE run_table = ?1 AND key = ?2",
+                        params![t.runs, key],
+                        |r| r.get(0),
+                    )
+                    .optional()?
+            };
+            match stored {
+                Some(d) if d == compute(&self.conn, t, id)? => out.checked += 1,
+                Some(_) => out.altered.push(key.to_string()),
+                None if id < from => out.unchecked += 1,
+                None => out.altered.push(key.to_string()),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks the digests of every stored run of `network`.
+    pub fn check_all_digests(&self, network: NetworkKind) -> Result<DigestCheck> {
+        let keys: Vec<String> = match network {
+            NetworkKind::Dumbbell => self.done_keys()?,
+            NetworkKind::Grid => self.done_grid_keys()?,
+            NetworkKind::Star => self.done_star_keys()?,
+        }
+        .into_iter()
+        .collect();
+        self.check_digests(network, keys.iter().map(String::as_str))
+    }
+}
