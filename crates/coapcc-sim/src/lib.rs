@@ -65,5 +65,6 @@ pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, Sta
 /// on reaching it; CoCoA-S is built on CoCoA+), and the run's
 /// `retransmissions_per_exchange` key. Model 6: the Linux profiles' timers
 /// run on Linux's timer wheel at HZ = 250 (`coapcc_tcp::wheel`): whole
-/// jiffies, each timer firing at the end of its wheel bucket.
+/// jiffies, each timer firing at the end of its wheel bucket; and they
+/// answer repeated SYNs at most once per 500 ms, restarting the SYN-ACK timer.
 pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 6");

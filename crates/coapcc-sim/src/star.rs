@@ -165,8 +165,9 @@ pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, S
 /// every segment, with a 14 · MSS window, that accepts SACK from the
 /// stations that offer it (Debian 9's 4.9 defaults: `tcp-linux49-debian9`
 /// and `tcp-linux6` stations; `tcp` and lwIP stations offer none). Its
-/// timers fire exactly when due (the `wheel` switch off): it is the spec's
-/// receiver, not a modelled Linux host, and stays as model 5 had it.
+/// timers fire exactly when due and it answers every repeated SYN (the
+/// `wheel` and `oow` switches off): it is the spec's receiver, not a
+/// modelled Linux host, and stays as model 5 had it.
 fn sink_config(mss: u16) -> SocketConfig {
     SocketConfig::Linux(TcpConfig {
         mss,
@@ -175,6 +176,7 @@ fn sink_config(mss: u16) -> SocketConfig {
         record_events: false,
         linux: Some(Mechanisms {
             wheel: false,
+            oow: false,
             ..Mechanisms::DEBIAN9
         }),
         ..TcpConfig::debian9()

@@ -63,6 +63,11 @@ pub struct Mechanisms {
     /// up to 12.5 % late, and the RTO is whole jiffies ([`crate::wheel`]).
     /// Off: every timer fires exactly when due.
     pub wheel: bool,
+    /// `oow`: a copy of a SYN or SYN-ACK reaching a synchronized socket is
+    /// answered at most once per 500 ms (`tcp_oow_rate_limited`), and an
+    /// answer in SYN-RECEIVED restarts the SYN-ACK timer (`tcp_check_req`).
+    /// Off: every copy answered at once, the timer left alone.
+    pub oow: bool,
     /// `quickack`: the receiver's quick-ACK mode (`tcp_incr_quickack`,
     /// `tcp_enter_quickack_mode`, `tcp_in_quickack_mode`,
     /// `tcp_dec_quickack_mode`) with the ping-pong (interactive) detection of
@@ -106,6 +111,7 @@ impl Mechanisms {
         frto: true,
         prr: true,
         wheel: true,
+        oow: true,
         ..Self::BASE
     };
     /// Debian 9's Linux 4.9 with its defaults: `tcp_sack = 1`,
@@ -120,6 +126,7 @@ impl Mechanisms {
         frto: true,
         prr: true,
         wheel: true,
+        oow: true,
         ..Self::BASE
     };
     /// A Linux 6.x host with its defaults as the kernel cross-check
@@ -156,6 +163,7 @@ impl Mechanisms {
         frto: false,
         prr: false,
         wheel: false,
+        oow: false,
         quickack: false,
         adaptive_ato: false,
         initial_rto_1s: false,
@@ -165,14 +173,14 @@ impl Mechanisms {
 
     /// Every switch's name: Linux 4.9's recovery mechanisms in the order
     /// the ablation adds them, then the Linux 6.x differences.
-    pub const NAMES: [&'static str; 12] = [
-        "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "quickack", "ato", "rto1s", "syn6",
-        "tlp6",
+    pub const NAMES: [&'static str; 13] = [
+        "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "oow", "quickack", "ato", "rto1s",
+        "syn6", "tlp6",
     ];
     /// The names of Linux 4.9's recovery mechanisms (the first six of
     /// [`Self::NAMES`]).
-    pub const LINUX49_NAMES: [&'static str; 7] =
-        ["sack", "er", "rack", "tlp", "frto", "prr", "wheel"];
+    pub const LINUX49_NAMES: [&'static str; 8] =
+        ["sack", "er", "rack", "tlp", "frto", "prr", "wheel", "oow"];
 
     /// Switches the mechanism called `name` (see [`Self::NAMES`]); false if
     /// there is none.
@@ -201,6 +209,7 @@ impl Mechanisms {
             "frto" => &mut self.frto,
             "prr" => &mut self.prr,
             "wheel" => &mut self.wheel,
+            "oow" => &mut self.oow,
             "quickack" => &mut self.quickack,
             "ato" => &mut self.adaptive_ato,
             "rto1s" => &mut self.initial_rto_1s,
@@ -388,9 +397,9 @@ mod tests {
     fn thesis_is_sack_off_with_frto_and_prr() {
         let m = Mechanisms::THESIS;
         assert!(!m.sack && !m.early_retransmit && !m.rack && !m.tlp);
-        assert!(m.frto && m.prr && m.wheel);
+        assert!(m.frto && m.prr && m.wheel && m.oow);
         assert!(!m.has_linux6());
-        assert_eq!(m.joined(), "frto+prr+wheel");
+        assert_eq!(m.joined(), "frto+prr+wheel+oow");
     }
 
     #[test]
@@ -421,7 +430,7 @@ mod tests {
             assert!(m.set(n, true));
         }
         assert_eq!(m, Mechanisms::DEBIAN9);
-        for n in &Mechanisms::NAMES[7..] {
+        for n in &Mechanisms::NAMES[8..] {
             assert!(m.set(n, true));
         }
         assert_eq!(m, Mechanisms::LINUX6);

@@ -18,11 +18,12 @@
 //! `docs/calibration.md`: `tcp-linux49:<mechanisms>` runs Linux 4.9 with
 //! only the named mechanisms on, joined by `+` (names of
 //! [`Mechanisms::LINUX49_NAMES`]; `tcp-linux49:` has none,
-//! `tcp-linux49:frto+prr+wheel` is `tcp`,
-//! `tcp-linux49:sack+er+rack+tlp+frto+prr+wheel` is `tcp-linux49-debian9`),
+//! `tcp-linux49:frto+prr+wheel+oow` is `tcp`,
+//! `tcp-linux49:sack+er+rack+tlp+frto+prr+wheel+oow` is
+//! `tcp-linux49-debian9`),
 //! and `tcp-linux:<switches>` the same with any switch of
 //! [`Mechanisms::NAMES`], the Linux 6.x differences included
-//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+quickack+ato+rto1s+syn6+tlp6`
+//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6`
 //! is `tcp-linux6`). See `docs/decisions.md`, "Linux 4.9's loss recovery" and
 //! "A Linux 6.x host".
 
@@ -448,7 +449,7 @@ mod tests {
         let two = TcpProfile::from_name("tcp-linux49:rack+sack").unwrap();
         assert_eq!(two.name(), "tcp-linux49:sack+rack");
         assert_eq!(
-            TcpProfile::from_name("tcp-linux49:prr+frto+wheel")
+            TcpProfile::from_name("tcp-linux49:prr+frto+wheel+oow")
                 .unwrap()
                 .name(),
             "tcp"
@@ -461,7 +462,7 @@ mod tests {
             "tcp-linux49:frto+prr"
         );
         assert_eq!(
-            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr+wheel")
+            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr+wheel+oow")
                 .unwrap()
                 .name(),
             "tcp-linux49-debian9"
@@ -473,14 +474,14 @@ mod tests {
         let q = TcpProfile::from_name("tcp-linux:quickack+frto+prr").unwrap();
         assert_eq!(q.name(), "tcp-linux:frto+prr+quickack");
         assert_eq!(
-            TcpProfile::from_name("tcp-linux:frto+prr+wheel")
+            TcpProfile::from_name("tcp-linux:frto+prr+wheel+oow")
                 .unwrap()
                 .name(),
             "tcp"
         );
         assert_eq!(
             TcpProfile::from_name(
-                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+quickack+ato+rto1s+syn6+tlp6"
+                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6"
             )
             .unwrap()
             .name(),

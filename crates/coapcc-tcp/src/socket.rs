@@ -51,7 +51,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Nagle, TcpConfig};
+use crate::config::{Nagle, TcpConfig, MS};
 use crate::delack::AckTiming;
 use crate::linux49::{AckInfo, CaState, Linux49Cc};
 use crate::newreno::NewReno;
@@ -126,6 +126,9 @@ pub struct TcpSocket {
     /// SYN or SYN-ACK waiting to be (re)sent.
     syn_due: bool,
     syn_first_sent: Option<u64>,
+    /// When the last answer to an out-of-window SYN left
+    /// (`last_oow_ack_time`, Linux profiles).
+    last_oow: Option<u64>,
     handshake_rexmits: u32,
     /// Retransmit the first unacknowledged segment now (fast retransmit).
     head_rexmit_due: bool,
@@ -216,6 +219,7 @@ impl TcpSocket {
             sent: VecDeque::new(),
             syn_due: true,
             syn_first_sent: None,
+            last_oow: None,
             handshake_rexmits: 0,
             head_rexmit_due: false,
             backoff: 0,
@@ -771,7 +775,7 @@ impl TcpSocket {
             return;
         }
         if f.contains(Flags::SYN) {
-            self.on_repeated_syn(seg);
+            self.on_repeated_syn(now, seg);
             return;
         }
         if !f.contains(Flags::ACK) {
@@ -795,25 +799,53 @@ impl TcpSocket {
     }
 
     /// A SYN or SYN-ACK after our side is synchronized: a copy of one already
-    /// received (counted as an unnecessary retransmission) or junk.
-    fn on_repeated_syn(&mut self, seg: &Segment) {
+    /// received (counted as an unnecessary retransmission) or junk. Linux
+    /// answers it at most once per `tcp_invalid_ratelimit` = 500 ms
+    /// (`tcp_oow_rate_limited`): in SYN-RECEIVED with the SYN-ACK again,
+    /// restarting the SYN-ACK timer from now (`tcp_check_req`), later with
+    /// a challenge ACK (`tcp_validate_incoming`); with the `oow` switch.
+    /// Without it (`tcp-newreno`, the star's sink) every copy is answered at
+    /// once and the timer kept.
+    fn on_repeated_syn(&mut self, now: u64, seg: &Segment) {
         if seg.seq != self.irs {
             return;
         }
+        let limited = self.oow_rate_limited(now);
         if seg.flags.contains(Flags::ACK) {
             self.stats.dup_synacks += 1;
             self.event(TcpEvent::DuplicateSynAck);
-            self.dupacks_due += 1;
+            if !limited {
+                self.dupacks_due += 1;
+            }
         } else {
             self.stats.dup_syns += 1;
             self.event(TcpEvent::DuplicateSyn);
+            if limited {
+                return;
+            }
             if self.state == TcpState::SynReceived {
-                // Linux resends the SYN-ACK at once (without touching the timer).
                 self.syn_due = true;
+                if self.cfg.linux.is_some_and(|m| m.oow) {
+                    self.rto_at = Some(self.timer(now, self.rto));
+                }
             } else {
                 self.dupacks_due += 1;
             }
         }
+    }
+
+    /// `tcp_oow_rate_limited` for a SYN: true if an answer to an
+    /// out-of-window SYN left less than 500 ms ago (never without `oow`);
+    /// otherwise notes that one leaves now.
+    fn oow_rate_limited(&mut self, now: u64) -> bool {
+        if !self.cfg.linux.is_some_and(|m| m.oow) {
+            return false;
+        }
+        if self.last_oow.is_some_and(|t| now < t + 500 * MS) {
+            return true;
+        }
+        self.last_oow = Some(now);
+        false
     }
 
     /// ACK processing (RFC 9293 §3.10.7.4 fifth check). Returns false when

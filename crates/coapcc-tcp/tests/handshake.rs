@@ -120,15 +120,31 @@ fn synack_retries_on_timer_and_at_once_on_duplicate_syn() {
     assert!(s.poll_transmit(2 * SEC).unwrap().flags.contains(Flags::SYN));
     assert_eq!(s.poll_timeout(), Some(6 * SEC));
     // The client's retransmitted SYN arrives: counted, answered at once,
-    // timer unchanged.
+    // and the SYN-ACK timer restarts from now with the backed-off 4 s
+    // (`tcp_check_req`): 3 + 4 = 7 s.
     s.handle_segment(3 * SEC, &syn);
     assert_eq!(s.stats().dup_syns, 1);
     assert!(s.poll_transmit(3 * SEC).unwrap().flags.contains(Flags::SYN));
-    assert_eq!(s.poll_timeout(), Some(6 * SEC));
+    assert_eq!(s.poll_timeout(), Some(7 * SEC));
     assert_eq!(s.stats().synack_retransmissions, 2);
-    s.handle_timeout(6 * SEC);
-    s.poll_transmit(6 * SEC).unwrap();
-    assert_eq!(s.poll_timeout(), Some(14 * SEC));
+    // Another copy 200 ms later: counted, not answered (at most one answer
+    // per 500 ms, `tcp_oow_rate_limited`), the timer left alone.
+    s.handle_segment(3200 * MS, &syn);
+    assert_eq!(s.stats().dup_syns, 2);
+    assert!(s.poll_transmit(3200 * MS).is_none());
+    assert_eq!(s.poll_timeout(), Some(7 * SEC));
+    // 500 ms after the last answer it is answered again.
+    s.handle_segment(3500 * MS, &syn);
+    assert!(s
+        .poll_transmit(3500 * MS)
+        .unwrap()
+        .flags
+        .contains(Flags::SYN));
+    assert_eq!(s.poll_timeout(), Some(7500 * MS));
+    assert_eq!(s.stats().synack_retransmissions, 3);
+    s.handle_timeout(7500 * MS);
+    s.poll_transmit(7500 * MS).unwrap();
+    assert_eq!(s.poll_timeout(), Some(15_500 * MS));
 }
 
 #[test]
@@ -136,12 +152,12 @@ fn synack_loss_over_the_wire() {
     let mut w = Wire::new(linux_exact_timers(), 150 * MS);
     w.set_drop(|d, _, i| d == Dir::ToClient && i < 2);
     w.run_until(10 * SEC);
-    // SYN-ACK at 0.15 lost; the client's SYN retry (2.0) arrives at 2.15
-    // together with the server's own timer: one copy each, the second gets
-    // through; the client connects at 2.30.
+    // SYN-ACK at 0.15 lost; the client's SYN retry (2.0) arrives at 2.15,
+    // just before the server's own timer: answered (lost too), and the timer
+    // restarted from now with its 2 s; its copy at 4.15 gets through.
     assert_eq!(
         syn_times(&w, Dir::ToClient),
-        vec![150 * MS, 2150 * MS, 2150 * MS]
+        vec![150 * MS, 2150 * MS, 4150 * MS]
     );
     assert_eq!(w.server().stats().dup_syns, 1);
     assert_eq!(w.server().stats().synack_retransmissions, 2);
