@@ -308,7 +308,19 @@ fn main() -> ExitCode {
 }
 
 fn real_main() -> Result<()> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version: their text goes to standard output, and a
+        // failed write is an error like any other command's
+        Err(e) if !e.use_stderr() => {
+            use std::io::Write;
+            return e
+                .print()
+                .and_then(|()| std::io::stdout().flush())
+                .context("cannot write to standard output");
+        }
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Run {
             scenario,

@@ -806,3 +806,46 @@ fn a_long_run_logs_progress_when_stderr_is_not_a_terminal() {
     let o = bin().args(args).output().unwrap();
     assert!(!stderr(&o).contains("progress:"), "{}", stderr(&o));
 }
+
+/// `--help`, a subcommand's `--help` and `--version` into a full device: the
+/// write error is reported (non-zero exit, a message on stderr), as for
+/// every other command; to a working stdout they still exit 0.
+#[test]
+fn help_and_version_report_a_failed_write() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("SKIPPED help_and_version_report_a_failed_write: no /dev/full");
+        return;
+    }
+    for args in [
+        vec!["--help"],
+        vec!["-h"],
+        vec!["run", "--help"],
+        vec!["load", "--help"],
+        vec!["--version"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = bin()
+            .args(&args)
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        let code = o.status.code().unwrap_or(-1);
+        assert!(code != 0 && code != 101, "{args:?}: exit {code}\n{err}");
+        assert!(
+            err.contains("standard output") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        let o = bin().args(&args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(!o.stdout.is_empty(), "{args:?}");
+    }
+    // a usage error still goes to stderr with clap's exit status 2
+    let (code, err) = run(&["run", "--no-such-option"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--no-such-option"), "{err}");
+}
