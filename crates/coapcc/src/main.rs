@@ -567,13 +567,14 @@ fn real_main() -> Result<()> {
         Command::Server(args) => coapcc::net_cli::server(args).map(|_| ()),
         Command::Load(args) => {
             let json = args.format == coapcc::net_cli::LoadFormat::Json;
+            let no_fail = args.no_fail;
             let o = coapcc::net_cli::load(args)?;
             if json {
                 coapcc::outln!("{}", coapcc::net_cli::load_json(&o))?;
             } else {
                 coapcc::out!("{}", load_table(&o))?;
             }
-            o.check()
+            o.check(no_fail)
         }
         Command::Emulate(args) if args.ip.ip => {
             std::process::exit(coapcc::ip_cli::emulate_ip(args)?)

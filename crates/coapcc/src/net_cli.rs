@@ -94,8 +94,10 @@ pub struct ClientArgs {
     /// Seed of the client's random stream (timer dithering, tokens, Message IDs).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Exit 0 on 4.xx and 5.xx responses too (by default an error response,
-    /// though printed, makes the exit status non-zero).
+    /// Exit 0 even when an exchange fails (no acknowledgement after
+    /// MAX_RETRANSMIT, a reset) or is answered with a 4.xx or 5.xx response;
+    /// by default either, though reported, makes the exit status non-zero
+    /// (the rule of `coapcc load` too).
     #[arg(long)]
     pub no_fail: bool,
     /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); it is on
@@ -242,6 +244,13 @@ pub struct LoadArgs {
     /// target over UDP).
     #[arg(long, value_name = "ADDR[,ADDR…]")]
     pub bind: Vec<String>,
+    /// Exit 0 even when an exchange fails (no acknowledgement after
+    /// MAX_RETRANSMIT, a reset), a client does not finish within
+    /// --time-limit, or a response is a 4.xx or 5.xx; by default any of them,
+    /// once the results are printed, makes the exit status non-zero (the rule
+    /// of `coapcc client` too).
+    #[arg(long)]
+    pub no_fail: bool,
     /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); on by
     /// default, as the evaluations ran.
     #[arg(long)]
@@ -528,10 +537,14 @@ pub fn client(args: ClientArgs) -> Result<()> {
                         }
                     }
                     Outcome::Failed(reason) => {
-                        bail!(
+                        let what = format!(
                             "exchange failed ({reason:?}) after {} retransmission(s)",
                             r.retransmissions
-                        )
+                        );
+                        if !args.no_fail {
+                            bail!("{what} (exit 0 with --no-fail)");
+                        }
+                        eprintln!("{what}");
                     }
                 }
                 stdout.flush().context(STDOUT)?;
@@ -567,8 +580,8 @@ pub fn client(args: ClientArgs) -> Result<()> {
             )
             .context(STDOUT)?;
         }
-        if failed > 0 {
-            bail!("{failed} exchange(s) failed");
+        if failed > 0 && !args.no_fail {
+            bail!("{failed} exchange(s) failed (exit 0 with --no-fail)");
         }
         if errors > 0 && !args.no_fail {
             bail!("{errors} error response(s) (4.xx or 5.xx; exit 0 with --no-fail)");
@@ -675,16 +688,35 @@ impl LoadOutcome {
         parts.join(", ")
     }
 
-    /// An error if any response was an error response (after the results
-    /// are printed: they say what was measured).
-    pub fn check(&self) -> Result<()> {
+    /// An error if an exchange failed, a client did not finish or a
+    /// response was an error response, unless `no_fail` (after the results
+    /// are printed: they say what was measured). The rule of `coapcc client`.
+    pub fn check(&self, no_fail: bool) -> Result<()> {
+        if no_fail {
+            return Ok(());
+        }
+        let failed = self.summary.failed_exchanges;
+        let unfinished = self.summary.unfinished_clients;
         let errors = self.error_responses();
+        let mut what = Vec::new();
+        if failed > 0 {
+            what.push(format!("{failed} exchange(s) failed"));
+        }
+        if unfinished > 0 {
+            what.push(format!(
+                "{unfinished} of {} client(s) did not finish within the time limit",
+                self.spec.clients
+            ));
+        }
         if errors > 0 {
             let total: u64 = self.codes.values().sum();
-            bail!(
+            what.push(format!(
                 "{errors} of {total} responses were errors ({}); the metrics do not measure the resource",
                 self.codes_line()
-            );
+            ));
+        }
+        if !what.is_empty() {
+            bail!("{} (exit 0 with --no-fail)", what.join("; "));
         }
         Ok(())
     }

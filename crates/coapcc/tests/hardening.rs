@@ -849,3 +849,68 @@ fn help_and_version_report_a_failed_write() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--no-such-option"), "{err}");
 }
+
+/// A CoAP server address on loopback where nothing listens.
+fn nobody_listening() -> String {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let a = s.local_addr().unwrap();
+    drop(s);
+    format!("coap://{a}/x")
+}
+
+/// One rule for `client` and `load`: an exchange that fails (or a client
+/// that does not finish) makes the exit status non-zero once the results
+/// are printed; `--no-fail` makes it 0. Both say so in `--help`.
+#[test]
+fn failed_exchanges_fail_load_and_client_unless_no_fail() {
+    let uri = nobody_listening();
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "load",
+            uri.as_str(),
+            "--clients",
+            "2",
+            "--exchanges",
+            "1",
+            "--max-retransmit",
+            "0",
+            "--time-limit",
+            "30",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        run_out(&args)
+    };
+    let (code, out, err) = load(&[]);
+    assert!(code != 0 && code != 101, "exit {code}: {err}");
+    assert!(err.contains("2 exchange(s) failed"), "{err}");
+    assert!(err.contains("--no-fail"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("the results, printed first");
+    assert_eq!(v["failed_exchanges"], 2, "{out}");
+    let (code, out, err) = load(&["--no-fail"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("failed_exchanges"), "{out}");
+    let client = |extra: &[&str]| {
+        let mut args = vec!["client", uri.as_str(), "--max-retransmit", "0"];
+        args.extend_from_slice(extra);
+        run_out(&args)
+    };
+    let (code, _, err) = client(&[]);
+    assert!(code != 0 && code != 101, "exit {code}: {err}");
+    assert!(err.contains("failed"), "{err}");
+    let (code, _, err) = client(&["--no-fail"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("failed"),
+        "the failure is still reported: {err}"
+    );
+    for cmd in ["load", "client"] {
+        let (code, out, _) = run_out(&[cmd, "--help"]);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("--no-fail") && out.contains("exchange fails"),
+            "{cmd} --help: {out}"
+        );
+    }
+}
