@@ -509,6 +509,7 @@ pub fn client(args: ClientArgs) -> Result<()> {
             .context(STDOUT)?;
         }
         let mut mismatched = 0u32;
+        let mut echo_retries = 0u32;
         for i in 0..args.count {
             let r = c.exchange(t.addr, &req, limit).await?;
             if r.mismatched_responses > 0 {
@@ -519,11 +520,19 @@ pub fn client(args: ClientArgs) -> Result<()> {
                 );
             }
             mismatched += r.mismatched_responses;
+            echo_retries += r.echo_retries;
             if args.count == 1 {
                 match &r.outcome {
                     Outcome::Response { code, payload, .. } => {
                         let timers: Vec<String> =
                             r.timers.iter().map(|t| format!("{t:.3}")).collect();
+                        if r.echo_retries > 0 {
+                            eprintln!(
+                                "4.01 with an Echo option from {}: the request was sent again \
+                                 with the Echo value (RFC 9175)",
+                                t.addr
+                            );
+                        }
                         eprintln!(
                             "{code} from {} in {:.3} ms, {} retransmission(s), timers [{}] s",
                             t.addr,
@@ -577,6 +586,13 @@ pub fn client(args: ClientArgs) -> Result<()> {
             writeln!(
                 stdout,
                 "{mismatched} piggybacked response(s) with a token not their exchange's"
+            )
+            .context(STDOUT)?;
+        }
+        if echo_retries > 0 {
+            writeln!(
+                stdout,
+                "{echo_retries} request(s) sent again with an Echo option after a 4.01 challenge"
             )
             .context(STDOUT)?;
         }
@@ -659,6 +675,9 @@ pub struct LoadOutcome {
     pub summary: Summary,
     /// Responses received, by code.
     pub codes: load::ResponseCodes,
+    /// Requests sent again with an Echo option after the server's 4.01
+    /// challenge (RFC 9175 §2.4; UDP only).
+    pub echo_retries: u64,
     /// UDP or TCP.
     pub transport: Transport,
     /// TCP: connections opened (None over UDP).
@@ -772,14 +791,15 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
-    let (result, codes) = rt.block_on(load::run_bound(&spec, &bind))?;
-    let summary = Summary::of(&args.cc, 0, std::slice::from_ref(&result));
+    let r = rt.block_on(load::run_bound(&spec, &bind))?;
+    let summary = Summary::of(&args.cc, 0, std::slice::from_ref(&r.result));
     Ok(LoadOutcome {
         spec,
         uri: args.uri,
-        result,
+        result: r.result,
         summary,
-        codes,
+        codes: r.codes,
+        echo_retries: r.echo_retries,
         transport: Transport::Udp,
         connections: None,
     })
@@ -1154,6 +1174,7 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "duration": o.result.duration,
         "responses": o.codes.iter().map(|(c, n)| (c.to_string(), *n)).collect::<BTreeMap<String, u64>>(),
         "error_responses": o.error_responses(),
+        "echo_retries": o.echo_retries,
         "algorithms": [summary],
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
@@ -1170,6 +1191,12 @@ pub fn load_header(o: &LoadOutcome) -> String {
         o.result.duration,
         o.codes_line()
     );
+    if o.echo_retries > 0 {
+        h.push_str(&format!(
+            "\nrequests sent again with an Echo option (the server's 4.01 challenge, RFC 9175): {}",
+            o.echo_retries
+        ));
+    }
     if let Some(n) = o.connections {
         h.push_str(&format!(
             "\nTCP connections opened: {n}; unnecessary retransmissions: none at the CoAP \

@@ -914,3 +914,38 @@ fn failed_exchanges_fail_load_and_client_unless_no_fail() {
         );
     }
 }
+
+/// IPv4 loopback reaching a dual-stack (IPv6) socket arrives as
+/// `::ffff:127.0.0.1`: still loopback, so exempt from the amplification
+/// bound like 127.0.0.1 on an IPv4 socket — GET /large gets the resource,
+/// not a 4.01. The server socket is bound to the mapped loopback address
+/// itself, so nothing outside this host can reach it.
+#[test]
+fn ipv4_loopback_on_a_dual_stack_socket_is_loopback() {
+    use coapcc_net::resources::Resources;
+    use coapcc_net::server::{self, ServerOptions};
+    use coapcc_proto::message::{Code, MessageView};
+    let h = match server::spawn(
+        "[::ffff:127.0.0.1]:0".parse().unwrap(),
+        ServerOptions::default(),
+        Resources::standard(),
+    ) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!(
+                "SKIPPED ipv4_loopback_on_a_dual_stack_socket_is_loopback: no IPv6 socket: {e}"
+            );
+            return;
+        }
+    };
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let to = std::net::SocketAddr::from(([127, 0, 0, 1], h.addr().port()));
+    let reply = ask(&sock, to, &get("large", 1, None));
+    let v = MessageView::decode(&reply).unwrap();
+    assert_eq!(v.code, Code::CONTENT, "{} bytes", reply.len());
+    assert_eq!(v.payload.len(), 1000);
+    let s = h.stop();
+    assert_eq!((s.challenged, s.withheld), (0, 0));
+}
