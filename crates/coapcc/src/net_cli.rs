@@ -988,6 +988,9 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     }
     let idle_timeout = seconds("idle-timeout", args.idle_timeout)?;
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
+    if args.ip.max_held_bytes == Some(0) {
+        bail!("--max-held-bytes: expected at least 1");
+    }
     let rt = runtime()?;
     let server_arg = args.server.as_deref().unwrap_or_default();
     let server = rt
@@ -1000,6 +1003,10 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
         seed: args.seed,
         max_clients: args.max_clients,
         idle_timeout,
+        max_held_bytes: args
+            .ip
+            .max_held_bytes
+            .unwrap_or(coapcc_net::emulate::EmulatorOptions::default().max_held_bytes),
         ..EmulatorOptions::default()
     };
     let h = emulate::spawn(args.listen, server, opts)?;
@@ -1084,14 +1091,33 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
     let Some(g) = &r.grid else {
         let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
             format!(
-                "{name}: {} packets, {} bytes, busy {:.3} s, dropped {} (buffer) + {} (link errors)",
+                "{name}: {} packets serialised, {} bytes, busy {:.3} s, dropped {} (buffer) + {} (link errors)",
                 l.packets, l.bytes, l.busy, l.dropped_buffer, l.dropped_error
             )
         };
+        let relay = |name: &str, c: &emulate::DatagramCounts| {
+            format!(
+                "relay {name}: {} datagrams ({} bytes): {} delivered, {} dropped by the model, \
+                 {} in flight ({} IP bytes held, peak {}), {} refused (relay full: {} IP bytes), \
+                 {} refused (too large)",
+                c.received,
+                c.bytes,
+                c.delivered,
+                c.dropped,
+                c.in_flight(),
+                c.held_bytes,
+                c.peak_held_bytes,
+                c.refused_full,
+                c.refused_full_bytes,
+                c.refused_too_large
+            )
+        };
         return format!(
-            "{}\n{}\n{mappings}",
+            "{}\n{}\n{}\n{}\n{mappings}",
             dir("uplink", &r.uplink),
             dir("downlink", &r.downlink),
+            relay("upstream (clients → server)", &r.upstream),
+            relay("downstream (server → clients)", &r.downstream),
         );
     };
     let dir = |name: &str, c: &emulate::DatagramCounts| {
@@ -1411,6 +1437,7 @@ mod tests {
         };
         let s = emulator_summary(&r);
         assert!(s.contains("grid frames: 0 on the air") && s.contains("MAC buffer overflows: 0"));
-        assert!(emulator_summary(&EmulatorReport::default()).starts_with("uplink: 0 packets"));
+        assert!(emulator_summary(&EmulatorReport::default())
+            .starts_with("uplink: 0 packets serialised"));
     }
 }
