@@ -287,6 +287,8 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
     let rep = dir.path("report.json");
     let coapcc = env!("CARGO_BIN_EXE_coapcc");
     let server = coapcc_server_cmd();
+    // its own marker: another test loads /sense across the dumbbell too
+    let uri = format!("coap://10.0.0.1:5683/sense?load{}", std::process::id());
     let (out, pid) = emulate_ip(
         &[
             "--scale",
@@ -300,7 +302,7 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
             "--",
             coapcc,
             "load",
-            "coap://10.0.0.1:5683/sense",
+            &uri,
             "--clients",
             "10",
             "--exchanges",
@@ -331,7 +333,7 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
         assert_eq!(r["relay"][dir]["refused"], serde_json::json!({}), "{r}");
         assert_eq!(r["relay"][dir]["dropped"], serde_json::json!({}), "{r}");
     }
-    assert_torn_down(pid, "coap://10.0.0.1:5683/sense");
+    assert_torn_down(pid, &uri);
 }
 
 /// libcoap's UDP client against `coapcc server` across the IP dumbbell.
