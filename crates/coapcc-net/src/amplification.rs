@@ -2,7 +2,8 @@
 //! response larger than [`AmplificationLimit::factor`] times its request goes
 //! only to a client that has shown it receives what is sent to its address —
 //! by returning an Echo option value the server gave it — or to a loopback
-//! address (which no host but this one can put as a source). Anyone else gets
+//! address (which no host but this one can put as a source; IPv4 loopback
+//! seen on a dual-stack socket as `::ffff:127.0.0.1` too). Anyone else gets
 //! a small 4.01 Unauthorized carrying a fresh Echo value; a client that
 //! repeats the request with that Echo option gets the full response.
 //!
@@ -18,7 +19,7 @@ use std::net::SocketAddr;
 use coapcc_proto::message::{Code, MessageType, MessageView, MessageWriter};
 
 /// The Echo option (RFC 9175 §2.2): elective, safe to forward.
-pub const ECHO: u16 = 252;
+pub use coapcc_proto::message::option::ECHO;
 
 /// How the server bounds amplification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +44,12 @@ impl Default for AmplificationLimit {
             exempt_loopback: true,
         }
     }
+}
+
+/// Whether `from` is a loopback address, IPv4 loopback mapped into IPv6
+/// (`::ffff:127.0.0.0/104`, how a dual-stack socket sees it) included.
+pub fn is_loopback(from: SocketAddr) -> bool {
+    from.ip().to_canonical().is_loopback()
 }
 
 /// What the guard did with a reply.
@@ -109,7 +116,7 @@ impl Guard {
         let limit = self.limit.factor.saturating_mul(request.len());
         if self.limit.factor == 0
             || len <= limit
-            || (self.limit.exempt_loopback && from.ip().is_loopback())
+            || (self.limit.exempt_loopback && is_loopback(from))
             || self.echoed(from, request, now_s)
         {
             return Verdict::Send(len);
@@ -215,6 +222,21 @@ mod tests {
         });
         assert!(matches!(
             strict.check(lo, &req, &mut tx, 1000, 0),
+            Verdict::Challenge(_)
+        ));
+        // IPv4 loopback on a dual-stack socket is still loopback; other
+        // mapped addresses are not
+        let mapped: SocketAddr = "[::ffff:127.0.0.1]:5683".parse().unwrap();
+        assert!(is_loopback(mapped) && is_loopback("[::ffff:127.3.2.1]:1".parse().unwrap()));
+        assert_eq!(g.check(mapped, &req, &mut tx, 1000, 0), Verdict::Send(1000));
+        let mapped_remote: SocketAddr = "[::ffff:192.0.2.1]:5683".parse().unwrap();
+        assert!(!is_loopback(mapped_remote));
+        assert!(matches!(
+            g.check(mapped_remote, &req, &mut tx, 1000, 0),
+            Verdict::Challenge(_)
+        ));
+        assert!(matches!(
+            strict.check(mapped, &req, &mut tx, 1000, 0),
             Verdict::Challenge(_)
         ));
         let off = Guard::new(AmplificationLimit {

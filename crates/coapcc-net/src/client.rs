@@ -106,6 +106,10 @@ pub struct ExchangeReport {
     /// Piggybacked responses that acknowledged it with a token not its own
     /// (RFC 7252 §5.3.2): not taken as its response.
     pub mismatched_responses: u32,
+    /// Times it was sent again with an Echo option after a 4.01 (RFC 9175
+    /// §2.4; at most 1). `elapsed`, `retransmissions` and `timers` are
+    /// those of the request that got the final response.
+    pub echo_retries: u32,
 }
 
 /// A CoAP client endpoint bound to a UDP socket.
@@ -246,6 +250,7 @@ impl NetClient {
             timers: Vec::new(),
             first_sent: None,
             mismatched: 0,
+            echo_retries: 0,
             done: None,
         };
         loop {
@@ -270,6 +275,7 @@ struct Tracker {
     timers: Vec<f64>,
     first_sent: Option<Nanos>,
     mismatched: u32,
+    echo_retries: u32,
     done: Option<ExchangeReport>,
 }
 
@@ -287,6 +293,12 @@ impl Tracker {
                 } if exchange == self.id => self.timers.push(timer),
                 ClientEvent::MismatchedResponse { exchange, .. } if exchange == self.id => {
                     self.mismatched += 1;
+                }
+                ClientEvent::EchoRetry { exchange, .. } if exchange == self.id => {
+                    // the retry is a new request: its timers start over
+                    self.echo_retries += 1;
+                    self.timers.clear();
+                    self.first_sent = None;
                 }
                 ClientEvent::Response {
                     exchange,
@@ -307,6 +319,7 @@ impl Tracker {
                         retransmissions,
                         timers: std::mem::take(&mut self.timers),
                         mismatched_responses: self.mismatched,
+                        echo_retries: self.echo_retries,
                     })
                 }
                 ClientEvent::Failed {
@@ -321,6 +334,7 @@ impl Tracker {
                         retransmissions,
                         timers: std::mem::take(&mut self.timers),
                         mismatched_responses: self.mismatched,
+                        echo_retries: self.echo_retries,
                     })
                 }
                 _ => {}

@@ -11,7 +11,9 @@
 //! are relayed back to that client's address. Mappings are bounded
 //! ([`EmulatorOptions::max_clients`], least recently active evicted first)
 //! and expire after [`EmulatorOptions::idle_timeout`]; packets held in flight
-//! are bounded too ([`EmulatorOptions::max_in_flight`]).
+//! are bounded too: in number ([`EmulatorOptions::max_in_flight`]) and in
+//! IP bytes per direction ([`EmulatorOptions::max_held_bytes`]), whatever
+//! the model's own buffer.
 //!
 //! # Where clients and the server attach
 //!
@@ -246,6 +248,14 @@ pub struct EmulatorOptions {
     /// ([`DatagramCounts::refused_full`]; on the dumbbell also as buffer
     /// drops of their direction).
     pub max_in_flight: usize,
+    /// Most IP bytes (UDP payload + 28) the relay holds per direction inside
+    /// the model — queued, being sent or propagating; a datagram that would
+    /// exceed it is refused and counted like [`Self::max_in_flight`]. The
+    /// default, 4 MiB, is above the 1 410 000 B that stand for an infinite
+    /// buffer in the evaluations: on their networks the model's buffer
+    /// decides every drop, and an infinite buffer no longer holds whatever
+    /// arrives (5000 datagrams of 64 KiB, 325 MB).
+    pub max_held_bytes: u64,
     /// How much earlier than its departure time a packet may leave. The
     /// tokio timer fires at the first millisecond tick at or after its
     /// deadline (plus the wake-up), so without this a packet leaves about a
@@ -262,6 +272,7 @@ impl Default for EmulatorOptions {
             max_clients: 4096,
             idle_timeout: Duration::from_secs(300),
             max_in_flight: 100_000,
+            max_held_bytes: crate::drive::DEFAULT_MAX_HELD_BYTES,
             early: Duration::from_millis(1),
         }
     }
@@ -279,14 +290,21 @@ pub struct DatagramCounts {
     /// Dropped by the model (refused on entry or lost inside).
     pub dropped: u64,
     /// Not handed to the model: the relay held
-    /// [`EmulatorOptions::max_in_flight`] packets already.
+    /// [`EmulatorOptions::max_in_flight`] packets already, or the datagram
+    /// would have taken it past [`EmulatorOptions::max_held_bytes`].
     pub refused_full: u64,
+    /// IP bytes of the datagrams refused that way.
+    pub refused_full_bytes: u64,
     /// Not handed to the model: larger than the network carries (the grid's
     /// eight 6LoWPAN fragments, or [`MAX_DATAGRAM`]).
     pub refused_too_large: u64,
     /// Delivered by the model after their mapping had closed (evicted or
     /// idle), so not sent on (counted in `delivered` too).
     pub closed: u64,
+    /// IP bytes inside the model now (queued, being sent, propagating).
+    pub held_bytes: u64,
+    /// The most IP bytes inside the model at once.
+    pub peak_held_bytes: u64,
 }
 
 impl DatagramCounts {
@@ -565,11 +583,12 @@ enum Model {
 impl Model {
     fn new(opts: &EmulatorOptions) -> Result<Model> {
         opts.network.validate().map_err(|e| anyhow!(e))?;
-        if opts.max_clients == 0 || opts.max_in_flight == 0 {
+        if opts.max_clients == 0 || opts.max_in_flight == 0 || opts.max_held_bytes == 0 {
             return Err(anyhow!(
-                "max_clients, max_in_flight: expected at least 1, found {} and {}",
+                "max_clients, max_in_flight, max_held_bytes: expected at least 1, found {}, {} and {}",
                 opts.max_clients,
-                opts.max_in_flight
+                opts.max_in_flight,
+                opts.max_held_bytes
             ));
         }
         Ok(match &opts.network {
@@ -630,14 +649,9 @@ struct Relay<N> {
 }
 
 impl<N: Emulated> Relay<N> {
-    fn full(&self) -> bool {
-        self.driver.held() >= self.opts.max_in_flight
-    }
-
     /// Hands a datagram of mapping `slot` to the model at `at` (or at the
     /// model's clock if that is later).
     fn offer(&mut self, at: Nanos, slot: usize, gen: u64, up: bool, data: &[u8]) {
-        let full = self.full();
         let counts = if up {
             &mut self.report.upstream
         } else {
@@ -645,15 +659,18 @@ impl<N: Emulated> Relay<N> {
         };
         counts.received += 1;
         counts.bytes += data.len() as u64;
-        if full {
-            counts.refused_full += 1;
-            self.driver.net.count_full(up);
-            return;
-        }
         let Some(payload) = self.driver.net.payload(data.len()) else {
             counts.refused_too_large += 1;
             return;
         };
+        // the datagram's size on the wire, as the model counts it
+        let ip_bytes = (dumbbell::IPV4_HEADER + usize::from(UDP_HEADER) + data.len()) as u64;
+        if self.driver.held() >= self.opts.max_in_flight || !self.driver.admits(up, ip_bytes) {
+            counts.refused_full += 1;
+            counts.refused_full_bytes += ip_bytes;
+            self.driver.net.count_full(up);
+            return;
+        }
         let node = self.slots[slot].as_ref().expect("open mapping").node;
         let server = self.driver.net.server_node();
         let ends = if up { (node, server) } else { (server, node) };
@@ -665,7 +682,7 @@ impl<N: Emulated> Relay<N> {
         };
         if self
             .driver
-            .send(at, ends, (UDP_HEADER, payload), held)
+            .send(at, ends, (UDP_HEADER, payload), (up, ip_bytes), held)
             .is_err()
         {
             counts.dropped += 1;
@@ -838,6 +855,13 @@ impl<N: Emulated> Relay<N> {
 
     fn publish(&mut self, monitor: &EmulatorMonitor) {
         self.driver.net.publish(&mut self.report);
+        for (up, c) in [
+            (true, &mut self.report.upstream),
+            (false, &mut self.report.downstream),
+        ] {
+            c.held_bytes = self.driver.held_bytes(up);
+            c.peak_held_bytes = self.driver.peak_held_bytes(up);
+        }
         self.report.mappings_open = self.by_client.len();
         *monitor.0.lock().expect("monitor lock") = self.report.clone();
     }
@@ -884,7 +908,7 @@ async fn relay<N: Emulated>(
     let (tx, mut rx) = mpsc::channel::<FromServer>(4096);
     let opts_early = opts.early.as_nanos() as Nanos;
     let mut relay = Relay {
-        driver: Driver::new(net),
+        driver: Driver::new(net, opts.max_held_bytes),
         opts,
         server,
         clock: Clock::start(),

@@ -72,10 +72,24 @@ struct Progress {
     record: ClientRecord,
     histogram: Vec<u64>,
     codes: ResponseCodes,
+    echo_retries: u64,
 }
 
 /// Responses received, by code.
 pub type ResponseCodes = BTreeMap<Code, u64>;
+
+/// What a load over UDP measured.
+#[derive(Clone, Debug, Default)]
+pub struct LoadReport {
+    /// Per-client records, as the simulator's.
+    pub result: RunResult,
+    /// Final responses received, by code.
+    pub codes: ResponseCodes,
+    /// Requests sent again with an Echo option after a 4.01 (RFC 9175
+    /// §2.4: the server's amplification bound challenged the client's
+    /// address); the 4.01s that asked for them are not among `codes`.
+    pub echo_retries: u64,
+}
 
 /// Whether `code` is an error response (4.xx or 5.xx).
 pub fn is_error(code: Code) -> bool {
@@ -120,6 +134,7 @@ impl Progress {
                 }
                 ClientEvent::DuplicateResponse { .. } => self.record.unnecessary += 1,
                 ClientEvent::MismatchedResponse { .. } => self.record.mismatched_responses += 1,
+                ClientEvent::EchoRetry { .. } => self.echo_retries += 1,
                 ClientEvent::TimerArmed { .. } => {}
             },
         }
@@ -133,7 +148,7 @@ async fn one_client(
     local: SocketAddr,
     clock: Clock,
     until: Instant,
-) -> Result<(ClientRecord, Vec<u64>, ResponseCodes)> {
+) -> Result<(ClientRecord, Vec<u64>, ResponseCodes, u64)> {
     let seed = derive(spec.seed, Stream::Client, u64::from(index));
     let mut rng = SimRng::new(seed);
     let opts = ClientOptions {
@@ -153,6 +168,7 @@ async fn one_client(
         record: ClientRecord::default(),
         histogram: Vec::new(),
         codes: ResponseCodes::new(),
+        echo_retries: 0,
     };
     let mut remaining = spec.workload.exchanges;
     let mut batch_left = 0u32;
@@ -192,7 +208,7 @@ async fn one_client(
         .coap()
         .algorithm(spec.target)
         .map_or(0, |a| a.spurious_detected() as u32);
-    Ok((p.record, p.histogram, p.codes))
+    Ok((p.record, p.histogram, p.codes, p.echo_retries))
 }
 
 /// Runs `spec` on the current tokio runtime.
@@ -203,14 +219,14 @@ pub async fn run(spec: &LoadSpec) -> Result<RunResult> {
 /// Runs `spec` on the current tokio runtime; also returns the responses
 /// received, by code.
 pub async fn run_counting(spec: &LoadSpec) -> Result<(RunResult, ResponseCodes)> {
-    run_bound(spec, &[]).await
+    let r = run_bound(spec, &[]).await?;
+    Ok((r.result, r.codes))
 }
 
 /// Runs `spec` with client `i`'s socket bound to `bind[i % len]` (port
 /// chosen by the kernel; an empty list: loopback for a loopback target, the
-/// unspecified address otherwise); also returns the responses received, by
-/// code.
-pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<(RunResult, ResponseCodes)> {
+/// unspecified address otherwise).
+pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<LoadReport> {
     if spec.clients == 0 || spec.workload.exchanges == 0 {
         bail!("load: expected at least one client and one exchange");
     }
@@ -239,8 +255,10 @@ pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<(RunResult, R
         ..RunResult::default()
     };
     let mut codes = ResponseCodes::new();
+    let mut echo_retries = 0;
     for t in tasks {
-        let (record, hist, c) = t.await??;
+        let (record, hist, c, echoes) = t.await??;
+        echo_retries += echoes;
         for (code, n) in c {
             *codes.entry(code).or_default() += n;
         }
@@ -254,7 +272,11 @@ pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<(RunResult, R
         result.clients.push(record);
     }
     result.duration = to_secs(clock.now());
-    Ok((result, codes))
+    Ok(LoadReport {
+        result,
+        codes,
+        echo_retries,
+    })
 }
 
 /// Runs `spec` on a runtime of its own.

@@ -1367,3 +1367,222 @@ fn clients_sharing_settings_behave_as_own_copies() {
     let err = ClientSettings::new(config, (registry::find("default").unwrap(), bad)).err();
     assert_eq!(err.map(|e| e.field), Some("cap"));
 }
+
+/// A 4.01 Unauthorized answering `req` (ACK to a CON, else NON), with an
+/// Echo option of `echo` if given.
+fn challenge(req: &[u8], echo: Option<&[u8]>) -> Vec<u8> {
+    let r = Message::decode(req).unwrap();
+    let mtype = if r.mtype == MessageType::Con {
+        MessageType::Ack
+    } else {
+        MessageType::Non
+    };
+    let mid = if mtype == MessageType::Ack {
+        r.mid
+    } else {
+        0x7000
+    };
+    let mut m = Message::new(mtype, Code::UNAUTHORIZED, mid);
+    m.token = r.token;
+    if let Some(e) = echo {
+        m.options.push((option::ECHO, e.to_vec()));
+    }
+    m.encode().unwrap()
+}
+
+/// RFC 9175 §2.4: a piggybacked 4.01 with an Echo option makes the client
+/// send the request again, once, with the Echo value, a new Message ID and
+/// the same token, after any Uri-Path/Uri-Query and before the marking; the
+/// server's answer to that copy is the exchange's response. The retry is
+/// reported and its timers start over; the 4.01 acknowledged the first
+/// request for the algorithm.
+#[test]
+fn an_echo_challenge_is_answered_once_with_the_echo_value() {
+    for (info, marking_option) in [(&PLAIN, None), (&TC, Some(option::TC))] {
+        let mut c = client(
+            info,
+            ClientConfig {
+                token_len: 2,
+                ..config(4)
+            },
+        );
+        let req = Request {
+            path: "a/b?x=1",
+            ..GET
+        };
+        let id = c.request(0, SERVER, &req).unwrap();
+        let (t, first) = only_tx(&mut c);
+        assert_eq!(t.mid, 100);
+        events(&mut c);
+        c.handle_datagram(300 * MS, SERVER, &challenge(&first, Some(b"abcdefgh")));
+        let ev = events(&mut c);
+        assert_eq!(
+            ev[0],
+            ClientEvent::EchoRetry {
+                exchange: id,
+                peer: SERVER,
+                mid: 101
+            },
+            "{ev:?}"
+        );
+        assert!(
+            matches!(ev[1], ClientEvent::TimerArmed { ordinal: 0, .. }),
+            "{ev:?}"
+        );
+        assert_eq!(ev.len(), 2, "{ev:?}");
+        let acked = acks();
+        assert_eq!(acked.len(), 1, "the 4.01 acknowledged the first request");
+        let (t, second) = only_tx(&mut c);
+        assert_eq!((t.exchange, t.mid, t.ordinal), (Some(id), 101, 0));
+        let (a, b) = (
+            Message::decode(&first).unwrap(),
+            Message::decode(&second).unwrap(),
+        );
+        assert_eq!((b.mtype, b.code, b.mid), (MessageType::Con, Code::GET, 101));
+        assert_eq!(b.token, a.token);
+        let numbers: Vec<u16> = b.options.iter().map(|(n, _)| *n).collect();
+        let mut expected = vec![option::URI_PATH, option::URI_PATH, option::URI_QUERY];
+        expected.push(option::ECHO);
+        expected.extend(marking_option);
+        assert_eq!(numbers, expected, "{b:?}");
+        assert_eq!(b.options[3].1, b"abcdefgh");
+        assert_eq!(b.options[..3], a.options[..3]);
+        // a retransmission of the retry is the same bytes
+        c.handle_timeout(c.poll_timeout().unwrap());
+        let (t, again) = only_tx(&mut c);
+        assert_eq!((t.mid, t.ordinal), (101, 1));
+        if marking_option.is_none() {
+            assert_eq!(again, second);
+        }
+        // a late duplicate of the 4.01 is a duplicate, not a second challenge
+        c.handle_datagram(3 * SEC, SERVER, &challenge(&first, Some(b"abcdefgh")));
+        assert_eq!(
+            events(&mut c)
+                .into_iter()
+                .filter(|e| !matches!(
+                    e,
+                    ClientEvent::TimerArmed { .. } | ClientEvent::TimerExpired { .. }
+                ))
+                .collect::<Vec<_>>(),
+            vec![ClientEvent::DuplicateResponse {
+                peer: SERVER,
+                mid: 100
+            }]
+        );
+        let mut s = server();
+        let (reply, _) = serve(&mut s, 4 * SEC, &again).unwrap();
+        c.handle_datagram(4 * SEC, SERVER, &reply);
+        let ev = events(&mut c);
+        assert!(
+            matches!(ev[..], [ClientEvent::Response { exchange, code: Code::CONTENT, .. }] if exchange == id),
+            "{ev:?}"
+        );
+        assert_eq!(c.active(), 0);
+    }
+}
+
+/// Only once: a second 4.01 with Echo is the exchange's response. A 4.01
+/// without Echo, or with an empty or over-long value, is a response as
+/// before.
+#[test]
+fn a_second_challenge_or_an_unusable_echo_ends_the_exchange() {
+    let mut c = client(&PLAIN, config(4));
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let (_, first) = only_tx(&mut c);
+    c.handle_datagram(MS, SERVER, &challenge(&first, Some(b"e1")));
+    let (_, second) = only_tx(&mut c);
+    events(&mut c);
+    c.handle_datagram(2 * MS, SERVER, &challenge(&second, Some(b"e2")));
+    let ev = events(&mut c);
+    assert!(
+        matches!(ev[..], [ClientEvent::Response { exchange, code: Code::UNAUTHORIZED, .. }] if exchange == id),
+        "{ev:?}"
+    );
+    assert!(tx(&mut c).is_empty());
+    let long = [7u8; 41];
+    for echo in [None, Some(&b""[..]), Some(&long[..])] {
+        let id = c.request(0, SERVER, &GET).unwrap();
+        let (_, req) = only_tx(&mut c);
+        events(&mut c);
+        c.handle_datagram(MS, SERVER, &challenge(&req, echo));
+        let ev = events(&mut c);
+        assert!(
+            matches!(ev[..], [ClientEvent::Response { exchange, code: Code::UNAUTHORIZED, .. }] if exchange == id),
+            "{echo:?}: {ev:?}"
+        );
+        assert!(tx(&mut c).is_empty());
+    }
+    // a request that would no longer fit with the Echo option is not retried
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            max_message_size: 60,
+            ..config(4)
+        },
+    );
+    let payload = [b'p'; 40];
+    let big = Request {
+        payload: &payload,
+        ..GET
+    };
+    let id = c.request(0, SERVER, &big).unwrap();
+    let (_, req) = only_tx(&mut c);
+    events(&mut c);
+    c.handle_datagram(MS, SERVER, &challenge(&req, Some(&[1; 8])));
+    let ev = events(&mut c);
+    assert!(
+        matches!(ev[..], [ClientEvent::Response { exchange, code: Code::UNAUTHORIZED, .. }] if exchange == id),
+        "{ev:?}"
+    );
+}
+
+/// A Non-confirmable request answered by a NON 4.01 with Echo is sent
+/// again (NON, new Message ID) with the Echo value; a challenge arriving as
+/// a separate response after an Empty ACK is answered the same way, the
+/// separate CON 4.01 acknowledged.
+#[test]
+fn echo_challenges_of_non_requests_and_separate_responses_are_answered() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            token_len: 4,
+            nstart: 2,
+            ..config(4)
+        },
+    );
+    let non = Request {
+        confirmable: false,
+        ..GET
+    };
+    let id = c.request(0, SERVER, &non).unwrap();
+    let (_, req) = only_tx(&mut c);
+    c.handle_datagram(MS, SERVER, &challenge(&req, Some(b"nn")));
+    let (t, again) = only_tx(&mut c);
+    let m = Message::decode(&again).unwrap();
+    assert_eq!(
+        (m.mtype, t.mid, t.exchange),
+        (MessageType::Non, 101, Some(id))
+    );
+    assert!(m.options.contains(&(option::ECHO, b"nn".to_vec())));
+    assert!(events(&mut c)
+        .iter()
+        .any(|e| matches!(e, ClientEvent::EchoRetry { mid: 101, .. })));
+    // CON, Empty ACK, then a CON 4.01 with Echo as the separate response
+    let id = c.request(0, SERVER, &GET).unwrap();
+    let (_, req) = only_tx(&mut c);
+    let r = Message::decode(&req).unwrap();
+    let empty = Message::new(MessageType::Ack, Code::EMPTY, r.mid);
+    c.handle_datagram(MS, SERVER, &empty.encode().unwrap());
+    let mut sep = Message::new(MessageType::Con, Code::UNAUTHORIZED, 0x5555);
+    sep.token = r.token.clone();
+    sep.options.push((option::ECHO, b"ss".to_vec()));
+    c.handle_datagram(2 * MS, SERVER, &sep.encode().unwrap());
+    let out = tx(&mut c);
+    assert_eq!(out.len(), 2, "{out:?}");
+    let ack = Message::decode(&out[0].1).unwrap();
+    assert_eq!((ack.mtype, ack.mid), (MessageType::Ack, 0x5555));
+    let retry = Message::decode(&out[1].1).unwrap();
+    assert_eq!(out[1].0.exchange, Some(id));
+    assert_eq!((retry.mtype, retry.token), (MessageType::Con, r.token));
+    assert!(retry.options.contains(&(option::ECHO, b"ss".to_vec())));
+}

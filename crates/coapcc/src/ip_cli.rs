@@ -45,8 +45,12 @@ pub struct IpArgs {
     /// IP mode: log every packet the relay reads (JSON lines).
     #[arg(long, value_name = "FILE", requires = "ip")]
     pub packet_log: Option<PathBuf>,
-    /// IP mode: most IP bytes the relay holds per direction [default: 4194304].
-    #[arg(long, value_name = "BYTES", requires = "ip")]
+    /// Most IP bytes the relay holds per direction inside the network model
+    /// (queued, being sent or propagating), whatever its buffer; a packet
+    /// that would exceed it is refused and counted [default: 4194304, above
+    /// the 1410000 B that stand for an infinite buffer in the evaluations].
+    /// UDP relay and IP mode.
+    #[arg(long, value_name = "BYTES")]
     pub max_held_bytes: Option<u64>,
     /// IP mode: the client command and its arguments (after `--`).
     #[arg(last = true, value_name = "CLIENT COMMAND")]

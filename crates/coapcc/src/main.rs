@@ -308,7 +308,19 @@ fn main() -> ExitCode {
 }
 
 fn real_main() -> Result<()> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version: their text goes to standard output, and a
+        // failed write is an error like any other command's
+        Err(e) if !e.use_stderr() => {
+            use std::io::Write;
+            return e
+                .print()
+                .and_then(|()| std::io::stdout().flush())
+                .context("cannot write to standard output");
+        }
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Run {
             scenario,
@@ -555,13 +567,14 @@ fn real_main() -> Result<()> {
         Command::Server(args) => coapcc::net_cli::server(args).map(|_| ()),
         Command::Load(args) => {
             let json = args.format == coapcc::net_cli::LoadFormat::Json;
+            let no_fail = args.no_fail;
             let o = coapcc::net_cli::load(args)?;
             if json {
                 coapcc::outln!("{}", coapcc::net_cli::load_json(&o))?;
             } else {
                 coapcc::out!("{}", load_table(&o))?;
             }
-            o.check()
+            o.check(no_fail)
         }
         Command::Emulate(args) if args.ip.ip => {
             std::process::exit(coapcc::ip_cli::emulate_ip(args)?)

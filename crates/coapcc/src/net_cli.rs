@@ -94,8 +94,10 @@ pub struct ClientArgs {
     /// Seed of the client's random stream (timer dithering, tokens, Message IDs).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Exit 0 on 4.xx and 5.xx responses too (by default an error response,
-    /// though printed, makes the exit status non-zero).
+    /// Exit 0 even when an exchange fails (no acknowledgement after
+    /// MAX_RETRANSMIT, a reset) or is answered with a 4.xx or 5.xx response;
+    /// by default either, though reported, makes the exit status non-zero
+    /// (the rule of `coapcc load` too).
     #[arg(long)]
     pub no_fail: bool,
     /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); it is on
@@ -242,6 +244,13 @@ pub struct LoadArgs {
     /// target over UDP).
     #[arg(long, value_name = "ADDR[,ADDR…]")]
     pub bind: Vec<String>,
+    /// Exit 0 even when an exchange fails (no acknowledgement after
+    /// MAX_RETRANSMIT, a reset), a client does not finish within
+    /// --time-limit, or a response is a 4.xx or 5.xx; by default any of them,
+    /// once the results are printed, makes the exit status non-zero (the rule
+    /// of `coapcc client` too).
+    #[arg(long)]
+    pub no_fail: bool,
     /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); on by
     /// default, as the evaluations ran.
     #[arg(long)]
@@ -500,6 +509,7 @@ pub fn client(args: ClientArgs) -> Result<()> {
             .context(STDOUT)?;
         }
         let mut mismatched = 0u32;
+        let mut echo_retries = 0u32;
         for i in 0..args.count {
             let r = c.exchange(t.addr, &req, limit).await?;
             if r.mismatched_responses > 0 {
@@ -510,11 +520,19 @@ pub fn client(args: ClientArgs) -> Result<()> {
                 );
             }
             mismatched += r.mismatched_responses;
+            echo_retries += r.echo_retries;
             if args.count == 1 {
                 match &r.outcome {
                     Outcome::Response { code, payload, .. } => {
                         let timers: Vec<String> =
                             r.timers.iter().map(|t| format!("{t:.3}")).collect();
+                        if r.echo_retries > 0 {
+                            eprintln!(
+                                "4.01 with an Echo option from {}: the request was sent again \
+                                 with the Echo value (RFC 9175)",
+                                t.addr
+                            );
+                        }
                         eprintln!(
                             "{code} from {} in {:.3} ms, {} retransmission(s), timers [{}] s",
                             t.addr,
@@ -528,10 +546,14 @@ pub fn client(args: ClientArgs) -> Result<()> {
                         }
                     }
                     Outcome::Failed(reason) => {
-                        bail!(
+                        let what = format!(
                             "exchange failed ({reason:?}) after {} retransmission(s)",
                             r.retransmissions
-                        )
+                        );
+                        if !args.no_fail {
+                            bail!("{what} (exit 0 with --no-fail)");
+                        }
+                        eprintln!("{what}");
                     }
                 }
                 stdout.flush().context(STDOUT)?;
@@ -567,8 +589,15 @@ pub fn client(args: ClientArgs) -> Result<()> {
             )
             .context(STDOUT)?;
         }
-        if failed > 0 {
-            bail!("{failed} exchange(s) failed");
+        if echo_retries > 0 {
+            writeln!(
+                stdout,
+                "{echo_retries} request(s) sent again with an Echo option after a 4.01 challenge"
+            )
+            .context(STDOUT)?;
+        }
+        if failed > 0 && !args.no_fail {
+            bail!("{failed} exchange(s) failed (exit 0 with --no-fail)");
         }
         if errors > 0 && !args.no_fail {
             bail!("{errors} error response(s) (4.xx or 5.xx; exit 0 with --no-fail)");
@@ -646,6 +675,9 @@ pub struct LoadOutcome {
     pub summary: Summary,
     /// Responses received, by code.
     pub codes: load::ResponseCodes,
+    /// Requests sent again with an Echo option after the server's 4.01
+    /// challenge (RFC 9175 §2.4; UDP only).
+    pub echo_retries: u64,
     /// UDP or TCP.
     pub transport: Transport,
     /// TCP: connections opened (None over UDP).
@@ -675,16 +707,35 @@ impl LoadOutcome {
         parts.join(", ")
     }
 
-    /// An error if any response was an error response (after the results
-    /// are printed: they say what was measured).
-    pub fn check(&self) -> Result<()> {
+    /// An error if an exchange failed, a client did not finish or a
+    /// response was an error response, unless `no_fail` (after the results
+    /// are printed: they say what was measured). The rule of `coapcc client`.
+    pub fn check(&self, no_fail: bool) -> Result<()> {
+        if no_fail {
+            return Ok(());
+        }
+        let failed = self.summary.failed_exchanges;
+        let unfinished = self.summary.unfinished_clients;
         let errors = self.error_responses();
+        let mut what = Vec::new();
+        if failed > 0 {
+            what.push(format!("{failed} exchange(s) failed"));
+        }
+        if unfinished > 0 {
+            what.push(format!(
+                "{unfinished} of {} client(s) did not finish within the time limit",
+                self.spec.clients
+            ));
+        }
         if errors > 0 {
             let total: u64 = self.codes.values().sum();
-            bail!(
+            what.push(format!(
                 "{errors} of {total} responses were errors ({}); the metrics do not measure the resource",
                 self.codes_line()
-            );
+            ));
+        }
+        if !what.is_empty() {
+            bail!("{} (exit 0 with --no-fail)", what.join("; "));
         }
         Ok(())
     }
@@ -740,14 +791,15 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
-    let (result, codes) = rt.block_on(load::run_bound(&spec, &bind))?;
-    let summary = Summary::of(&args.cc, 0, std::slice::from_ref(&result));
+    let r = rt.block_on(load::run_bound(&spec, &bind))?;
+    let summary = Summary::of(&args.cc, 0, std::slice::from_ref(&r.result));
     Ok(LoadOutcome {
         spec,
         uri: args.uri,
-        result,
+        result: r.result,
         summary,
-        codes,
+        codes: r.codes,
+        echo_retries: r.echo_retries,
         transport: Transport::Udp,
         connections: None,
     })
@@ -936,6 +988,9 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     }
     let idle_timeout = seconds("idle-timeout", args.idle_timeout)?;
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
+    if args.ip.max_held_bytes == Some(0) {
+        bail!("--max-held-bytes: expected at least 1");
+    }
     let rt = runtime()?;
     let server_arg = args.server.as_deref().unwrap_or_default();
     let server = rt
@@ -948,6 +1003,10 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
         seed: args.seed,
         max_clients: args.max_clients,
         idle_timeout,
+        max_held_bytes: args
+            .ip
+            .max_held_bytes
+            .unwrap_or(coapcc_net::emulate::EmulatorOptions::default().max_held_bytes),
         ..EmulatorOptions::default()
     };
     let h = emulate::spawn(args.listen, server, opts)?;
@@ -1032,14 +1091,33 @@ pub fn emulator_summary(r: &EmulatorReport) -> String {
     let Some(g) = &r.grid else {
         let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
             format!(
-                "{name}: {} packets, {} bytes, busy {:.3} s, dropped {} (buffer) + {} (link errors)",
+                "{name}: {} packets serialised, {} bytes, busy {:.3} s, dropped {} (buffer) + {} (link errors)",
                 l.packets, l.bytes, l.busy, l.dropped_buffer, l.dropped_error
             )
         };
+        let relay = |name: &str, c: &emulate::DatagramCounts| {
+            format!(
+                "relay {name}: {} datagrams ({} bytes): {} delivered, {} dropped by the model, \
+                 {} in flight ({} IP bytes held, peak {}), {} refused (relay full: {} IP bytes), \
+                 {} refused (too large)",
+                c.received,
+                c.bytes,
+                c.delivered,
+                c.dropped,
+                c.in_flight(),
+                c.held_bytes,
+                c.peak_held_bytes,
+                c.refused_full,
+                c.refused_full_bytes,
+                c.refused_too_large
+            )
+        };
         return format!(
-            "{}\n{}\n{mappings}",
+            "{}\n{}\n{}\n{}\n{mappings}",
             dir("uplink", &r.uplink),
             dir("downlink", &r.downlink),
+            relay("upstream (clients → server)", &r.upstream),
+            relay("downstream (server → clients)", &r.downstream),
         );
     };
     let dir = |name: &str, c: &emulate::DatagramCounts| {
@@ -1122,6 +1200,7 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "duration": o.result.duration,
         "responses": o.codes.iter().map(|(c, n)| (c.to_string(), *n)).collect::<BTreeMap<String, u64>>(),
         "error_responses": o.error_responses(),
+        "echo_retries": o.echo_retries,
         "algorithms": [summary],
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
@@ -1138,6 +1217,12 @@ pub fn load_header(o: &LoadOutcome) -> String {
         o.result.duration,
         o.codes_line()
     );
+    if o.echo_retries > 0 {
+        h.push_str(&format!(
+            "\nrequests sent again with an Echo option (the server's 4.01 challenge, RFC 9175): {}",
+            o.echo_retries
+        ));
+    }
     if let Some(n) = o.connections {
         h.push_str(&format!(
             "\nTCP connections opened: {n}; unnecessary retransmissions: none at the CoAP \
@@ -1352,6 +1437,7 @@ mod tests {
         };
         let s = emulator_summary(&r);
         assert!(s.contains("grid frames: 0 on the air") && s.contains("MAC buffer overflows: 0"));
-        assert!(emulator_summary(&EmulatorReport::default()).starts_with("uplink: 0 packets"));
+        assert!(emulator_summary(&EmulatorReport::default())
+            .starts_with("uplink: 0 packets serialised"));
     }
 }

@@ -238,6 +238,7 @@ pub fn load(
         result: r.result,
         summary,
         codes: r.codes,
+        echo_retries: 0,
         transport: Transport::Tcp,
         connections: Some(r.connections),
     })

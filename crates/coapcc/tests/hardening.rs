@@ -1043,3 +1043,146 @@ fn a_long_run_logs_progress_when_stderr_is_not_a_terminal() {
     let o = bin().args(args).output().unwrap();
     assert!(!stderr(&o).contains("progress:"), "{}", stderr(&o));
 }
+
+/// `--help`, a subcommand's `--help` and `--version` into a full device: the
+/// write error is reported (non-zero exit, a message on stderr), as for
+/// every other command; to a working stdout they still exit 0.
+#[test]
+fn help_and_version_report_a_failed_write() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("SKIPPED help_and_version_report_a_failed_write: no /dev/full");
+        return;
+    }
+    for args in [
+        vec!["--help"],
+        vec!["-h"],
+        vec!["run", "--help"],
+        vec!["load", "--help"],
+        vec!["--version"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = bin()
+            .args(&args)
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        let code = o.status.code().unwrap_or(-1);
+        assert!(code != 0 && code != 101, "{args:?}: exit {code}\n{err}");
+        assert!(
+            err.contains("standard output") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        let o = bin().args(&args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(!o.stdout.is_empty(), "{args:?}");
+    }
+    // a usage error still goes to stderr with clap's exit status 2
+    let (code, err) = run(&["run", "--no-such-option"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--no-such-option"), "{err}");
+}
+
+/// A CoAP server address on loopback where nothing listens.
+fn nobody_listening() -> String {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let a = s.local_addr().unwrap();
+    drop(s);
+    format!("coap://{a}/x")
+}
+
+/// One rule for `client` and `load`: an exchange that fails (or a client
+/// that does not finish) makes the exit status non-zero once the results
+/// are printed; `--no-fail` makes it 0. Both say so in `--help`.
+#[test]
+fn failed_exchanges_fail_load_and_client_unless_no_fail() {
+    let uri = nobody_listening();
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "load",
+            uri.as_str(),
+            "--clients",
+            "2",
+            "--exchanges",
+            "1",
+            "--max-retransmit",
+            "0",
+            "--time-limit",
+            "30",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        run_out(&args)
+    };
+    let (code, out, err) = load(&[]);
+    assert!(code != 0 && code != 101, "exit {code}: {err}");
+    assert!(err.contains("2 exchange(s) failed"), "{err}");
+    assert!(err.contains("--no-fail"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("the results, printed first");
+    assert_eq!(v["failed_exchanges"], 2, "{out}");
+    let (code, out, err) = load(&["--no-fail"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("failed_exchanges"), "{out}");
+    let client = |extra: &[&str]| {
+        let mut args = vec!["client", uri.as_str(), "--max-retransmit", "0"];
+        args.extend_from_slice(extra);
+        run_out(&args)
+    };
+    let (code, _, err) = client(&[]);
+    assert!(code != 0 && code != 101, "exit {code}: {err}");
+    assert!(err.contains("failed"), "{err}");
+    let (code, _, err) = client(&["--no-fail"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("failed"),
+        "the failure is still reported: {err}"
+    );
+    for cmd in ["load", "client"] {
+        let (code, out, _) = run_out(&[cmd, "--help"]);
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("--no-fail") && out.contains("exchange fails"),
+            "{cmd} --help: {out}"
+        );
+    }
+}
+
+/// IPv4 loopback reaching a dual-stack (IPv6) socket arrives as
+/// `::ffff:127.0.0.1`: still loopback, so exempt from the amplification
+/// bound like 127.0.0.1 on an IPv4 socket — GET /large gets the resource,
+/// not a 4.01. The server socket is bound to the mapped loopback address
+/// itself, so nothing outside this host can reach it.
+#[test]
+fn ipv4_loopback_on_a_dual_stack_socket_is_loopback() {
+    use coapcc_net::resources::Resources;
+    use coapcc_net::server::{self, ServerOptions};
+    use coapcc_proto::message::{Code, MessageView};
+    let h = match server::spawn(
+        "[::ffff:127.0.0.1]:0".parse().unwrap(),
+        ServerOptions::default(),
+        Resources::standard(),
+    ) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!(
+                "SKIPPED ipv4_loopback_on_a_dual_stack_socket_is_loopback: no IPv6 socket: {e}"
+            );
+            return;
+        }
+    };
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let to = std::net::SocketAddr::from(([127, 0, 0, 1], h.addr().port()));
+    let reply = ask(&sock, to, &get("large", 1, None));
+    let v = MessageView::decode(&reply).unwrap();
+    assert_eq!(v.code, Code::CONTENT, "{} bytes", reply.len());
+    assert_eq!(v.payload.len(), 1000);
+    let s = h.stop();
+    assert_eq!((s.challenged, s.withheld), (0, 0));
+}

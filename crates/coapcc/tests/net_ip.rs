@@ -303,6 +303,8 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
     let rep = dir.path("report.json");
     let coapcc = env!("CARGO_BIN_EXE_coapcc");
     let server = coapcc_server_cmd();
+    // its own marker: another test loads /sense across the dumbbell too
+    let uri = format!("coap://10.0.0.1:5683/sense?load{}", std::process::id());
     let (out, pid) = emulate_ip(
         &[
             "--scale",
@@ -316,7 +318,7 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
             "--",
             coapcc,
             "load",
-            "coap://10.0.0.1:5683/sense",
+            &uri,
             "--clients",
             "10",
             "--exchanges",
@@ -347,7 +349,7 @@ fn coapcc_load_over_udp_across_the_ip_dumbbell() {
         assert_eq!(r["relay"][dir]["refused"], serde_json::json!({}), "{r}");
         assert_eq!(r["relay"][dir]["dropped"], serde_json::json!({}), "{r}");
     }
-    assert_torn_down(pid, "coap://10.0.0.1:5683/sense");
+    assert_torn_down(pid, &uri);
 }
 
 /// libcoap's UDP client against `coapcc server` across the IP dumbbell.
@@ -379,6 +381,63 @@ fn libcoap_udp_client_against_coapcc_server() {
         text(&out.stderr)
     );
     assert_torn_down(pid, "coap://10.0.0.1:5683/hello");
+}
+
+/// RFC 9175 Echo between coapcc's own ends: `coapcc server` with its
+/// default amplification bound (3 × the request) in the server namespace
+/// sees the client namespace's 10.0.0.2 as unverified, so GET `/large`
+/// (1000 bytes) is answered with a 4.01 carrying an Echo option; `coapcc
+/// client` and `coapcc load` send the request again with the Echo value and
+/// get the resource — every exchange completes with 2.05, and each retry is
+/// counted.
+#[test]
+fn coapcc_client_and_load_answer_the_servers_echo_challenge() {
+    let test = "coapcc_client_and_load_answer_the_servers_echo_challenge";
+    if !netns_ok(test) {
+        return;
+    }
+    let dir = Scratch::new("echo");
+    let coapcc = env!("CARGO_BIN_EXE_coapcc");
+    let uri = format!("coap://10.0.0.1:5683/large?echo{}", std::process::id());
+    let (client_out, client_err) = (dir.path("client.out"), dir.path("client.err"));
+    let client = format!(
+        "{coapcc} client '{uri}' > {} 2> {} && exec {coapcc} load '{uri}' --clients 2 \
+         --exchanges 2 --format json",
+        client_out.display(),
+        client_err.display()
+    );
+    let (out, pid) = emulate_ip(
+        &[
+            "--scale",
+            "20",
+            "--server-cmd",
+            &format!("exec {coapcc} server --listen $COAPCC_SERVER_ADDR:5683"),
+            "--",
+            "sh",
+            "-c",
+            &client,
+        ],
+        Duration::from_secs(30),
+    );
+    let stderr = text(&out.stderr);
+    let client_stderr = std::fs::read_to_string(&client_err).unwrap_or_default();
+    assert!(out.status.success(), "{stderr}\nclient: {client_stderr}");
+    let payload = std::fs::read(&client_out).unwrap();
+    assert_eq!(
+        payload.len(),
+        1001,
+        "1000 bytes and a newline: {client_stderr}"
+    );
+    assert!(
+        client_stderr.contains("4.01 with an Echo option") && client_stderr.contains("2.05"),
+        "{client_stderr}"
+    );
+    let load: Value = serde_json::from_slice(&out.stdout).expect("the load's JSON");
+    assert_eq!(load["responses"]["2.05"], 4, "{load}");
+    assert_eq!(load["responses"].as_object().unwrap().len(), 1, "{load}");
+    assert_eq!(load["failed_exchanges"], 0, "{load}");
+    assert_eq!(load["echo_retries"], 4, "one per exchange: {load}");
+    assert_torn_down(pid, &uri);
 }
 
 /// The server command crashes while the client runs (it kills itself with

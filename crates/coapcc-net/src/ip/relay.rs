@@ -53,7 +53,7 @@ impl Default for IpRelayOptions {
             network: EmulatedNetwork::default(),
             seed: 1,
             early: Duration::from_millis(1),
-            max_held_bytes: 4 << 20,
+            max_held_bytes: crate::drive::DEFAULT_MAX_HELD_BYTES,
             packet_log: None,
         }
     }
@@ -81,6 +81,8 @@ pub struct DirectionReport {
     pub in_flight: u64,
     /// IP bytes inside the model now.
     pub held_bytes: u64,
+    /// The most IP bytes inside the model at once.
+    pub peak_held_bytes: u64,
 }
 
 /// The relay's counters.
@@ -121,7 +123,6 @@ struct Relay {
     client_nodes: Vec<NodeId>,
     clock: Clock,
     early: Nanos,
-    max_held: u64,
     next_seq: u64,
     /// Flow (protocol, port at the client's primary address) → node.
     flows: HashMap<(u8, u16), NodeId>,
@@ -218,7 +219,7 @@ impl Relay {
             Ok(s) => s,
             Err(reason) => return self.refuse(up, arrival, bytes.len(), Some(&info), reason),
         };
-        if self.dir(up).held_bytes + bytes.len() as u64 > self.max_held {
+        if !self.driver.admits(up, bytes.len() as u64) {
             return self.refuse(up, arrival, bytes.len(), Some(&info), "relay_full");
         }
         let (src, dst) = if up {
@@ -250,12 +251,12 @@ impl Relay {
             bytes: bytes.to_vec(),
             record,
         };
-        match self.driver.send(arrival, (src, dst), (th, payload), held) {
-            Ok(()) => {
-                let dir = self.dir(up);
-                dir.held_bytes += bytes.len() as u64;
-                dir.in_flight += 1;
-            }
+        let ip_bytes = (up, bytes.len() as u64);
+        match self
+            .driver
+            .send(arrival, (src, dst), (th, payload), ip_bytes, held)
+        {
+            Ok(()) => self.dir(up).in_flight += 1,
             Err((cause, held)) => {
                 *self
                     .dir(up)
@@ -291,7 +292,6 @@ impl Relay {
                     let written = far.write(&h.bytes);
                     let written_ns = self.clock.now();
                     let dir = self.dir(h.up);
-                    dir.held_bytes -= len;
                     dir.in_flight -= 1;
                     match written {
                         Ok(_) => {
@@ -309,7 +309,6 @@ impl Relay {
                 }
                 Some(cause) => {
                     let dir = self.dir(h.up);
-                    dir.held_bytes -= len;
                     dir.in_flight -= 1;
                     *dir.dropped.entry(cause_name(cause).into()).or_default() += 1;
                     record.outcome = "dropped".into();
@@ -324,6 +323,12 @@ impl Relay {
 
     fn publish(&mut self, monitor: &RelayMonitor) {
         self.report.flows = self.flows.len() as u64;
+        for up in [true, false] {
+            let (held, peak) = (self.driver.held_bytes(up), self.driver.peak_held_bytes(up));
+            let dir = self.dir(up);
+            dir.held_bytes = held;
+            dir.peak_held_bytes = peak;
+        }
         *monitor.0.lock().expect("monitor lock") = self.report.clone();
     }
 }
@@ -381,13 +386,12 @@ pub(crate) async fn run_relay(
     // time zero of the model: when the relay starts reading
     let clock = Clock::start();
     let mut relay = Relay {
-        driver: Driver::new(model),
+        driver: Driver::new(model, opts.max_held_bytes),
         addressing,
         server_node: opts.network.server_node(),
         client_nodes: opts.network.client_nodes(),
         clock,
         early: opts.early.as_nanos() as Nanos,
-        max_held: opts.max_held_bytes,
         next_seq: 0,
         flows: HashMap::new(),
         report: RelayReport::default(),

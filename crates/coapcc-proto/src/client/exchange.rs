@@ -7,7 +7,7 @@ use coapcc_rto::{ExchangeTimer, Marking};
 
 use super::marking::{encode_marking_option, marking_option};
 use super::{ClientError, ExchangeId, Request};
-use crate::message::{option, MessageType, MessageWriter, MAX_MESSAGE_SIZE};
+use crate::message::{option, Code, MessageType, MessageWriter, MAX_MESSAGE_SIZE};
 use crate::Nanos;
 
 /// Where an exchange is.
@@ -51,6 +51,9 @@ pub(crate) struct Exchange<P> {
     pub echo: Option<u8>,
     pub retransmissions_at_ack: u8,
     pub elapsed_at_ack: Nanos,
+    /// Sent again with an Echo option after a 4.01 (RFC 9175 §2.4): at
+    /// most once per exchange.
+    pub echoed: bool,
 }
 
 impl<P: Copy> Exchange<P> {
@@ -75,6 +78,7 @@ impl<P: Copy> Exchange<P> {
             echo: None,
             retransmissions_at_ack: 0,
             elapsed_at_ack: 0,
+            echoed: false,
         }
     }
 
@@ -157,6 +161,43 @@ impl<P: Copy> Exchange<P> {
             return Err(ClientError::TooLarge);
         }
         Ok(w.len())
+    }
+
+    /// Adds option `number` with `value` to the encoded request, after its
+    /// Uri-Path and Uri-Query options and before any marking (so `number`
+    /// must be at least the last option's, and below the marking options'
+    /// numbers). `false`, and nothing changed, if it does not fit
+    /// `max_size` with the largest marking.
+    pub fn add_option(&mut self, number: u16, value: &[u8], max_size: usize) -> bool {
+        if number < self.last_option {
+            return false;
+        }
+        // The option's bytes: a writer starting from option number 0 given
+        // the delta as the number writes exactly the delta encoding.
+        let mut scratch = [0u8; 4 + 5 + option::ECHO_MAX_LEN];
+        let len = match MessageWriter::new(&mut scratch, MessageType::Con, Code::GET, 0, &[])
+            .and_then(|mut w| {
+                w.option(number - self.last_option, value)?;
+                Ok(w.len())
+            }) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        let bytes = &scratch[4..len];
+        if self.encoded.len() + bytes.len() + super::marking::MAX_MARKING_OVERHEAD > max_size {
+            return false;
+        }
+        self.encoded
+            .splice(self.options_end..self.options_end, bytes.iter().copied());
+        self.options_end += bytes.len();
+        self.last_option = number;
+        true
+    }
+
+    /// Gives the exchange a new Message ID (in the encoded request too).
+    pub fn set_mid(&mut self, mid: u16) {
+        self.mid = mid;
+        self.encoded[2..4].copy_from_slice(&mid.to_be_bytes());
     }
 
     /// Whether `token` is this exchange's (for the Token marking: any ordinal

@@ -20,6 +20,15 @@
 //! - Duplicate acknowledgements of exchanges already acknowledged (the echoes
 //!   of unnecessary retransmissions, spec §0.2) are reported as
 //!   [`ClientEvent::DuplicateResponse`].
+//! - Echo (RFC 9175 §2.4): a 4.01 Unauthorized carrying an Echo option is
+//!   a server's challenge to show that the client receives at its address
+//!   (the amplification bound of RFC 7252 §11.3). The exchange is sent
+//!   again, once, as a new request: same method, options and token, a new
+//!   Message ID, the Echo value added; its timers start over (the 4.01
+//!   acknowledged the first request and went to the algorithm as any
+//!   response does). It is reported as [`ClientEvent::EchoRetry`]; a second
+//!   4.01 with Echo, or one whose value is empty, longer than 40 bytes or
+//!   too large for the request, ends the exchange with that 4.01.
 //!
 //! Non-confirmable requests are sent once and do not involve the algorithm;
 //! they, and Confirmable requests waiting for a separate response, are given
@@ -39,7 +48,7 @@ use coapcc_rto::registry::{AlgorithmInfo, BoxedAlgorithm};
 use coapcc_rto::{Ack, AlgorithmParams, CongestionControl, Echo, Marking, ParamError, Random};
 
 use crate::message::{
-    peek_header, Code, MessageType, MessageView, MessageWriter, MAX_MESSAGE_SIZE,
+    option, peek_header, Code, MessageType, MessageView, MessageWriter, MAX_MESSAGE_SIZE,
 };
 use crate::{secs, to_nanos, Nanos};
 use exchange::{Exchange, Phase};
@@ -197,6 +206,17 @@ pub enum ClientEvent<P> {
         /// Peer.
         peer: P,
         /// Message ID.
+        mid: u16,
+    },
+    /// The peer answered with a 4.01 carrying an Echo option (RFC 9175
+    /// §2.4): the request goes out again with the Echo value under Message
+    /// ID `mid`; the exchange goes on.
+    EchoRetry {
+        /// Exchange.
+        exchange: ExchangeId,
+        /// Peer.
+        peer: P,
+        /// The new Message ID.
         mid: u16,
     },
 }
@@ -388,6 +408,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         ex.pending_tx = None;
         ex.holds_slot = false;
         ex.echo = None;
+        ex.echoed = false;
         ex.deadline = Nanos::MAX;
         let id = ex.id;
         self.exchanges.push(ex);
@@ -758,6 +779,52 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         self.complete(now, i, msg);
     }
 
+    /// RFC 9175 §2.4: if `msg` is a 4.01 with a usable Echo option and
+    /// exchange `i` has not been retried yet, starts it over as a new
+    /// request carrying the Echo value (see the module docs).
+    fn echo_retry(&mut self, now: Nanos, i: usize, msg: &MessageView<'_>) -> bool {
+        if msg.code != Code::UNAUTHORIZED || self.exchanges[i].echoed {
+            return false;
+        }
+        let Some(value) = msg.option(option::ECHO) else {
+            return false;
+        };
+        if value.is_empty() || value.len() > option::ECHO_MAX_LEN {
+            return false;
+        }
+        let max = self.settings.config.max_message_size;
+        let mid = self.next_mid;
+        let ex = &mut self.exchanges[i];
+        if !ex.add_option(option::ECHO, value, max) {
+            return false;
+        }
+        self.next_mid = self.next_mid.wrapping_add(1);
+        ex.echoed = true;
+        ex.set_mid(mid);
+        ex.phase = Phase::Queued;
+        ex.sent_at.clear();
+        ex.pending_tx = None;
+        ex.echo = None;
+        ex.deadline = Nanos::MAX;
+        let (id, peer) = (ex.id, ex.peer);
+        self.events.push_back(ClientEvent::EchoRetry {
+            exchange: id,
+            peer,
+            mid,
+        });
+        // Frees its NSTART slot (if it still held one) and starts queued
+        // exchanges oldest first — this one among them; else it starts
+        // itself when there is room.
+        self.release_slot(now, i);
+        let pi = self.peer_index(peer);
+        if self.exchanges[i].phase == Phase::Queued
+            && self.peers[pi].outstanding < self.settings.config.nstart
+        {
+            self.begin(now, i);
+        }
+        true
+    }
+
     fn recently_acked(&self, peer: P, mid: u16) -> bool {
         self.acked.contains(peer, mid)
     }
@@ -784,8 +851,12 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         self.acked.push(ex.peer, ex.mid);
     }
 
-    /// Reports exchange `i`'s response and ends it.
+    /// Reports exchange `i`'s response and ends it — unless the response is
+    /// an Echo challenge it answers by sending the request again.
     fn complete(&mut self, now: Nanos, i: usize, msg: &MessageView<'_>) {
+        if self.echo_retry(now, i, msg) {
+            return;
+        }
         let ex = &self.exchanges[i];
         self.events.push_back(ClientEvent::Response {
             exchange: ex.id,

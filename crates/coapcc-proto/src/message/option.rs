@@ -39,6 +39,11 @@ pub const PROXY_URI: u16 = 35;
 pub const PROXY_SCHEME: u16 = 39;
 /// Size1.
 pub const SIZE1: u16 = 60;
+/// Echo (RFC 9175 §2.2): elective, safe to forward, NoCacheKey; 1 to
+/// [`ECHO_MAX_LEN`] bytes.
+pub const ECHO: u16 = 252;
+/// The longest Echo value (RFC 9175 §2.2.1).
+pub const ECHO_MAX_LEN: usize = 40;
 /// Rexmit-Cnt, FASOR's retransmission count (spec algorithms.md §6.6
 /// Decision): elective, safe-to-forward, NoCacheKey, uint 0–1 byte.
 pub const REXMIT_CNT: u16 = 65020;
@@ -76,7 +81,7 @@ mod tests {
 
     #[test]
     fn marking_options_are_elective_safe_and_no_cache_key() {
-        for n in [TC, REXMIT_CNT] {
+        for n in [TC, REXMIT_CNT, ECHO] {
             assert!(!is_critical(n), "{n}");
             assert!(!is_unsafe(n), "{n}");
             assert!(is_no_cache_key(n), "{n}");

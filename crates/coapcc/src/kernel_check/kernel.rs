@@ -80,7 +80,7 @@ impl KernelRun {
         let load = format!(
             "exec {exe} load \"coap+tcp://$COAPCC_SERVER_ADDR:{PORT}/sense\" --clients {} \
              --exchanges {} --workload {} --tcp-congestion reno --seed {seed} --time-limit {} \
-             --format json > {}",
+             --no-fail --format json > {}",
             point.clients,
             point.exchanges,
             point.workload.name(),
