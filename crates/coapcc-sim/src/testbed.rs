@@ -106,6 +106,20 @@ enum Slot {
     Tcp(u32),
 }
 
+/// Runs one replication of `spec`, stopping early with
+/// an error (`cancelled after N events`) once `stop` is set.
+pub fn run_stoppable(
+    spec: &RunSpec,
+    replication: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<RunResult, SpecError> {
+    let mut tb = Testbed::new(spec, replication)?;
+    tb.stop = stop;
+    tb.run();
+    crate::stop::check(stop, tb.processed)?;
+    Ok(tb.finish())
+}
+
 /// Runs one replication of `spec`.
 pub fn run(spec: &RunSpec, replication: u32) -> Result<RunResult, SpecError> {
     let mut tb = Testbed::new(spec, replication)?;
@@ -211,6 +225,8 @@ struct Testbed<'a> {
     /// The endpoints' timers.
     events: Agenda<Event>,
     processed: u64,
+    /// Set from outside to stop the run ([`crate::stop`]).
+    stop: &'a std::sync::atomic::AtomicBool,
     packets: PacketStore,
     net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
@@ -305,6 +321,7 @@ impl<'a> Testbed<'a> {
             now: 0,
             events: Agenda::new(0, 2 * order.len() + 64),
             processed: 0,
+            stop: &crate::stop::NEVER,
             packets: PacketStore::default(),
             net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
@@ -367,6 +384,9 @@ impl<'a> Testbed<'a> {
             };
             self.now = at;
             self.processed += 1;
+            if crate::stop::due(self.processed, self.stop) {
+                break;
+            }
             match ev {
                 Event::ClientTimer(c) => {
                     let c = c as usize;
