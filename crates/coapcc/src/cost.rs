@@ -1,0 +1,222 @@
+//! What one simulated run will cost, estimated from its spec before it
+//! starts: the memory it holds and the events it processes, each with the
+//! scenario field that drives it (checked by [`crate::budget`]).
+//!
+//! The figures are measured, not worst cases (`docs/decisions.md`,
+//! "Hardening"):
+//! - the dumbbell holds [`LIVE_BYTES_PER_CLIENT`] per client while it runs
+//!   and one `ClientRecord` per client after; it processes about
+//!   [`EVENTS_PER_EXCHANGE`] events per exchange (59 238 events for the
+//!   default's 5 000 Default CoAP exchanges behind the infinite buffer);
+//! - the grid processes about [`EVENTS_PER_REQUEST`] events per request
+//!   generated (258 496 for the 3 400 requests of one pCoCoA periodic run:
+//!   every hop's MAC events);
+//! - the star processes about [`EVENTS_PER_SEGMENT`] events per segment
+//!   written, one per sample time, and keeps [`BYTES_PER_SAMPLE`] per
+//!   station and sample time (its trace, the summaries' series: 61 B
+//!   measured with 10⁶ samples).
+
+use coapcc_sim::grid::{GridNodeResult, GridRunSpec};
+use coapcc_sim::metrics::ClientRecord;
+use coapcc_sim::star::{StarRunSpec, StationResult};
+use coapcc_sim::RunSpec;
+
+/// Memory a running dumbbell simulation holds per client (bytes), measured
+/// on the scale set: 1.5–1.9 KiB at 10⁵–10⁶ clients (`docs/performance.md`).
+pub const LIVE_BYTES_PER_CLIENT: u64 = 2 * 1024;
+
+/// Memory a running grid or star simulation holds per node or station
+/// (bytes): its MAC queue, CoAP or TCP state and buffers.
+pub const LIVE_BYTES_PER_NODE: u64 = 16 * 1024;
+
+/// Events the dumbbell processes per exchange (measured: 12 for Default
+/// CoAP behind the infinite buffer, 6 for CoCoA).
+pub const EVENTS_PER_EXCHANGE: u64 = 12;
+
+/// Events the grid processes per request generated (measured: 76 on the
+/// pCoCoA periodic grid).
+pub const EVENTS_PER_REQUEST: u64 = 80;
+
+/// Events the star processes per segment written (measured: 10).
+pub const EVENTS_PER_SEGMENT: u64 = 10;
+
+/// Bytes the star keeps per station and sample time (measured: 61).
+pub const BYTES_PER_SAMPLE: u64 = 64;
+
+/// The estimated cost of one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunCost {
+    /// Bytes held while the run goes on, besides its result.
+    pub live: u64,
+    /// Bytes of its result, kept until the results are printed or stored.
+    pub result: u64,
+    /// The scenario field that drives the memory.
+    pub memory_field: &'static str,
+    /// Events it will process.
+    pub events: u64,
+    /// The scenario field that drives the events.
+    pub events_field: &'static str,
+}
+
+impl RunCost {
+    /// The larger cost of `self` and `other`, field by field (each figure
+    /// keeps the field that drives it).
+    pub fn max(self, other: RunCost) -> RunCost {
+        let (live, result, memory_field) = if other.live + other.result > self.live + self.result {
+            (other.live, other.result, other.memory_field)
+        } else {
+            (self.live, self.result, self.memory_field)
+        };
+        let (events, events_field) = if other.events > self.events {
+            (other.events, other.events_field)
+        } else {
+            (self.events, self.events_field)
+        };
+        RunCost {
+            live,
+            result,
+            memory_field,
+            events,
+            events_field,
+        }
+    }
+}
+
+fn size<T>() -> u64 {
+    std::mem::size_of::<T>() as u64
+}
+
+/// A finite, non-negative float as a count, saturating.
+fn count(x: f64) -> u64 {
+    if x.is_nan() || x <= 0.0 {
+        0
+    } else if x >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        x.ceil() as u64
+    }
+}
+
+/// One run on the dumbbell.
+pub fn dumbbell(spec: &RunSpec) -> RunCost {
+    let clients: u64 = spec.groups.iter().map(|g| u64::from(g.clients)).sum();
+    let exchanges: u64 = spec
+        .groups
+        .iter()
+        .map(|g| u64::from(g.clients).saturating_mul(u64::from(g.workload.exchanges)))
+        .fold(0, u64::saturating_add);
+    RunCost {
+        live: clients.saturating_mul(LIVE_BYTES_PER_CLIENT),
+        result: clients.saturating_mul(size::<ClientRecord>()),
+        memory_field: "clients",
+        events: exchanges.saturating_mul(EVENTS_PER_EXCHANGE),
+        events_field: "workload.exchanges",
+    }
+}
+
+/// One run on the grid.
+pub fn grid(spec: &GridRunSpec) -> RunCost {
+    let nodes = spec.network.nodes() as u64;
+    let w = &spec.workload;
+    let requests_per_node = count(w.duration_s / w.period_s);
+    RunCost {
+        live: nodes.saturating_mul(LIVE_BYTES_PER_NODE),
+        result: nodes.saturating_mul(size::<GridNodeResult>()),
+        memory_field: "network",
+        events: nodes
+            .saturating_mul(requests_per_node)
+            .saturating_mul(EVENTS_PER_REQUEST),
+        events_field: "workload.period_s",
+    }
+}
+
+/// One run on the star: its traces grow with the time the writes take
+/// over `sample_s` (the run usually ends soon after the last write, so
+/// `drain_s` is left out).
+pub fn star(spec: &StarRunSpec) -> RunCost {
+    let stations = u64::from(spec.network.stations);
+    let w = &spec.workload;
+    let span = w.start_s + w.interval_s * (f64::from(w.writes) + 1.0);
+    let samples = count(span / w.sample_s);
+    let trace = stations
+        .saturating_mul(samples)
+        .saturating_mul(BYTES_PER_SAMPLE);
+    let segments = u64::from(w.writes)
+        .saturating_mul(u64::from(w.write_bytes.div_ceil(u32::from(w.mss.max(1)))))
+        .saturating_mul(stations);
+    let segment_events = segments.saturating_mul(EVENTS_PER_SEGMENT);
+    let (events, events_field) = if samples > segment_events {
+        (samples, "workload.sample_s")
+    } else {
+        (segment_events, "workload.writes")
+    };
+    let stations_bytes = stations.saturating_mul(size::<StationResult>());
+    RunCost {
+        live: stations.saturating_mul(LIVE_BYTES_PER_NODE),
+        result: trace.saturating_add(stations_bytes),
+        memory_field: if trace > stations_bytes {
+            "workload.sample_s"
+        } else {
+            "network.stations"
+        },
+        events: events.saturating_add(samples.min(segment_events)),
+        events_field,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario_file::{parse_any, AnyScenario};
+
+    fn star_spec(workload: &str) -> StarRunSpec {
+        let text = format!(
+            "[network]\nkind = \"star\"\nstations = 12\n[workload]\n{workload}\n\
+             [[algorithm]]\nname = \"tcp-lwip\"\n"
+        );
+        let AnyScenario::Star(s) = parse_any(&text, "x").unwrap() else {
+            panic!("a star")
+        };
+        s.run_spec(0)
+    }
+
+    #[test]
+    fn the_star_grows_with_samples_and_writes() {
+        let base = star(&star_spec(""));
+        // 12 stations × 401.4 s / 0.5 s
+        let trace = 12 * 803 * BYTES_PER_SAMPLE;
+        assert!(
+            (trace..trace + 12 * 1024).contains(&base.result),
+            "{base:?}"
+        );
+        assert_eq!(base.memory_field, "workload.sample_s");
+        let fine = star(&star_spec("sample_s = 1e-9"));
+        assert!(fine.result > 1 << 40, "{fine:?}");
+        assert_eq!(fine.events_field, "workload.sample_s");
+        let long = star(&star_spec("writes = 100000000"));
+        assert!(long.result > 30 << 30, "{long:?}");
+        assert!(long.events > 1_000_000_000, "{long:?}");
+    }
+
+    #[test]
+    fn the_larger_cost_keeps_its_field() {
+        let a = RunCost {
+            live: 10,
+            result: 0,
+            memory_field: "a",
+            events: 1,
+            events_field: "a",
+        };
+        let b = RunCost {
+            live: 1,
+            result: 1,
+            memory_field: "b",
+            events: 5,
+            events_field: "b",
+        };
+        let m = a.clone().max(b.clone());
+        assert_eq!((m.live, m.memory_field), (10, "a"));
+        assert_eq!((m.events, m.events_field), (5, "b"));
+        assert_eq!(b.max(a), m);
+    }
+}
