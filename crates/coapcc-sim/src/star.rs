@@ -149,7 +149,7 @@ pub struct StarRunResult {
 pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, SpecError> {
     let profile = TcpProfile::from_name(&algorithm.name).ok_or_else(|| {
         SpecError(format!(
-            "algorithm `{}`: the star runs TCP senders; expected `tcp` or one of {}",
+            "algorithm `{}`: name: the star runs TCP senders; expected `tcp` or one of {}",
             algorithm.name,
             TcpProfile::names()
         ))

@@ -157,10 +157,15 @@ pub fn run_timed(
 /// the MTU, rates positive.
 pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     let n = &spec.network;
-    if n.uplink_bps == 0 || n.downlink_bps == 0 {
-        return Err(SpecError(
-            "network: link rates must be greater than 0".into(),
-        ));
+    for (field, bps) in [
+        ("uplink_bps", n.uplink_bps),
+        ("downlink_bps", n.downlink_bps),
+    ] {
+        if bps == 0 {
+            return Err(SpecError(format!(
+                "network.{field}: expected a link rate greater than 0"
+            )));
+        }
     }
     if n.mtu < IPV4_HEADER + UDP_HEADER + 4 || n.mtu > 296 {
         return Err(SpecError(format!(
