@@ -59,10 +59,15 @@ pub struct RunCost {
 }
 
 impl RunCost {
+    /// Bytes while it runs, its result included.
+    pub fn bytes(&self) -> u64 {
+        self.live.saturating_add(self.result)
+    }
+
     /// The larger cost of `self` and `other`, field by field (each figure
     /// keeps the field that drives it).
     pub fn max(self, other: RunCost) -> RunCost {
-        let (live, result, memory_field) = if other.live + other.result > self.live + self.result {
+        let (live, result, memory_field) = if other.bytes() > self.bytes() {
             (other.live, other.result, other.memory_field)
         } else {
             (self.live, self.result, self.memory_field)
@@ -145,22 +150,28 @@ pub fn star(spec: &StarRunSpec) -> RunCost {
         .saturating_mul(u64::from(w.write_bytes.div_ceil(u32::from(w.mss.max(1)))))
         .saturating_mul(stations);
     let segment_events = segments.saturating_mul(EVENTS_PER_SEGMENT);
-    let (events, events_field) = if samples > segment_events {
-        (samples, "workload.sample_s")
+    // The trace grows with the writes' span over `sample_s`: name the
+    // sampling if it is finer than the writes, else the writes.
+    let span_field = if w.sample_s < w.interval_s {
+        "workload.sample_s"
     } else {
-        (segment_events, "workload.writes")
+        "workload.writes"
     };
     let stations_bytes = stations.saturating_mul(size::<StationResult>());
     RunCost {
         live: stations.saturating_mul(LIVE_BYTES_PER_NODE),
         result: trace.saturating_add(stations_bytes),
         memory_field: if trace > stations_bytes {
-            "workload.sample_s"
+            span_field
         } else {
             "network.stations"
         },
-        events: events.saturating_add(samples.min(segment_events)),
-        events_field,
+        events: segment_events.saturating_add(samples),
+        events_field: if samples > segment_events {
+            span_field
+        } else {
+            "workload.writes"
+        },
     }
 }
 
@@ -189,12 +200,13 @@ mod tests {
             (trace..trace + 12 * 1024).contains(&base.result),
             "{base:?}"
         );
-        assert_eq!(base.memory_field, "workload.sample_s");
+        assert_eq!(base.memory_field, "workload.writes");
         let fine = star(&star_spec("sample_s = 1e-9"));
         assert!(fine.result > 1 << 40, "{fine:?}");
         assert_eq!(fine.events_field, "workload.sample_s");
         let long = star(&star_spec("writes = 100000000"));
         assert!(long.result > 30 << 30, "{long:?}");
+        assert_eq!(long.memory_field, "workload.writes");
         assert!(long.events > 1_000_000_000, "{long:?}");
     }
 
