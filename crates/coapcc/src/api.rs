@@ -501,7 +501,7 @@ mod tests {
             ),
             (
                 star("writes = 100000000"),
-                &["g.toml: workload.writes: ", "memory", "--force"],
+                &["g.toml: workload.writes: ", "--force"],
             ),
             (
                 star("writes = 4000000000\nsample_s = 1e7"),

@@ -826,9 +826,10 @@ fn values_that_would_never_finish_are_refused_by_field() {
             star_with("sample_s = 1e-9"),
             &["workload.sample_s", "memory", "--force"][..],
         ),
+        // memory here; where memory suffices, its events
         (
             star_with("writes = 100000000"),
-            &["workload.writes", "memory", "--force"],
+            &["workload.writes", "--force"],
         ),
         (grid, &["workload.period_s", "events", "--force"]),
         (exchanges, &["workload.exchanges", "events", "--force"]),
