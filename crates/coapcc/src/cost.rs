@@ -8,6 +8,9 @@
 //!   and one `ClientRecord` per client after; it processes about
 //!   [`EVENTS_PER_EXCHANGE`] events per exchange (59 238 events for the
 //!   default's 5 000 Default CoAP exchanges behind the infinite buffer);
+//!   on lossy links, the error process walks about
+//!   [`ERROR_SWITCHES_PER_SECOND`] state changes per second of virtual time,
+//!   which timers near 10⁷ s make long;
 //! - the grid processes about [`EVENTS_PER_REQUEST`] events per request
 //!   generated (258 496 for the 3 400 requests of one pCoCoA periodic run:
 //!   every hop's MAC events);
@@ -19,7 +22,7 @@
 use coapcc_sim::grid::{GridNodeResult, GridRunSpec};
 use coapcc_sim::metrics::ClientRecord;
 use coapcc_sim::star::{StarRunSpec, StationResult};
-use coapcc_sim::RunSpec;
+use coapcc_sim::{AlgorithmSpec, ErrorProfile, RunSpec};
 
 /// Memory a running dumbbell simulation holds per client (bytes), measured
 /// on the scale set: 1.5–1.9 KiB at 10⁵–10⁶ clients (`docs/performance.md`).
@@ -42,6 +45,23 @@ pub const EVENTS_PER_SEGMENT: u64 = 10;
 
 /// Bytes the star keeps per station and sample time (measured: 61).
 pub const BYTES_PER_SAMPLE: u64 = 64;
+
+/// State changes of a lossy dumbbell link per second of virtual time: a
+/// good and a bad sojourn average about 0.5 s, and the error process walks
+/// every one of them up to the next packet (two links).
+pub const ERROR_SWITCHES_PER_SECOND: f64 = 2.0 * 4.0;
+
+/// The expected virtual time of one exchange of a client running `a` when
+/// each transmission fails with probability `q`: its timers, doubling from
+/// the mean initial one up to the cap, each reached with probability `q`
+/// per earlier transmission (60 s and 2 × 1.25 s when unset: Default CoAP's).
+fn exchange_seconds(a: &AlgorithmSpec, q: f64, max_retransmit: u8) -> f64 {
+    let cap = a.cap.unwrap_or(60.0);
+    let first = a.ack_timeout.unwrap_or(2.0) * (1.0 + a.ack_random_factor.unwrap_or(1.5)) / 2.0;
+    (0..=i32::from(max_retransmit))
+        .map(|k| q.powi(k) * (first * 2f64.powi(k)).min(cap))
+        .sum()
+}
 
 /// The estimated cost of one run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -102,7 +122,9 @@ fn count(x: f64) -> u64 {
     }
 }
 
-/// One run on the dumbbell.
+/// One run on the dumbbell: its exchanges' events and, on lossy links, the
+/// error process's walk over the run's virtual time (long only when timers
+/// are set near their 10⁷ s bound).
 pub fn dumbbell(spec: &RunSpec) -> RunCost {
     let clients: u64 = spec.groups.iter().map(|g| u64::from(g.clients)).sum();
     let exchanges: u64 = spec
@@ -110,12 +132,33 @@ pub fn dumbbell(spec: &RunSpec) -> RunCost {
         .iter()
         .map(|g| u64::from(g.clients).saturating_mul(u64::from(g.workload.exchanges)))
         .fold(0, u64::saturating_add);
+    let exchange_events = exchanges.saturating_mul(EVENTS_PER_EXCHANGE);
+    let walk = if spec.network.errors == ErrorProfile::None {
+        0
+    } else {
+        // A request or its response lost: the exchange times out.
+        let p = spec.network.errors.average_loss();
+        let q = 1.0 - (1.0 - p) * (1.0 - p);
+        let seconds = spec
+            .groups
+            .iter()
+            .map(|g| {
+                f64::from(g.workload.exchanges)
+                    * exchange_seconds(&g.algorithm, q, spec.coap.max_retransmit)
+            })
+            .fold(0.0, f64::max);
+        count(seconds * ERROR_SWITCHES_PER_SECOND)
+    };
     RunCost {
         live: clients.saturating_mul(LIVE_BYTES_PER_CLIENT),
         result: clients.saturating_mul(size::<ClientRecord>()),
         memory_field: "clients",
-        events: exchanges.saturating_mul(EVENTS_PER_EXCHANGE),
-        events_field: "workload.exchanges",
+        events: exchange_events.saturating_add(walk),
+        events_field: if walk > exchange_events {
+            "algorithm.cap, algorithm.ack_timeout"
+        } else {
+            "workload.exchanges"
+        },
     }
 }
 
@@ -208,6 +251,29 @@ mod tests {
         assert!(long.result > 30 << 30, "{long:?}");
         assert_eq!(long.memory_field, "workload.writes");
         assert!(long.events > 1_000_000_000, "{long:?}");
+    }
+
+    fn dumbbell_spec(lines: &str) -> RunSpec {
+        let text = format!(
+            "clients = 20\n[network]\nerrors = \"high\"\n[workload]\nkind = \"continuous\"\n\
+             exchanges = 5\n[[algorithm]]\nname = \"default\"\n{lines}\n"
+        );
+        let AnyScenario::Dumbbell(s) = parse_any(&text, "x").unwrap() else {
+            panic!("a dumbbell")
+        };
+        s.run_spec(0)
+    }
+
+    #[test]
+    fn huge_timers_on_lossy_links_cost_the_error_walk() {
+        let usual = dumbbell(&dumbbell_spec(""));
+        assert_eq!(usual.events_field, "workload.exchanges");
+        assert!(usual.events < 10_000, "{usual:?}");
+        // Measured: 9·10⁷ s of virtual time, 25 s of computing (optimised).
+        let huge = dumbbell(&dumbbell_spec("ack_timeout = 1e7\ncap = 1e7"));
+        assert_eq!(huge.events_field, "algorithm.cap, algorithm.ack_timeout");
+        let seconds = huge.events as f64 / ERROR_SWITCHES_PER_SECOND;
+        assert!((5e7..2e8).contains(&seconds), "{huge:?}");
     }
 
     #[test]

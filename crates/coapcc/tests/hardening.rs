@@ -821,6 +821,13 @@ fn values_that_would_never_finish_are_refused_by_field() {
                 [[algorithm]]\nname = \"default\"\n"
         .to_string();
     let exchanges = scenario_with("").replace("exchanges = 2", "exchanges = 4000000000");
+    // Timers at their bound on a lossy link: the error process walks 10¹⁰ s.
+    let timers = scenario_with("errors = \"high\"")
+        .replace("exchanges = 2", "exchanges = 1000")
+        .replace(
+            "name = \"default\"\n",
+            "name = \"default\"\nack_timeout = 1e7\ncap = 1e7\n",
+        );
     for (text, needles) in [
         (
             star_with("sample_s = 1e-9"),
@@ -833,6 +840,7 @@ fn values_that_would_never_finish_are_refused_by_field() {
         ),
         (grid, &["workload.period_s", "events", "--force"]),
         (exchanges, &["workload.exchanges", "events", "--force"]),
+        (timers, &["algorithm.cap, algorithm.ack_timeout", "events"]),
     ] {
         let f = temp_toml(&text);
         let path = f.path().to_str().unwrap();
