@@ -122,9 +122,18 @@ impl Config {
             self.rate_bps >= 1000 && self.wired_bps >= 1000,
             "network.rate_bps, network.wired_bps: expected at least 1000 bit/s",
         )?;
+        // 10⁷ s, the bound of every duration, in microseconds.
+        const MAX_US: u64 = 10_000_000_000_000;
         check(
-            self.slot_us > 0 && self.sifs_us > 0 && self.sifs_us < self.slot_us * 100,
-            "network.slot_us, network.sifs_us: expected positive times",
+            (1..=MAX_US).contains(&self.slot_us)
+                && (1..=MAX_US).contains(&self.sifs_us)
+                && self.sifs_us < self.slot_us * 100,
+            "network.slot_us, network.sifs_us: expected positive times up to 1e13 µs (1e7 s), \
+             SIFS below 100 slots",
+        )?;
+        check(
+            self.plcp_us <= MAX_US,
+            "network.plcp_us: expected at most 1e13 µs (1e7 s)",
         )?;
         check(
             self.cw_min >= 1 && self.cw_max >= self.cw_min && self.cw_max <= 65_535,

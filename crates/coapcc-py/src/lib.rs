@@ -15,9 +15,9 @@ use coapcc::campaign::{AnyPlan, Progress, Unit};
 use coapcc::scenario_file::Overrides;
 use coapcc::store::Store;
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyInt};
 
 create_exception!(
     _core,
@@ -26,8 +26,45 @@ create_exception!(
     "A scenario, an override or a run was rejected; the message is the command line's."
 );
 
-/// The payload a cancelled run unwinds with.
-struct Cancelled;
+/// An optional integer argument `name` from 0 to `max`, as `T`: a Python int
+/// out of range is a `CoapccError` naming the argument (not pyo3's
+/// `OverflowError`, which names none), anything else a `TypeError`.
+fn uint<T: TryFrom<u64>>(
+    name: &str,
+    value: Option<&Bound<'_, PyAny>>,
+    max: u64,
+) -> PyResult<Option<T>> {
+    let Some(v) = value else {
+        return Ok(None);
+    };
+    if !v.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "{name}: expected an integer, found {}",
+            v.get_type().name()?
+        )));
+    }
+    v.extract::<u64>()
+        .ok()
+        .filter(|&n| n <= max)
+        .and_then(|n| T::try_from(n).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            CoapccError::new_err(format!(
+                "{name}: expected an integer from 0 to {max}, found {v}"
+            ))
+        })
+}
+
+/// `clients` and `replications` (u32).
+fn u32_arg(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u32>> {
+    uint(name, value, u64::from(u32::MAX))
+}
+
+/// `threads`: up to what any machine could hold (the per-core bound is
+/// checked by the run itself).
+fn threads_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    uint("threads", value, u64::from(u32::MAX))
+}
 
 /// Every algorithm, as `coapcc algorithms` lists them: a list of dicts.
 #[pyfunction]
@@ -64,22 +101,24 @@ fn default_scenario() -> &'static str {
 /// errors.
 #[pyfunction]
 #[pyo3(signature = (kind, text=None, origin=None, *, clients=None, buffer=None, errors=None,
-    workload=None, algorithms=None, replications=None, seed=None, period=None, threads=None))]
+    workload=None, algorithms=None, replications=None, seed=None, period=None, threads=None,
+    force=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     kind: &str,
     text: Option<String>,
     origin: Option<String>,
-    clients: Option<u32>,
+    clients: Option<&Bound<'py, PyAny>>,
     buffer: Option<String>,
     errors: Option<String>,
     workload: Option<String>,
     algorithms: Option<String>,
-    replications: Option<u32>,
-    seed: Option<u64>,
+    replications: Option<&Bound<'py, PyAny>>,
+    seed: Option<&Bound<'py, PyAny>>,
     period: Option<f64>,
-    threads: Option<usize>,
+    threads: Option<&Bound<'py, PyAny>>,
+    force: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let origin = origin.unwrap_or_else(|| "<string>".to_string());
     let source = match (kind, text) {
@@ -94,30 +133,31 @@ fn run<'py>(
         }
     };
     let overrides = Overrides {
-        clients,
+        clients: u32_arg("clients", clients)?,
         buffer,
         errors,
         workload,
         algorithms,
-        replications,
-        seed,
+        replications: u32_arg("replications", replications)?,
+        seed: uint("seed", seed, u64::MAX)?,
         period,
     };
+    let threads = threads_arg(threads)?;
     // The run goes on its own thread; this one polls Python's signal
-    // handlers. On Ctrl-C the caller gets `KeyboardInterrupt` at once; the
-    // worker drops its results, and its progress callback unwinds after the
-    // runs in progress so that no further run starts on that branch.
+    // handlers. On Ctrl-C the caller gets `KeyboardInterrupt` at once and the
+    // run is stopped (within 65 536 events of each run under way), its
+    // memory freed.
     let cancel = Arc::new(AtomicBool::new(false));
     let (done, finished) = mpsc::channel();
     let flag = Arc::clone(&cancel);
     std::thread::spawn(move || {
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-            api::run(&source, &overrides, threads, &|| {
-                if flag.load(Ordering::Relaxed) {
-                    // Unwinds without the panic hook: nothing printed.
-                    panic::resume_unwind(Box::new(Cancelled));
-                }
-            })
+            let options = api::RunOptions {
+                threads,
+                force,
+                stop: Some(&flag),
+            };
+            api::run(&source, &overrides, &options, &|| {})
         }));
         let _ = done.send(outcome);
     });
@@ -180,18 +220,20 @@ fn campaign_plan<'py>(
 /// Runs a campaign file's missing runs into `store`, as `coapcc campaign`
 /// does; returns its total, reused and computed run counts.
 #[pyfunction]
-#[pyo3(signature = (path, store, threads=None, progress=false))]
+#[pyo3(signature = (path, store, threads=None, progress=false, force=false))]
 fn campaign_run<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
     store: std::path::PathBuf,
-    threads: Option<usize>,
+    threads: Option<&Bound<'py, PyAny>>,
     progress: bool,
+    force: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let threads = threads_arg(threads)?;
     let out = py
         .allow_threads(|| {
             let plan = api::campaign::load(&path)?;
-            api::campaign::run(&plan, &store, threads.unwrap_or(0), progress)
+            api::campaign::run(&plan, &store, threads, force, progress)
         })
         .map_err(error)?;
     let d = PyDict::new(py);
@@ -244,6 +286,16 @@ impl CampaignPlan {
     fn text(&self) -> (String, String) {
         let (t, o) = api::campaign::plan_text(&self.plan);
         (t.to_string(), o.to_string())
+    }
+
+    /// Refuses the plan if one of its runs, `threads` at a time, would need
+    /// more memory than this machine has available or more events than
+    /// allowed, unless `force` (what `coapcc campaign` checks first).
+    #[pyo3(signature = (threads=1, force=false))]
+    fn check(&self, py: Python<'_>, threads: usize, force: bool) -> PyResult<()> {
+        let (_, origin) = api::campaign::plan_text(&self.plan);
+        py.allow_threads(|| coapcc::campaign::check_budget(&self.plan, origin, threads, force))
+            .map_err(error)
     }
 
     /// The definition hash.

@@ -35,6 +35,16 @@ impl FirstSample {
     }
 }
 
+/// The longest duration a parameter may give (seconds): 10⁷ s, the bound of
+/// every duration coapcc takes (`coapcc::duration`), far below where a timer
+/// deadline in nanoseconds overflows.
+pub const MAX_SECONDS: f64 = 1e7;
+
+/// The largest multiplier a factor parameter may give (`ack_random_factor`,
+/// `slowrto_factor`): with [`MAX_SECONDS`] it keeps every timer below the
+/// overflow of a nanosecond deadline (1.8·10¹⁰ s).
+pub const MAX_FACTOR: f64 = 1000.0;
+
 /// Tunables of the algorithms; `None` = the spec's default.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AlgorithmParams {
@@ -75,8 +85,10 @@ impl core::fmt::Display for ParamError {
 }
 
 impl AlgorithmParams {
-    /// Fails if any field outside `allowed` is set, or a set number is not finite
-    /// and positive.
+    /// Fails if any field outside `allowed` is set, or a set number is out of
+    /// range: durations (`cap`, `ack_timeout`) finite, positive and at most
+    /// [`MAX_SECONDS`]; factors finite, positive (`ack_random_factor` at least
+    /// 1) and at most [`MAX_FACTOR`].
     pub fn check(
         &self,
         algorithm: &'static str,
@@ -99,24 +111,75 @@ impl AlgorithmParams {
                 });
             }
         }
-        let positive = |field, v: Option<f64>| match v {
-            Some(x) if !(x.is_finite() && x > 0.0) => Err(ParamError {
+        let within = |field, v: Option<f64>, lo_excl: f64, hi: f64, expected| match v {
+            Some(x) if !(x.is_finite() && x > lo_excl && x <= hi) => Err(ParamError {
                 algorithm,
                 field,
-                expected: "a finite number greater than 0",
+                expected,
             }),
             _ => Ok(()),
         };
-        positive("cap", self.cap)?;
-        positive("slowrto_factor", self.slowrto_factor)?;
-        positive("ack_timeout", self.ack_timeout)?;
+        const SECONDS: &str = "a finite number of seconds greater than 0 and at most 1e7";
+        within("cap", self.cap, 0.0, MAX_SECONDS, SECONDS)?;
+        within("ack_timeout", self.ack_timeout, 0.0, MAX_SECONDS, SECONDS)?;
+        within(
+            "slowrto_factor",
+            self.slowrto_factor,
+            0.0,
+            MAX_FACTOR,
+            "a finite number greater than 0 and at most 1000",
+        )?;
         match self.ack_random_factor {
-            Some(x) if !(x.is_finite() && x >= 1.0) => Err(ParamError {
+            Some(x) if !(x.is_finite() && (1.0..=MAX_FACTOR).contains(&x)) => Err(ParamError {
                 algorithm,
                 field: "ack_random_factor",
-                expected: "a finite number of at least 1",
+                expected: "a finite number from 1 to 1000",
             }),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: &[&str] = &["cap", "slowrto_factor", "ack_timeout", "ack_random_factor"];
+
+    fn field_of(p: AlgorithmParams) -> Option<&'static str> {
+        p.check("x", ALL).err().map(|e| e.field)
+    }
+
+    #[test]
+    fn durations_and_factors_are_bounded() {
+        let ok = AlgorithmParams {
+            cap: Some(1e7),
+            ack_timeout: Some(1e7),
+            slowrto_factor: Some(1000.0),
+            ack_random_factor: Some(1.0),
+            ..Default::default()
+        };
+        assert_eq!(field_of(ok), None);
+        for bad in [1e7 * 1.000_001, 1e30, f64::INFINITY, f64::NAN, 0.0, -1.0] {
+            let p = |f: fn(&mut AlgorithmParams, f64)| {
+                let mut p = ok;
+                f(&mut p, bad);
+                p
+            };
+            assert_eq!(field_of(p(|p, v| p.cap = Some(v))), Some("cap"), "{bad}");
+            assert_eq!(
+                field_of(p(|p, v| p.ack_timeout = Some(v))),
+                Some("ack_timeout"),
+                "{bad}"
+            );
+        }
+        for bad in [1000.5, 1e30, f64::NAN, 0.5] {
+            let mut p = ok;
+            p.ack_random_factor = Some(bad);
+            assert_eq!(field_of(p), Some("ack_random_factor"), "{bad}");
+        }
+        let mut p = ok;
+        p.slowrto_factor = Some(1e30);
+        assert_eq!(field_of(p), Some("slowrto_factor"));
     }
 }

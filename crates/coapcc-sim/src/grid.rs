@@ -376,6 +376,20 @@ fn request_payload(coap: &GridCoap) -> Vec<u8> {
     vec![b'p'; n]
 }
 
+/// Runs one replication of `spec`, stopping early with
+/// an error (`cancelled after N events`) once `stop` is set.
+pub fn run_stoppable(
+    spec: &GridRunSpec,
+    replication: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<GridRunResult, SpecError> {
+    let mut w = World::new(spec, replication)?;
+    w.stop = stop;
+    w.run();
+    crate::stop::check(stop, w.processed)?;
+    Ok(w.finish())
+}
+
 /// Runs one replication of `spec`.
 pub fn run(spec: &GridRunSpec, replication: u32) -> Result<GridRunResult, SpecError> {
     let mut w = World::new(spec, replication)?;
@@ -491,6 +505,8 @@ struct World<'a> {
     running: bool,
     events: Agenda<Event>,
     processed: u64,
+    /// Set from outside to stop the run ([`crate::stop`]).
+    stop: &'a std::sync::atomic::AtomicBool,
     packets: Packets,
     clients: Vec<SimClient>,
     /// Client slot of each node index.
@@ -575,6 +591,7 @@ impl<'a> World<'a> {
             running: true,
             events: Agenda::new(0, 4 * n + 16),
             processed: 0,
+            stop: &crate::stop::NEVER,
             packets: Packets::default(),
             clients,
             slot_of,
@@ -626,6 +643,9 @@ impl<'a> World<'a> {
             };
             self.now = at;
             self.processed += 1;
+            if crate::stop::due(self.processed, self.stop) {
+                break;
+            }
             match ev {
                 Event::CoapTimer(c) => {
                     let c = usize::from(c);

@@ -110,6 +110,17 @@ pub fn run_grid_scenario(
     scenario: &GridScenario,
     progress: &(dyn Fn() + Sync),
 ) -> Result<GridScenarioResult, SpecError> {
+    run_grid_scenario_stoppable(scenario, progress, &crate::stop::NEVER)
+}
+
+/// [`run_grid_scenario`], stopped with [`crate::stop::cancelled`] soon after `stop` is
+/// set: runs not started are skipped, runs under way stop within
+/// [`crate::stop::CHECK_EVERY`] events.
+pub fn run_grid_scenario_stoppable(
+    scenario: &GridScenario,
+    progress: &(dyn Fn() + Sync),
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<GridScenarioResult, SpecError> {
     scenario.validate()?;
     let specs: Vec<GridRunSpec> = (0..scenario.algorithms.len())
         .map(|i| scenario.run_spec(i))
@@ -120,7 +131,10 @@ pub fn run_grid_scenario(
     let results: Vec<GridRunResult> = jobs
         .par_iter()
         .map(|&(a, r)| {
-            let out = grid::run(&specs[a], r);
+            if crate::stop::requested(stop) {
+                return Err(crate::stop::cancelled());
+            }
+            let out = grid::run_stoppable(&specs[a], r, stop);
             progress();
             out
         })

@@ -34,6 +34,7 @@ pub mod packets;
 pub mod scenario;
 pub mod star;
 pub mod star_scenario;
+pub mod stop;
 pub mod tcp_endpoint;
 pub mod testbed;
 

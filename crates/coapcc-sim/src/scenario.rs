@@ -109,6 +109,17 @@ pub fn run_scenario(
     scenario: &Scenario,
     progress: &(dyn Fn() + Sync),
 ) -> Result<ScenarioResult, SpecError> {
+    run_scenario_stoppable(scenario, progress, &crate::stop::NEVER)
+}
+
+/// [`run_scenario`], stopped with [`crate::stop::cancelled`] soon after `stop` is
+/// set: runs not started are skipped, runs under way stop within
+/// [`crate::stop::CHECK_EVERY`] events.
+pub fn run_scenario_stoppable(
+    scenario: &Scenario,
+    progress: &(dyn Fn() + Sync),
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<ScenarioResult, SpecError> {
     scenario.validate()?;
     let specs: Vec<RunSpec> = (0..scenario.algorithms.len())
         .map(|i| scenario.run_spec(i))
@@ -119,7 +130,10 @@ pub fn run_scenario(
     let results: Vec<RunResult> = jobs
         .par_iter()
         .map(|&(a, r)| {
-            let out = testbed::run(&specs[a], r);
+            if crate::stop::requested(stop) {
+                return Err(crate::stop::cancelled());
+            }
+            let out = testbed::run_stoppable(&specs[a], r, stop);
             progress();
             out
         })

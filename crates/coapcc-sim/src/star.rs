@@ -149,7 +149,7 @@ pub struct StarRunResult {
 pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, SpecError> {
     let profile = TcpProfile::from_name(&algorithm.name).ok_or_else(|| {
         SpecError(format!(
-            "algorithm `{}`: the star runs TCP senders; expected `tcp` or one of {}",
+            "algorithm `{}`: name: the star runs TCP senders; expected `tcp` or one of {}",
             algorithm.name,
             TcpProfile::names()
         ))
@@ -212,6 +212,20 @@ pub fn validate(spec: &StarRunSpec) -> Result<(), SpecError> {
     }
     tcp_config(&spec.algorithm, w.mss)?;
     Ok(())
+}
+
+/// Runs one replication of `spec`, stopping early with
+/// an error (`cancelled after N events`) once `stop` is set.
+pub fn run_stoppable(
+    spec: &StarRunSpec,
+    replication: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<StarRunResult, SpecError> {
+    let mut w = World::new(spec, replication)?;
+    w.stop = stop;
+    w.run();
+    crate::stop::check(stop, w.processed)?;
+    Ok(w.finish())
 }
 
 /// Runs one replication of `spec`.
@@ -278,6 +292,8 @@ struct World<'a> {
     now: Nanos,
     events: Agenda<Event>,
     processed: u64,
+    /// Set from outside to stop the run ([`crate::stop`]).
+    stop: &'a std::sync::atomic::AtomicBool,
     stations: Vec<Station>,
     slots: Vec<Slot>,
     free: Vec<PacketId>,
@@ -334,6 +350,7 @@ impl<'a> World<'a> {
             now: 0,
             events,
             processed: 0,
+            stop: &crate::stop::NEVER,
             stations,
             slots: Vec::new(),
             free: Vec::new(),
@@ -372,6 +389,9 @@ impl<'a> World<'a> {
             };
             self.now = at;
             self.processed += 1;
+            if crate::stop::due(self.processed, self.stop) {
+                break;
+            }
             match ev {
                 Event::Connect(i) => {
                     let cfg = with_isn(self.client_cfg.clone(), (i + 1).wrapping_mul(0x9e37_79b9))

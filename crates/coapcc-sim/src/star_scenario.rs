@@ -97,6 +97,17 @@ pub fn run_star_scenario(
     scenario: &StarScenario,
     progress: &(dyn Fn() + Sync),
 ) -> Result<StarScenarioResult, SpecError> {
+    run_star_scenario_stoppable(scenario, progress, &crate::stop::NEVER)
+}
+
+/// [`run_star_scenario`], stopped with [`crate::stop::cancelled`] soon after `stop` is
+/// set: runs not started are skipped, runs under way stop within
+/// [`crate::stop::CHECK_EVERY`] events.
+pub fn run_star_scenario_stoppable(
+    scenario: &StarScenario,
+    progress: &(dyn Fn() + Sync),
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<StarScenarioResult, SpecError> {
     scenario.validate()?;
     let specs: Vec<StarRunSpec> = (0..scenario.algorithms.len())
         .map(|i| scenario.run_spec(i))
@@ -107,7 +118,10 @@ pub fn run_star_scenario(
     let results: Vec<StarRunResult> = jobs
         .par_iter()
         .map(|&(a, r)| {
-            let out = star::run(&specs[a], r);
+            if crate::stop::requested(stop) {
+                return Err(crate::stop::cancelled());
+            }
+            let out = star::run_stoppable(&specs[a], r, stop);
             progress();
             out
         })

@@ -106,6 +106,20 @@ enum Slot {
     Tcp(u32),
 }
 
+/// Runs one replication of `spec`, stopping early with
+/// an error (`cancelled after N events`) once `stop` is set.
+pub fn run_stoppable(
+    spec: &RunSpec,
+    replication: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<RunResult, SpecError> {
+    let mut tb = Testbed::new(spec, replication)?;
+    tb.stop = stop;
+    tb.run();
+    crate::stop::check(stop, tb.processed)?;
+    Ok(tb.finish())
+}
+
 /// Runs one replication of `spec`.
 pub fn run(spec: &RunSpec, replication: u32) -> Result<RunResult, SpecError> {
     let mut tb = Testbed::new(spec, replication)?;
@@ -143,10 +157,15 @@ pub fn run_timed(
 /// the MTU, rates positive.
 pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     let n = &spec.network;
-    if n.uplink_bps == 0 || n.downlink_bps == 0 {
-        return Err(SpecError(
-            "network: link rates must be greater than 0".into(),
-        ));
+    for (field, bps) in [
+        ("uplink_bps", n.uplink_bps),
+        ("downlink_bps", n.downlink_bps),
+    ] {
+        if bps == 0 {
+            return Err(SpecError(format!(
+                "network.{field}: expected a link rate greater than 0"
+            )));
+        }
     }
     if n.mtu < IPV4_HEADER + UDP_HEADER + 4 || n.mtu > 296 {
         return Err(SpecError(format!(
@@ -211,6 +230,8 @@ struct Testbed<'a> {
     /// The endpoints' timers.
     events: Agenda<Event>,
     processed: u64,
+    /// Set from outside to stop the run ([`crate::stop`]).
+    stop: &'a std::sync::atomic::AtomicBool,
     packets: PacketStore,
     net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
@@ -305,6 +326,7 @@ impl<'a> Testbed<'a> {
             now: 0,
             events: Agenda::new(0, 2 * order.len() + 64),
             processed: 0,
+            stop: &crate::stop::NEVER,
             packets: PacketStore::default(),
             net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
@@ -367,6 +389,9 @@ impl<'a> Testbed<'a> {
             };
             self.now = at;
             self.processed += 1;
+            if crate::stop::due(self.processed, self.stop) {
+                break;
+            }
             match ev {
                 Event::ClientTimer(c) => {
                     let c = c as usize;

@@ -108,7 +108,7 @@ impl AlgorithmSpec {
         }
         let info = registry::find(&self.name).ok_or_else(|| {
             format!(
-                "algorithm `{}`: unknown; expected one of: {}, {}",
+                "algorithm `{}`: unknown name; expected one of: {}, {}",
                 self.name,
                 registry::names(),
                 coapcc_tcp::TcpProfile::names()

@@ -9,8 +9,12 @@
 
 pub mod campaign;
 
+use std::sync::atomic::AtomicBool;
+
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
+
+use crate::budget;
 
 use crate::scenario_file::{self, AnyScenario, Overrides};
 use crate::{grid_output, output, star_output};
@@ -149,24 +153,42 @@ fn histograms<'a>(
     serde_json::to_string(&rows).expect("histograms serialise")
 }
 
-/// Applies `overrides` to the scenario of `source` and runs it on `threads`
-/// worker threads (all cores if `None`; results do not depend on it);
-/// `progress` is called once per finished run.
+/// How [`run`] runs: the settings of a front other than the scenario.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions<'a> {
+    /// Worker threads (all cores if `None` or 0; results do not depend on
+    /// it), at most [`budget::THREADS_PER_CORE`] per core.
+    pub threads: Option<usize>,
+    /// Run even if the estimated memory or events exceed the bounds
+    /// ([`budget::check_scenario`]), as `--force` does.
+    pub force: bool,
+    /// Once set, the run stops and fails with `cancelled`
+    /// ([`coapcc_sim::stop`]).
+    pub stop: Option<&'a AtomicBool>,
+}
+
+/// Applies `overrides` to the scenario of `source`, checks it against the
+/// resource bounds of `coapcc run` ([`budget::check_scenario`]) and runs it
+/// as `options` say; `progress` is called once per finished run.
 pub fn run(
     source: &Source,
     overrides: &Overrides,
-    threads: Option<usize>,
+    options: &RunOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Outcome> {
     let (base, origin) = load(source)?;
+    let threads = budget::threads_named("threads", options.threads)?;
     let scenario = overrides.apply_any(base, &origin)?;
+    budget::check_scenario(&scenario, &origin, threads, options.force)?;
+    let stop = options.stop.unwrap_or(&coapcc_sim::stop::NEVER);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
+        .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
     Ok(match scenario {
         AnyScenario::Dumbbell(s) => {
-            let r = pool.install(|| coapcc_sim::run_scenario(&s, progress))?;
+            let r =
+                pool.install(|| coapcc_sim::scenario::run_scenario_stoppable(&s, progress, stop))?;
             Outcome {
                 network: "dumbbell",
                 json: output::json(&s, &r.summaries),
@@ -181,7 +203,9 @@ pub fn run(
             }
         }
         AnyScenario::Grid(s) => {
-            let r = pool.install(|| coapcc_sim::run_grid_scenario(&s, progress))?;
+            let r = pool.install(|| {
+                coapcc_sim::grid_scenario::run_grid_scenario_stoppable(&s, progress, stop)
+            })?;
             Outcome {
                 network: "grid",
                 json: grid_output::json(&s, &r.summaries),
@@ -196,7 +220,9 @@ pub fn run(
             }
         }
         AnyScenario::Star(s) => {
-            let r = pool.install(|| coapcc_sim::run_star_scenario(&s, progress))?;
+            let r = pool.install(|| {
+                coapcc_sim::star_scenario::run_star_scenario_stoppable(&s, progress, stop)
+            })?;
             Outcome {
                 network: "star",
                 json: star_output::json(&s, &r.summaries),
@@ -308,6 +334,13 @@ pub fn algorithms() -> Vec<AlgorithmRow> {
 mod tests {
     use super::*;
 
+    fn one_thread() -> RunOptions<'static> {
+        RunOptions {
+            threads: Some(1),
+            ..RunOptions::default()
+        }
+    }
+
     fn tiny() -> Overrides {
         Overrides {
             clients: Some(3),
@@ -319,7 +352,7 @@ mod tests {
 
     #[test]
     fn records_cover_every_client_of_every_replication() {
-        let o = run(&Source::Default, &tiny(), Some(1), &|| {}).unwrap();
+        let o = run(&Source::Default, &tiny(), &one_thread(), &|| {}).unwrap();
         assert_eq!(o.network, "dumbbell");
         assert_eq!(o.runs, 4);
         let rows: Vec<serde_json::Value> = serde_json::from_str(&o.records).unwrap();
@@ -332,7 +365,7 @@ mod tests {
 
     #[test]
     fn histograms_count_every_completed_exchange_of_each_replication() {
-        let o = run(&Source::Default, &tiny(), Some(1), &|| {}).unwrap();
+        let o = run(&Source::Default, &tiny(), &one_thread(), &|| {}).unwrap();
         let rows: Vec<serde_json::Value> = serde_json::from_str(&o.records).unwrap();
         let bins: Vec<serde_json::Value> = serde_json::from_str(&o.histograms).unwrap();
         for alg in ["default", "cocoa"] {
@@ -356,7 +389,16 @@ mod tests {
 
     #[test]
     fn json_text_is_what_the_command_line_prints() {
-        let o = run(&Source::Default, &tiny(), Some(2), &|| {}).unwrap();
+        let o = run(
+            &Source::Default,
+            &tiny(),
+            &RunOptions {
+                threads: Some(2),
+                ..RunOptions::default()
+            },
+            &|| {},
+        )
+        .unwrap();
         let (s, _) = load(&Source::Default).unwrap();
         let AnyScenario::Dumbbell(s) = tiny().apply_any(s, "x").unwrap() else {
             panic!("the default runs on the dumbbell")
@@ -390,6 +432,102 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("expected a table"), "{e}");
+    }
+
+    fn refusal(source: &Source, overrides: Overrides, options: RunOptions) -> String {
+        run(source, &overrides, &options, &|| panic!("nothing may run"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// The checks of `coapcc run`, for every front: memory, replications,
+    /// threads.
+    #[test]
+    fn resources_are_checked_as_the_command_line_does() {
+        let e = refusal(
+            &Source::Default,
+            Overrides {
+                clients: Some(1_000_000_000),
+                ..Overrides::default()
+            },
+            RunOptions::default(),
+        );
+        assert!(
+            e.starts_with("<embedded default>: clients: ")
+                && e.contains("available")
+                && e.contains("force=True"),
+            "{e}"
+        );
+        let e = refusal(
+            &Source::Default,
+            Overrides {
+                replications: Some(10_001),
+                ..Overrides::default()
+            },
+            RunOptions::default(),
+        );
+        assert_eq!(
+            e,
+            "<embedded default>: replications: expected 1 to 10000, found 10001"
+        );
+        let e = refusal(
+            &Source::Default,
+            Overrides::default(),
+            RunOptions {
+                threads: Some(1000),
+                ..RunOptions::default()
+            },
+        );
+        assert!(e.starts_with("threads: expected 1 to"), "{e}");
+    }
+
+    /// Values that pass validation but would never finish or would exhaust
+    /// memory are refused before anything runs, naming the field.
+    #[test]
+    fn runaway_work_and_memory_are_refused_by_field() {
+        let grid = "[network]\nkind = \"grid\"\n[workload]\nperiod_s = 1e-9\n\
+                    [[algorithm]]\nname = \"default\"\n";
+        let star = |w: &str| {
+            format!("[network]\nkind = \"star\"\n[workload]\n{w}\n[[algorithm]]\nname = \"tcp\"\n")
+        };
+        for (text, needles) in [
+            (
+                grid.to_string(),
+                &["g.toml: workload.period_s: ", "events", "--force"][..],
+            ),
+            (
+                star("sample_s = 1e-9"),
+                &["g.toml: workload.sample_s: ", "memory", "--force"],
+            ),
+            (
+                star("writes = 100000000"),
+                &["g.toml: workload.writes: ", "--force"],
+            ),
+            (
+                star("writes = 4000000000\nsample_s = 1e7"),
+                &["g.toml: workload.writes: ", "events"],
+            ),
+        ] {
+            let e = refusal(
+                &Source::Toml(text.clone(), "g.toml".into()),
+                Overrides::default(),
+                RunOptions::default(),
+            );
+            for n in needles {
+                assert!(e.contains(n), "{text}: `{n}` not in {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_stopped_run_fails_as_cancelled() {
+        let stop = AtomicBool::new(true);
+        let options = RunOptions {
+            stop: Some(&stop),
+            ..one_thread()
+        };
+        let e = run(&Source::Default, &tiny(), &options, &|| {}).unwrap_err();
+        assert_eq!(e.to_string(), "cancelled");
     }
 
     #[test]

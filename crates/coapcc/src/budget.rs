@@ -1,20 +1,31 @@
 //! Resource bounds checked before a run or campaign starts: worker threads,
-//! replications, and an estimate of the memory a simulation will hold,
-//! compared with what the machine has available.
+//! replications, and an estimate of the memory a simulation will hold and
+//! the events it will process ([`crate::cost`]), compared with what the
+//! machine has available and with [`MAX_EVENTS`].
 //!
-//! The estimate is deliberately simple (see `docs/decisions.md`,
-//! "Hardening"): a run holds about [`LIVE_BYTES_PER_CLIENT`] per simulated
-//! client while it runs (measured on the dumbbell's scale set: 1.5–1.9 KiB at
-//! 10⁵–10⁶ clients, `docs/performance.md`), and a finished
-//! run keeps one [`ClientRecord`] per client until the results are printed.
-//! Above the memory the machine has available (`MemAvailable` of
-//! `/proc/meminfo`), the command refuses unless given `--force`.
+//! The same checks serve every front: `coapcc run` and `coapcc campaign`,
+//! and the library face the Python package uses ([`crate::api`]). Above the
+//! memory the machine has available (`MemAvailable` of `/proc/meminfo`) or
+//! above [`MAX_EVENTS`] events in one run, they refuse, naming the scenario
+//! field that drives the figure, unless forced (`--force`, `force=True`).
 
 use anyhow::{bail, Result};
 use coapcc_sim::metrics::ClientRecord;
 
-/// Memory a running simulation holds per client (bytes), measured.
-pub const LIVE_BYTES_PER_CLIENT: u64 = 2 * 1024;
+use crate::cost::{self, RunCost};
+use crate::scenario_file::AnyScenario;
+
+pub use crate::cost::LIVE_BYTES_PER_CLIENT;
+
+/// The most events one run may be expected to process: at the 1–20 M
+/// events/s the simulator runs, between 8 minutes and 3 hours. Far above
+/// any published experiment (the default run: 6·10⁴; 10⁷ clients of ten
+/// exchanges: about 10⁹), far below the 10¹³ and more of a period or sample
+/// interval of a nanosecond.
+pub const MAX_EVENTS: u64 = 10_000_000_000;
+
+/// How to override a refusal, as both fronts spell it.
+const FORCE: &str = "pass --force (force=True from Python) to try anyway";
 
 /// Worker threads allowed per core: more only adds contention.
 pub const THREADS_PER_CORE: usize = 4;
@@ -30,11 +41,17 @@ pub fn cores() -> usize {
 /// `--threads N`: `None` (or 0) is every core; more than
 /// [`THREADS_PER_CORE`] × cores is refused.
 pub fn threads(requested: Option<usize>) -> Result<usize> {
+    threads_named("--threads", requested)
+}
+
+/// [`threads`] for a front that calls the setting `name` (`threads` in
+/// Python).
+pub fn threads_named(name: &str, requested: Option<usize>) -> Result<usize> {
     let max = THREADS_PER_CORE * cores();
     match requested {
         None | Some(0) => Ok(cores()),
         Some(n) if n > max => bail!(
-            "--threads: expected 1 to {max} ({THREADS_PER_CORE} per core on this machine's {} \
+            "{name}: expected 1 to {max} ({THREADS_PER_CORE} per core on this machine's {} \
              core(s)), found {n}",
             cores()
         ),
@@ -99,12 +116,100 @@ fn check_memory_against(
     if estimate > avail && !force {
         bail!(
             "{what} would need about {} of memory and this machine has {} available; \
-             reduce the clients, replications or --threads, or pass --force to try anyway",
+             reduce the clients, replications or threads, or {FORCE}",
             human(estimate),
             human(avail)
         );
     }
     Ok(())
+}
+
+/// Refuses a run of `events` events above [`MAX_EVENTS`], unless `force`;
+/// `what` names the scenario and its field.
+pub fn check_events(events: u64, what: &str, force: bool) -> Result<()> {
+    if events > MAX_EVENTS && !force {
+        bail!(
+            "{what}: one run would process about {:.1e} events, more than the {:.0e} \
+             allowed (hours of computing at the least); expected a value that generates fewer, \
+             or {FORCE}",
+            events as f64,
+            MAX_EVENTS as f64
+        );
+    }
+    Ok(())
+}
+
+/// The cost of the most expensive run of `scenario` and its number of runs
+/// (algorithms × replications).
+pub fn scenario_cost(scenario: &AnyScenario) -> (RunCost, u64) {
+    fn of<S>(specs: impl Iterator<Item = S>, f: impl Fn(&S) -> RunCost) -> RunCost {
+        specs.map(|s| f(&s)).fold(RunCost::default(), RunCost::max)
+    }
+    let (c, algorithms, replications) = match scenario {
+        AnyScenario::Dumbbell(s) => (
+            of(
+                (0..s.algorithms.len()).map(|i| s.run_spec(i)),
+                cost::dumbbell,
+            ),
+            s.algorithms.len(),
+            s.replications,
+        ),
+        AnyScenario::Grid(s) => (
+            of((0..s.algorithms.len()).map(|i| s.run_spec(i)), cost::grid),
+            s.algorithms.len(),
+            s.replications,
+        ),
+        AnyScenario::Star(s) => (
+            of((0..s.algorithms.len()).map(|i| s.run_spec(i)), cost::star),
+            s.algorithms.len(),
+            s.replications,
+        ),
+    };
+    (c, algorithms as u64 * u64::from(replications))
+}
+
+/// The estimated peak memory of `runs` runs of cost `cost`, `concurrent` at a
+/// time, every result kept until the end (`keep_results`, as `coapcc run`
+/// does) or each dropped once stored (campaigns).
+pub fn runs_bytes(cost: &RunCost, runs: u64, concurrent: u64, keep_results: bool) -> u64 {
+    let at_once = concurrent.min(runs);
+    let live = at_once.saturating_mul(cost.live.saturating_add(cost.result));
+    if keep_results {
+        live.saturating_add(runs.saturating_sub(at_once).saturating_mul(cost.result))
+    } else {
+        live
+    }
+}
+
+/// Everything checked before a scenario runs on `threads` threads:
+/// replications, memory and events, each error naming `origin` and the
+/// field; memory and events are skipped if `force`.
+pub fn check_scenario(
+    scenario: &AnyScenario,
+    origin: &str,
+    threads: usize,
+    force: bool,
+) -> Result<()> {
+    let replications = match scenario {
+        AnyScenario::Dumbbell(s) => s.replications,
+        AnyScenario::Grid(s) => s.replications,
+        AnyScenario::Star(s) => s.replications,
+    };
+    check_replications(&format!("{origin}: replications"), replications)?;
+    let (cost, runs) = scenario_cost(scenario);
+    check_memory(
+        runs_bytes(&cost, runs, threads as u64, true),
+        &format!(
+            "{origin}: {}: {runs} run(s) on {threads} thread(s)",
+            cost.memory_field
+        ),
+        force,
+    )?;
+    check_events(
+        cost.events,
+        &format!("{origin}: {}", cost.events_field),
+        force,
+    )
 }
 
 /// `12.5 GiB`.
@@ -150,6 +255,20 @@ mod tests {
         );
         assert!(simulation_bytes(100, 10, 2, true) > 2 * one);
         assert_eq!(simulation_bytes(u64::MAX, u64::MAX, 2, true), u64::MAX);
+    }
+
+    #[test]
+    fn events_above_the_bound_are_refused_unless_forced() {
+        assert!(check_events(MAX_EVENTS, "f.toml: workload.period_s", false).is_ok());
+        let e = check_events(MAX_EVENTS + 1, "f.toml: workload.period_s", false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("f.toml: workload.period_s: one run would process about 1.0e10 events")
+                && e.contains("--force"),
+            "{e}"
+        );
+        assert!(check_events(u64::MAX, "x", true).is_ok());
     }
 
     #[test]

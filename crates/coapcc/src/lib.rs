@@ -7,6 +7,7 @@ pub mod bench;
 pub mod budget;
 pub mod calibrate;
 pub mod campaign;
+pub mod cost;
 pub mod duration;
 pub mod grid_output;
 pub mod ip_cli;

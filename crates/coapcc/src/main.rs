@@ -102,7 +102,8 @@ enum Command {
         /// algorithm: FILE's stem + `-<label>.pcap`.
         #[arg(long, value_name = "FILE")]
         pcap: Option<PathBuf>,
-        /// Run even if the estimated memory exceeds what the machine has available.
+        /// Run even if the estimated memory exceeds what the machine has available, or
+        /// the estimated events of one run exceed 10^10 (see docs/security.md).
         #[arg(long)]
         force: bool,
     },
@@ -224,7 +225,8 @@ enum Command {
         /// Sleep after each stored run (for tests of interruption).
         #[arg(long, hide = true, value_name = "MS")]
         pause_ms: Option<u64>,
-        /// Run even if the estimated memory exceeds what the machine has available.
+        /// Run even if the estimated memory exceeds what the machine has available, or
+        /// the estimated events of one run exceed 10^10 (see docs/security.md).
         #[arg(long)]
         force: bool,
     },
@@ -359,7 +361,7 @@ fn real_main() -> Result<()> {
             };
             let threads = coapcc::budget::threads(threads)?;
             let scenario = overrides.apply_any(base, &origin)?;
-            check_budget(&scenario, &origin, threads, force)?;
+            coapcc::budget::check_scenario(&scenario, &origin, threads, force)?;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
@@ -661,24 +663,6 @@ fn real_main() -> Result<()> {
             Ok(())
         }
     }
-}
-
-/// Refuses a scenario asking for more replications than allowed, or (unless
-/// `force`) more memory than the machine has available.
-fn check_budget(scenario: &AnyScenario, origin: &str, threads: usize, force: bool) -> Result<()> {
-    let (replications, algorithms, clients) = match scenario {
-        AnyScenario::Dumbbell(s) => (s.replications, s.algorithms.len(), u64::from(s.clients)),
-        AnyScenario::Grid(s) => (s.replications, s.algorithms.len(), s.network.nodes() as u64),
-        AnyScenario::Star(s) => (s.replications, s.algorithms.len(), 0),
-    };
-    coapcc::budget::check_replications(&format!("{origin}: replications"), replications)?;
-    let runs = algorithms as u64 * u64::from(replications);
-    let bytes = coapcc::budget::simulation_bytes(clients, runs, threads as u64, true);
-    coapcc::budget::check_memory(
-        bytes,
-        &format!("{origin}: {runs} run(s) of {clients} clients on {threads} thread(s)"),
-        force,
-    )
 }
 
 /// `coapcc run` on a grid scenario.

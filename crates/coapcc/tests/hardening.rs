@@ -1186,3 +1186,114 @@ fn ipv4_loopback_on_a_dual_stack_socket_is_loopback() {
     let s = h.stop();
     assert_eq!((s.challenged, s.withheld), (0, 0));
 }
+
+/// A star scenario with `workload` lines.
+fn star_with(workload: &str) -> String {
+    format!(
+        "[network]\nkind = \"star\"\nstations = 12\n[workload]\n{workload}\n\
+         [[algorithm]]\nname = \"tcp-lwip\"\n"
+    )
+}
+
+#[test]
+fn values_that_would_never_finish_are_refused_by_field() {
+    let grid = "[network]\nkind = \"grid\"\n[workload]\nperiod_s = 1e-9\n\
+                [[algorithm]]\nname = \"default\"\n"
+        .to_string();
+    let exchanges = scenario_with("").replace("exchanges = 2", "exchanges = 4000000000");
+    // Timers at their bound on a lossy link: the error process walks 10¹⁰ s.
+    let timers = scenario_with("errors = \"high\"")
+        .replace("exchanges = 2", "exchanges = 1000")
+        .replace(
+            "name = \"default\"\n",
+            "name = \"default\"\nack_timeout = 1e7\ncap = 1e7\n",
+        );
+    for (text, needles) in [
+        (
+            star_with("sample_s = 1e-9"),
+            &["workload.sample_s", "memory", "--force"][..],
+        ),
+        // memory here; where memory suffices, its events
+        (
+            star_with("writes = 100000000"),
+            &["workload.writes", "--force"],
+        ),
+        (grid, &["workload.period_s", "events", "--force"]),
+        (exchanges, &["workload.exchanges", "events", "--force"]),
+        (timers, &["algorithm.cap, algorithm.ack_timeout", "events"]),
+    ] {
+        let f = temp_toml(&text);
+        let path = f.path().to_str().unwrap();
+        let mut with_path = needles.to_vec();
+        with_path.push(path);
+        assert_refused(&["run", path], &with_path);
+    }
+    // --force skips the estimate: what fails then is the next check.
+    let f = temp_toml(&star_with("sample_s = 1e-9"));
+    let path = f.path().to_str().unwrap();
+    assert_refused(
+        &["run", path, "--force", "--pcap", "x.pcap"],
+        &["--pcap: not available on the Wi-Fi star"],
+    );
+    // A campaign is held to the same estimate.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let c = temp_toml(
+        "name = \"long\"\nalgorithms = [\"default\"]\n[workload]\nexchanges = 4000000000\n\
+         [[set]]\nname = \"s\"\nclients = [2]\nreplications = 1\n",
+    );
+    let path = c.path().to_str().unwrap();
+    assert_refused(
+        &["campaign", path, "--store", store.to_str().unwrap()],
+        &[path, "workload.exchanges", "events", "--force"],
+    );
+    assert!(!store.exists(), "nothing written before the check");
+}
+
+#[test]
+fn the_published_scenarios_are_within_the_work_bound() {
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")).unwrap() {
+        let dir = dir.unwrap().path();
+        if dir.is_dir() && !dir.ends_with("campaigns") {
+            for f in std::fs::read_dir(dir).unwrap() {
+                files.push(f.unwrap().path());
+            }
+        }
+    }
+    assert!(files.len() > 10, "{files:?}");
+    for f in files {
+        let s = coapcc::scenario_file::load_any(&f).unwrap();
+        let (cost, _) = coapcc::budget::scenario_cost(&s);
+        assert!(
+            cost.events <= coapcc::budget::MAX_EVENTS / 10,
+            "{}: {cost:?}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn algorithm_parameters_are_bounded_like_every_duration() {
+    for (param, field) in [
+        ("ack_timeout = 1e30\ncap = 1e30", "cap"),
+        ("ack_timeout = 1e8", "ack_timeout"),
+        ("ack_timeout = 1e10", "ack_timeout"),
+        ("cap = 1e30", "cap"),
+        ("ack_random_factor = 1e30", "ack_random_factor"),
+    ] {
+        let text = scenario_with("").replace(
+            "name = \"default\"\n",
+            &format!("name = \"default\"\n{param}\n"),
+        );
+        let f = temp_toml(&text);
+        let path = f.path().to_str().unwrap();
+        assert_refused(&["run", path], &[path, &format!("`{field}`")]);
+    }
+    let f = temp_toml(&scenario_with("").replace(
+        "name = \"default\"\n",
+        "name = \"default\"\nack_timeout = 1e7\ncap = 1e7\n",
+    ));
+    let (code, err) = run(&["run", f.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "the bound itself is accepted: {err}");
+}

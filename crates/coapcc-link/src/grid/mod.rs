@@ -125,9 +125,10 @@ impl Config {
 
     /// Number of nodes.
     pub fn nodes(&self) -> usize {
-        self.positions
-            .as_ref()
-            .map_or((self.rows * self.cols) as usize, Vec::len)
+        self.positions.as_ref().map_or(
+            (self.rows as usize).saturating_mul(self.cols as usize),
+            Vec::len,
+        )
     }
 
     /// Checks the parameters; errors name the field and what was expected.
@@ -143,7 +144,9 @@ impl Config {
             ));
         }
         if !(2..=4096).contains(&n) {
-            return Err(format!("network: expected 2 to 4096 nodes, found {n}"));
+            return Err(format!(
+                "network.rows, network.cols, network.positions: expected 2 to 4096 nodes, found {n}"
+            ));
         }
         if let Some(p) = &self.positions {
             if let Some(i) = p.iter().position(|xy| !xy.iter().all(|v| v.is_finite())) {
@@ -199,7 +202,13 @@ impl Config {
             self.interference_m,
             self.routing,
         )
-        .map_err(|e| format!("network: {}", e.0))
+        // The layout follows from these fields together.
+        .map_err(|e| {
+            format!(
+                "network.pitch_m, network.positions, network.reception_m, network.root: {}",
+                e.0
+            )
+        })
     }
 }
 

@@ -63,6 +63,7 @@ class Campaign:
         progress: bool = True,
         max_retries: int = 3,
         max_in_flight: int | None = None,
+        force: bool = False,
     ) -> dict[str, int]:
         """Run every run missing from ``store`` (SQLite, created if missing).
 
@@ -89,12 +90,17 @@ class Campaign:
           ``pip install 'coapcc[ray]'`` and this package installed on every node
           (docs/distributed.md).
 
+        Before anything runs, the campaign is held to the command line's
+        resource checks (``threads``, the memory of its largest runs, the
+        events of one run); ``force=True`` skips the last two, as ``coapcc
+        campaign --force`` does. A refusal raises :class:`coapcc.CoapccError`.
+
         Returns ``{"total": …, "reused": …, "computed": …}`` run counts.
         """
         if executor == "local":
             if max_in_flight is not None:
                 raise ValueError("max_in_flight: only for executor='ray'")
-            return _core.campaign_run(self.path, os.fspath(store), threads, progress)
+            return _core.campaign_run(self.path, os.fspath(store), threads, progress, force)
         if executor == "ray":
             if threads is not None:
                 raise ValueError(
@@ -112,5 +118,6 @@ class Campaign:
                 progress=progress,
                 max_retries=max_retries,
                 max_in_flight=max_in_flight,
+                force=force,
             )
         raise ValueError(f"executor: expected 'local' or 'ray', found {executor!r}")

@@ -31,6 +31,7 @@ def run(
     seed: int | None = None,
     period: float | None = None,
     threads: int | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Run a scenario; ``kind`` is default, path, toml or json.
 
@@ -42,7 +43,11 @@ def campaign_plan(path: str, store: str | None = None) -> dict[str, Any]:
     """A campaign's network, name, definition and rows (JSON text, one object per run)."""
 
 def campaign_run(
-    path: str, store: str, threads: int | None = None, progress: bool = False
+    path: str,
+    store: str,
+    threads: int | None = None,
+    progress: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Run a campaign's missing runs into ``store``; returns total, reused, computed."""
 
@@ -62,6 +67,9 @@ class CampaignPlan:
 
     def text(self) -> tuple[str, str]:
         """The file's text and origin, from which a worker expands the same plan."""
+
+    def check(self, threads: int = 1, force: bool = False) -> None:
+        """Refuse the plan if its runs would exceed this machine's memory or the events bound."""
 
     def definition(self) -> str:
         """The definition hash."""

@@ -54,15 +54,18 @@ def run(
     progress: bool,
     max_retries: int,
     max_in_flight: int | None,
+    force: bool = False,
 ) -> dict[str, int]:
     """Run every unit of the campaign at ``path`` missing from ``store`` on Ray.
 
     Uses the Ray runtime this process is connected to; if none, calls
     ``ray.init()`` (which joins the cluster ``RAY_ADDRESS`` names, else starts
-    a local Ray on this machine) and shuts it down at the end.
+    a local Ray on this machine) and shuts it down at the end. The plan is
+    held to the resource checks of one run per CPU first (unless ``force``).
     """
     ray = import_ray()
     plan = _core.CampaignPlan.load(path)
+    plan.check(1, force)
     writer = _core.StoreWriter(store)
     total, units = writer.prepare(plan)
     if not units:

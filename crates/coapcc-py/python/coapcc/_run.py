@@ -164,6 +164,7 @@ def run(
     seed: int | None = None,
     period: float | None = None,
     threads: int | None = None,
+    force: bool = False,
 ) -> Result:
     """Run a scenario in the simulated testbed, as ``coapcc run`` does.
 
@@ -175,14 +176,21 @@ def run(
     ``medium``, ``high``), ``workload`` (``continuous``, ``random``),
     ``algorithms`` (names or labels), ``replications``, ``seed`` and, for grid
     scenarios, ``period`` (s). ``threads`` is the number of worker threads (all
-    cores by default); results do not depend on it.
+    cores by default, at most four per core); results do not depend on it.
+
+    Before anything runs, the scenario is held to the command line's
+    resource checks: at most 10 000 replications, the estimated memory of
+    its runs within what this machine has available, and the estimated
+    events of one run within 10¹⁰. ``force=True`` skips the last two, as
+    ``coapcc run --force`` does.
 
     The GIL is released while the simulation runs. Ctrl-C raises
-    ``KeyboardInterrupt`` at once; the runs already in progress finish in the
-    background, their results dropped, and no further run starts.
+    ``KeyboardInterrupt`` at once and stops the simulation: runs under way
+    stop within a few milliseconds and their memory is freed.
 
     Raises :class:`coapcc.CoapccError` with the command line's message (file,
-    field, what was expected) when the scenario or an override is rejected.
+    field, what was expected) when the scenario, an override or a resource
+    check rejects the run, or an integer argument is out of range.
     """
     kind, text, origin = source(scenario)
     raw = _core.run(
@@ -198,5 +206,6 @@ def run(
         seed=seed,
         period=period,
         threads=threads,
+        force=force,
     )
     return Result(raw)

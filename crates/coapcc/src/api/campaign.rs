@@ -102,15 +102,20 @@ pub fn plan_rows(plan: &AnyPlan, store: Option<&Path>) -> Result<String> {
 }
 
 /// Runs every run of `plan` missing from the store at `store` (created if
-/// missing) on `threads` workers (0: all cores), committing each as it
-/// finishes, exactly as `coapcc campaign` does; `progress` draws its bar on
-/// stderr.
+/// missing) on `threads` workers (`None` or 0: all cores), committing each as
+/// it finishes, exactly as `coapcc campaign` does, after the same resource
+/// checks (threads, memory, events; the last two skipped if `force`);
+/// `progress` draws its bar on stderr.
 pub fn run(
     plan: &AnyPlan,
     store: &Path,
-    threads: usize,
+    threads: Option<usize>,
+    force: bool,
     progress: bool,
 ) -> Result<campaign::Outcome> {
+    let threads = crate::budget::threads_named("threads", threads)?;
+    let (_, origin) = plan_text(plan);
+    campaign::check_budget(plan, origin, threads, force)?;
     let mut db = Store::open(store)?;
     match plan {
         AnyPlan::Dumbbell(p) => campaign::run(p, &mut db, threads, None, progress),
@@ -171,7 +176,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let plan = plan();
         let local_path = dir.path().join("local.sqlite");
-        run(&plan, &local_path, 2, false).unwrap();
+        run(&plan, &local_path, Some(2), false, false).unwrap();
 
         let apart_path = dir.path().join("apart.sqlite");
         let mut apart = Store::open(&apart_path).unwrap();
@@ -255,5 +260,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "a dumbbell run result for a star campaign");
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    /// The library face refuses what `coapcc campaign` refuses.
+    #[test]
+    fn campaigns_are_held_to_the_command_lines_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s.sqlite");
+        let big = parse(
+            "name = \"big\"\nalgorithms = [\"default\"]\n[[set]]\nname = \"s\"\n\
+             clients = [1000000000]\nreplications = 1\n",
+            "big.toml",
+        )
+        .unwrap();
+        let e = run(&big, &store, None, false, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("big.toml: clients: ") && e.contains("available") && e.contains("force"),
+            "{e}"
+        );
+        let e = run(&big, &store, Some(100_000), false, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("threads: expected 1 to"), "{e}");
+        assert!(!store.exists(), "nothing written before the checks");
     }
 }

@@ -154,24 +154,7 @@ pub fn cli(
 ) -> Result<()> {
     let threads = crate::budget::threads(threads)?;
     let plan = load_any(file)?;
-    let largest = match &plan {
-        AnyPlan::Dumbbell(p) => p
-            .cells
-            .iter()
-            .map(|c| c.spec.groups.iter().map(|g| u64::from(g.clients)).sum())
-            .max(),
-        AnyPlan::Grid(p) => p.cells.iter().map(|c| c.spec.network.nodes() as u64).max(),
-        AnyPlan::Star(p) => p.cells.iter().map(|c| u64::from(c.stations)).max(),
-    }
-    .unwrap_or(0);
-    crate::budget::check_memory(
-        crate::budget::simulation_bytes(largest, u64::MAX, threads as u64, false),
-        &format!(
-            "{}: runs of up to {largest} clients on {threads} thread(s)",
-            file.display()
-        ),
-        force,
-    )?;
+    check_budget(&plan, &file.display().to_string(), threads, force)?;
     if crate::store::read_only(store) {
         return complete_read_only(&plan, store);
     }
@@ -228,6 +211,33 @@ pub fn cli(
         started.elapsed().as_secs_f64()
     )?;
     Ok(())
+}
+
+/// Refuses a campaign whose most expensive run, `threads` at a time, would
+/// need more memory than the machine has available, or more events than
+/// [`crate::budget::MAX_EVENTS`] (unless `force`); errors name `origin` and
+/// the field. Every front runs it before the first run.
+pub fn check_budget(plan: &AnyPlan, origin: &str, threads: usize, force: bool) -> Result<()> {
+    use crate::cost::{self, RunCost};
+    let costs: Vec<RunCost> = match plan {
+        AnyPlan::Dumbbell(p) => p.cells.iter().map(|c| cost::dumbbell(&c.spec)).collect(),
+        AnyPlan::Grid(p) => p.cells.iter().map(|c| cost::grid(&c.spec)).collect(),
+        AnyPlan::Star(p) => p.cells.iter().map(|c| cost::star(&c.spec)).collect(),
+    };
+    let largest = costs.into_iter().fold(RunCost::default(), RunCost::max);
+    crate::budget::check_memory(
+        crate::budget::runs_bytes(&largest, u64::MAX, threads as u64, false),
+        &format!(
+            "{origin}: {}: its largest runs on {threads} thread(s)",
+            largest.memory_field
+        ),
+        force,
+    )?;
+    crate::budget::check_events(
+        largest.events,
+        &format!("{origin}: {}", largest.events_field),
+        force,
+    )
 }
 
 /// `coapcc campaign` on a store it cannot write: fine if every run of `plan`

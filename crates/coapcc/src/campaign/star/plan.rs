@@ -275,7 +275,7 @@ mod tests {
             (
                 "algorithms = [\"tcp-lwip-backoff\"]",
                 "algorithms = [\"cocoa\"]",
-                "algorithm `cocoa`: the star runs TCP senders",
+                "algorithm `cocoa`: name: the star runs TCP senders",
             ),
             (
                 "algorithms = [\"tcp-lwip-backoff\"]",
