@@ -110,9 +110,10 @@ pub struct StationResult {
     pub received: u64,
     /// Whether every byte written was acknowledged.
     pub complete: bool,
-    /// Segments it resent.
+    /// Segments it resent, its SYNs included (as Linux's `RetransSegs`
+    /// counts them: [`Self::timeouts`] counts the handshake's timeouts too).
     pub retransmitted_segments: u64,
-    /// Retransmission timeouts.
+    /// Retransmission timeouts, the handshake's included.
     pub timeouts: u64,
     /// Fast retransmits.
     pub fast_retransmits: u64,
@@ -627,7 +628,8 @@ impl<'a> World<'a> {
                     written: st.written,
                     received: st.received,
                     complete,
-                    retransmitted_segments: stats.retransmitted_segments,
+                    retransmitted_segments: stats.retransmitted_segments
+                        + stats.syn_retransmissions,
                     timeouts: stats.rto_expirations,
                     fast_retransmits: stats.fast_retransmits,
                     rtt_samples: stats.rtt_samples,
