@@ -66,6 +66,27 @@ fn an_overloaded_star_loses_and_recovers() {
     );
 }
 
+/// Linux's socket resends a segment at every expired timer, the SYN
+/// included: so each station's retransmitted segments (SYNs counted, as
+/// Linux's `RetransSegs` counts them) are at least its timeouts (the
+/// handshake's counted). 60 stations lose SYNs at the start.
+#[test]
+fn every_timeout_of_a_linux_station_is_a_resend() {
+    let s = spec(60, 60);
+    for rep in 0..3 {
+        let r = star::run(&s, rep).unwrap();
+        for st in &r.stations {
+            assert!(
+                st.retransmitted_segments >= st.timeouts,
+                "replication {rep}, station {}: {} resent, {} timeouts",
+                st.station,
+                st.retransmitted_segments,
+                st.timeouts
+            );
+        }
+    }
+}
+
 #[test]
 fn the_star_runs_tcp_only() {
     let mut s = spec(12, 10);
