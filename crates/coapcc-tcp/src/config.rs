@@ -3,10 +3,7 @@
 //! mechanism switches ([`Mechanisms`]: Debian 9's 4.9 defaults, a Linux 6.x
 //! host) and model 2's NewReno profile ([`TcpConfig::newreno`]).
 
-/// One millisecond in nanoseconds.
-pub const MS: u64 = 1_000_000;
-/// One second in nanoseconds.
-pub const SEC: u64 = 1_000_000_000;
+use crate::{MS, SEC};
 
 /// Which Nagle rule holds back small segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -41,12 +41,19 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod segment;
 pub mod socket;
+pub mod state;
 pub mod stats;
 pub mod wheel;
 
-pub use config::{Linux49, Mechanisms, Nagle, TcpConfig, MS, SEC};
+pub use config::{Linux49, Mechanisms, Nagle, TcpConfig};
 pub use lwip::{LwipConfig, LwipSocket};
 pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};
 pub use segment::{Flags, SackBlock, SackBlocks, Segment};
-pub use socket::{TcpSocket, TcpState};
+pub use socket::TcpSocket;
+pub use state::TcpState;
 pub use stats::{AbortReason, TcpEvent, TcpStats};
+
+/// One millisecond in nanoseconds.
+pub const MS: u64 = 1_000_000;
+/// One second in nanoseconds.
+pub const SEC: u64 = 1_000_000_000;

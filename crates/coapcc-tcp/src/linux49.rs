@@ -18,8 +18,9 @@
 //! Linux 4.9's Reno recovery (`tcp_sack = 0`), which is not model 2's
 //! byte-counted NewReno ([`crate::newreno`], kept as `tcp-newreno`).
 
-use crate::config::{Mechanisms, MS};
+use crate::config::Mechanisms;
 use crate::scoreboard::{Scoreboard, EVER_RETRANS};
+use crate::MS;
 
 /// `tp->reordering` (the dumbbell and the star never reorder, so it stays
 /// at `sysctl_tcp_reordering` = 3).

@@ -30,7 +30,8 @@
 use crate::config::{Mechanisms, TcpConfig};
 use crate::lwip::{LwipBackoff, LwipConfig, LwipLossWindow, LwipSocket};
 use crate::segment::Segment;
-use crate::socket::{TcpSocket, TcpState};
+use crate::socket::TcpSocket;
+use crate::state::TcpState;
 use crate::stats::{AbortReason, TcpEvent, TcpStats};
 
 /// Which TCP a connection runs.

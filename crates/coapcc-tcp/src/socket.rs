@@ -51,7 +51,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Nagle, TcpConfig, MS};
+use crate::config::{Nagle, TcpConfig};
 use crate::delack::AckTiming;
 use crate::linux49::{AckInfo, CaState, Linux49Cc};
 use crate::newreno::NewReno;
@@ -59,37 +59,13 @@ use crate::reasm::Reassembly;
 use crate::rtt::RttEstimator;
 use crate::segment::{Flags, Segment};
 use crate::segment::{SackBlock, MAX_SACK_BLOCKS};
+use crate::state::TcpState;
 use crate::stats::{AbortReason, TcpEvent, TcpStats};
 use crate::wheel;
+use crate::MS;
 
 /// MSS assumed when the peer sends no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u64 = 536;
-
-/// Connection states (RFC 9293 §3.3.2; LISTEN is the caller's: see
-/// [`TcpSocket::accept`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TcpState {
-    /// No connection (never opened, fully closed, or aborted).
-    Closed,
-    /// SYN sent, waiting for the SYN-ACK.
-    SynSent,
-    /// SYN received and SYN-ACK sent, waiting for its ACK.
-    SynReceived,
-    /// Data flows both ways.
-    Established,
-    /// We sent FIN; the peer has not acknowledged it.
-    FinWait1,
-    /// Our FIN is acknowledged; waiting for the peer's.
-    FinWait2,
-    /// The peer sent FIN; we may still send.
-    CloseWait,
-    /// Both sent FIN at once; waiting for the ACK of ours.
-    Closing,
-    /// The peer closed first, then we sent FIN; waiting for its ACK.
-    LastAck,
-    /// Both directions closed; lingering to acknowledge a repeated FIN.
-    TimeWait,
-}
 
 /// One original transmission of a sequence range, for RTT sampling.
 #[derive(Clone, Copy, Debug)]
