@@ -65,7 +65,7 @@ pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, Sta
 /// lwIP cwnd variant halves the ssthresh in force on every retransmission and
 /// on reaching it; CoCoA-S is built on CoCoA+), and the run's
 /// `retransmissions_per_exchange` key. Model 6: the Linux profiles' timers
-/// run on Linux's timer wheel at HZ = 250 (`coapcc_tcp::wheel`): whole
+/// run on Linux's timer wheel at HZ = 250 (`coapcc_tcp::linux::wheel`): whole
 /// jiffies, each timer firing at the end of its wheel bucket; and they
 /// answer repeated SYNs at most once per 500 ms, restarting the SYN-ACK timer.
 pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 6");

@@ -1,18 +1,24 @@
 //! A sans-IO TCP model for the coapcc simulator, in two profiles:
 //!
-//! - `linux` (transport-tcp.md §2, [`TcpSocket`]): handshake with SYN /
+//! - `linux` (transport-tcp.md §2, [`linux::TcpSocket`]): handshake with SYN /
 //!   SYN-ACK retries, Linux's RTO estimator with Karn's rule and backoff,
 //!   Nagle, delayed ACKs, FIN close, and Linux 4.9's loss recovery
-//!   ([`linux49`]; `tcp` as the thesis configured it: no SACK, F-RTO, PRR;
+//!   ([`linux::linux49`]; `tcp` as the thesis configured it: no SACK, F-RTO, PRR;
 //!   SACK, early retransmit, RACK and the tail loss probe as switches of
 //!   [`Mechanisms`], with the differences of a Linux 6.x host: quick-ACK
 //!   mode, adaptive delayed ACK, 1 s initial RTO, its SYN timers and probe
-//!   timeout) or, as `tcp-newreno`, model 2's NewReno ([`newreno`]);
+//!   timeout) or, as `tcp-newreno`, model 2's NewReno ([`linux::newreno`]);
 //! - `lwip` (transport-tcp.md §3, [`lwip::LwipSocket`]): lwIP 2.1's TCP on its
 //!   500 ms timer grid, and the three published variants.
 //!
 //! [`profile`] names them (`tcp`, `tcp-lwip`, …) and [`AnySocket`] runs
-//! either behind one API. Shaped like smoltcp and quinn-proto: time comes in
+//! either behind one API.
+//!
+//! Each profile lives in its own folder, [`linux`] and [`lwip`], laid out
+//! alike (`mod.rs`, `config.rs`, `socket.rs`, then its own parts). A module
+//! sits at the crate root only when both profiles import it ([`segment`],
+//! [`reasm`], [`state`], [`stats`], the [`MS`] / [`SEC`] units) or it names
+//! both ([`profile`]); the common types are re-exported here. Shaped like smoltcp and quinn-proto: time comes in
 //! as `u64` nanoseconds, segments are values, nothing touches a socket or a
 //! clock.
 //!
@@ -30,23 +36,22 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod config;
-pub mod delack;
-pub mod linux49;
+pub mod linux;
 pub mod lwip;
-pub mod newreno;
 pub mod profile;
 pub mod reasm;
-pub mod rtt;
-pub mod scoreboard;
 pub mod segment;
-pub mod socket;
+pub mod state;
 pub mod stats;
-pub mod wheel;
 
-pub use config::{Linux49, Mechanisms, Nagle, TcpConfig, MS, SEC};
+pub use linux::{Linux49, Mechanisms, Nagle, TcpConfig, TcpSocket};
 pub use lwip::{LwipConfig, LwipSocket};
 pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};
 pub use segment::{Flags, SackBlock, SackBlocks, Segment};
-pub use socket::{TcpSocket, TcpState};
+pub use state::TcpState;
 pub use stats::{AbortReason, TcpEvent, TcpStats};
+
+/// One millisecond in nanoseconds.
+pub const MS: u64 = 1_000_000;
+/// One second in nanoseconds.
+pub const SEC: u64 = 1_000_000_000;

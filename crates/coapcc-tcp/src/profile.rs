@@ -27,10 +27,10 @@
 //! is `tcp-linux6`). See `docs/decisions.md`, "Linux 4.9's loss recovery" and
 //! "A Linux 6.x host".
 
-use crate::config::{Mechanisms, TcpConfig};
+use crate::linux::{Mechanisms, TcpConfig, TcpSocket};
 use crate::lwip::{LwipBackoff, LwipConfig, LwipLossWindow, LwipSocket};
 use crate::segment::Segment;
-use crate::socket::{TcpSocket, TcpState};
+use crate::state::TcpState;
 use crate::stats::{AbortReason, TcpEvent, TcpStats};
 
 /// Which TCP a connection runs.

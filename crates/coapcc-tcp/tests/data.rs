@@ -293,7 +293,7 @@ fn events_trace_samples_timeouts_windows_and_duplicates() {
 }
 
 /// `tcp` keeps its timers in 4 ms jiffies on Linux's timer wheel
-/// (`coapcc_tcp::wheel`); times computed by hand.
+/// (`coapcc_tcp::linux::wheel`); times computed by hand.
 #[test]
 fn tcp_timers_fire_on_the_timer_wheel() {
     let mut w = established(TcpConfig::linux());

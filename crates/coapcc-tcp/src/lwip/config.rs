@@ -2,7 +2,7 @@
 //! (transport-tcp.md §3).
 
 use super::{LwipBackoff, LwipLossWindow, FIRST_TIMER_DELAY};
-use crate::config::SEC;
+use crate::SEC;
 
 /// lwIP's `INITIAL_MSS` cap: the send MSS before (or without) the peer's MSS
 /// option is `min(TCP_MSS, 536)` (`tcp_priv.h`).

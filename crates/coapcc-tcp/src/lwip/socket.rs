@@ -24,7 +24,7 @@ use super::config::{FIN_WAIT_TIMEOUT_TICKS, SYN_RCVD_TIMEOUT_TICKS, TWO_MSL_TICK
 use super::{after_timeout, initial_cwnd, LwipConfig, LwipEstimator, TickClock, TICK};
 use crate::reasm::Reassembly;
 use crate::segment::{Flags, Segment};
-use crate::socket::TcpState;
+use crate::state::TcpState;
 use crate::stats::{AbortReason, TcpEvent, TcpStats};
 
 /// lwIP keeps windows in `tcpwnd_size_t`, 16 bits without window scaling;

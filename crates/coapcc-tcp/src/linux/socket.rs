@@ -20,16 +20,16 @@
 //!   (RFC 6298 §5.7), and a connection whose SYN or SYN-ACK needed more than
 //!   one retransmission starts with cwnd = 1 MSS (Linux `tcp_init_transfer`);
 //! - the retransmission timer of RFC 6298 with Linux's estimator
-//!   ([`crate::rtt`]), ×2 backoff capped at the maximum RTO, Karn's rule (no
+//!   ([`super::rtt`]), ×2 backoff capped at the maximum RTO, Karn's rule (no
 //!   sample when any newly acknowledged byte was ever retransmitted), and the
 //!   backed-off RTO kept until the next valid sample;
 //! - with [`TcpConfig::linux`] unset (`tcp-newreno`): go-back-N after a
 //!   timeout (everything unacknowledged is resent as the window allows),
-//!   NewReno ([`crate::newreno`]) otherwise;
-//! - with it set (`tcp`): Linux 4.9's loss recovery ([`crate::linux49`]):
+//!   NewReno ([`super::newreno`]) otherwise;
+//! - with it set (`tcp`): Linux 4.9's loss recovery ([`super::linux49`]):
 //!   SACK negotiated on the handshake (RFC 2018), SACK and D-SACK blocks
 //!   (RFC 2883) on every ACK while data is held out of order, the sender's
-//!   scoreboard ([`crate::scoreboard`]), cwnd in packets, retransmission of
+//!   scoreboard ([`super::scoreboard`]), cwnd in packets, retransmission of
 //!   the segments marked lost only, early retransmit, the tail loss probe,
 //!   RACK, F-RTO and PRR as switched;
 //! - Nagle's algorithm ([`crate::Nagle`]) and sender silly-window avoidance:
@@ -40,7 +40,7 @@
 //!   is unacknowledged, and immediate ACKs for out-of-order data, duplicate
 //!   data, data that fills a gap, and FINs; any outgoing segment carries the
 //!   ACK; duplicate ACKs are always pure ACKs; with the `quickack` and `ato`
-//!   switches Linux's quick-ACK mode and adaptive timer ([`crate::delack`]),
+//!   switches Linux's quick-ACK mode and adaptive timer ([`super::delack`]),
 //!   and an immediate ACK of in-order data leaves as its own segment, before
 //!   anything the application writes in answer;
 //! - out-of-order data held and delivered when the gap fills ([`crate::reasm`]);
@@ -51,45 +51,21 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Nagle, TcpConfig, MS};
-use crate::delack::AckTiming;
-use crate::linux49::{AckInfo, CaState, Linux49Cc};
-use crate::newreno::NewReno;
+use super::config::{Nagle, TcpConfig};
+use super::delack::AckTiming;
+use super::linux49::{AckInfo, CaState, Linux49Cc};
+use super::newreno::NewReno;
+use super::rtt::RttEstimator;
+use super::wheel;
 use crate::reasm::Reassembly;
-use crate::rtt::RttEstimator;
 use crate::segment::{Flags, Segment};
 use crate::segment::{SackBlock, MAX_SACK_BLOCKS};
+use crate::state::TcpState;
 use crate::stats::{AbortReason, TcpEvent, TcpStats};
-use crate::wheel;
+use crate::MS;
 
 /// MSS assumed when the peer sends no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u64 = 536;
-
-/// Connection states (RFC 9293 §3.3.2; LISTEN is the caller's: see
-/// [`TcpSocket::accept`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TcpState {
-    /// No connection (never opened, fully closed, or aborted).
-    Closed,
-    /// SYN sent, waiting for the SYN-ACK.
-    SynSent,
-    /// SYN received and SYN-ACK sent, waiting for its ACK.
-    SynReceived,
-    /// Data flows both ways.
-    Established,
-    /// We sent FIN; the peer has not acknowledged it.
-    FinWait1,
-    /// Our FIN is acknowledged; waiting for the peer's.
-    FinWait2,
-    /// The peer sent FIN; we may still send.
-    CloseWait,
-    /// Both sent FIN at once; waiting for the ACK of ours.
-    Closing,
-    /// The peer closed first, then we sent FIN; waiting for its ACK.
-    LastAck,
-    /// Both directions closed; lingering to acknowledge a repeated FIN.
-    TimeWait,
-}
 
 /// One original transmission of a sequence range, for RTT sampling.
 #[derive(Clone, Copy, Debug)]
@@ -556,7 +532,7 @@ impl TcpSocket {
     }
 
     /// When a timer armed at `now` to run `d` later fires: exactly then, or
-    /// on Linux's timer wheel with the `wheel` switch ([`crate::wheel`]).
+    /// on Linux's timer wheel with the `wheel` switch ([`super::wheel`]).
     fn timer(&self, now: u64, d: u64) -> u64 {
         if self.cfg.linux.is_some_and(|m| m.wheel) {
             wheel::deadline(now, d)

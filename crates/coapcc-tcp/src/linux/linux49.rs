@@ -10,16 +10,17 @@
 //! (`tcp_enter_loss`) with F-RTO, RFC 5682 (`tcp_process_loss`); undo by
 //! D-SACK (`tcp_try_undo_dsack`, `tcp_undo_cwnd_reduction`); the tail loss
 //! probe's timeout and its ACK (`tcp_schedule_loss_probe`,
-//! `tcp_process_tlp_ack`). The socket ([`crate::socket`]) moves the bytes;
+//! `tcp_process_tlp_ack`). The socket ([`super::TcpSocket`]) moves the bytes;
 //! this decides how many packets may be out and which to resend.
 //!
 //! Every mechanism has its switch in [`Mechanisms`] (`tlp6`: the probe
 //! timeout of Linux 6.x); with all off this is
 //! Linux 4.9's Reno recovery (`tcp_sack = 0`), which is not model 2's
-//! byte-counted NewReno ([`crate::newreno`], kept as `tcp-newreno`).
+//! byte-counted NewReno ([`super::newreno`], kept as `tcp-newreno`).
 
-use crate::config::{Mechanisms, MS};
-use crate::scoreboard::{Scoreboard, EVER_RETRANS};
+use super::config::Mechanisms;
+use super::scoreboard::{Scoreboard, EVER_RETRANS};
+use crate::MS;
 
 /// `tp->reordering` (the dumbbell and the star never reorder, so it stays
 /// at `sysctl_tcp_reordering` = 3).

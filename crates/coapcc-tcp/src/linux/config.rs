@@ -3,10 +3,7 @@
 //! mechanism switches ([`Mechanisms`]: Debian 9's 4.9 defaults, a Linux 6.x
 //! host) and model 2's NewReno profile ([`TcpConfig::newreno`]).
 
-/// One millisecond in nanoseconds.
-pub const MS: u64 = 1_000_000;
-/// One second in nanoseconds.
-pub const SEC: u64 = 1_000_000_000;
+use crate::{MS, SEC};
 
 /// Which Nagle rule holds back small segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +57,7 @@ pub struct Mechanisms {
     /// `wheel`: Linux's TCP timers in jiffies (HZ = 250) on the timer wheel
     /// of Linux 4.8 and later: every RTO, probe, early-retransmit,
     /// delayed-ACK and TIME-WAIT timer fires at the end of its wheel bucket,
-    /// up to 12.5 % late, and the RTO is whole jiffies ([`crate::wheel`]).
+    /// up to 12.5 % late, and the RTO is whole jiffies ([`super::wheel`]).
     /// Off: every timer fires exactly when due.
     pub wheel: bool,
     /// `oow`: a copy of a SYN or SYN-ACK reaching a synchronized socket is

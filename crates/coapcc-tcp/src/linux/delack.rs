@@ -35,7 +35,8 @@
 //! ECN's quick ACKs, and 6.x's SACK compression of out-of-order ACKs
 //! (`tcp_comp_sack_delay_ns`: the first three are sent at once, as here).
 
-use crate::config::{Mechanisms, MS};
+use super::config::Mechanisms;
+use crate::MS;
 
 /// `TCP_ATO_MIN` (= `TCP_DELACK_MIN`): 40 ms.
 pub const ATO_MIN: u64 = 40 * MS;
