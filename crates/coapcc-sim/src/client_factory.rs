@@ -7,7 +7,7 @@ use coapcc_proto::client::{Client, ClientConfig, ClientSettings};
 
 use crate::config::AlgorithmSpec;
 use crate::rng::SimRng;
-use crate::testbed::SpecError;
+use crate::spec_error::SpecError;
 
 pub use coapcc_workload::TCP;
 

@@ -29,7 +29,7 @@ use crate::agenda::Agenda;
 use crate::config::AlgorithmSpec;
 use crate::metrics::Conservation;
 use crate::rng::{derive, SimRng, Stream};
-use crate::testbed::SpecError;
+use crate::spec_error::SpecError;
 use crate::time::{from_secs, to_secs, Nanos};
 
 /// Largest CoAP message a grid packet carries (marking included).

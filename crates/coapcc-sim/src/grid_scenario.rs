@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::AlgorithmSpec;
 use crate::grid::{self, GridCoap, GridRunResult, GridRunSpec, GridWorkload, Role};
 use crate::metrics::Estimate;
-use crate::testbed::SpecError;
+use crate::spec_error::SpecError;
 
 /// A grid scenario as written in a scenario file (`[network] kind = "grid"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -19,6 +19,7 @@
 //! - [`packets`]: the testbed's packets in flight, in slots sized by what they
 //!   carry;
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
+//! - [`spec_error`]: the error of a run that cannot run, for every network.
 //!
 //! The network model lives in `coapcc-link` and the workloads' vocabulary and
 //! metrics in `coapcc-workload`; the modules re-exported below keep their
@@ -32,6 +33,7 @@ pub mod grid;
 pub mod grid_scenario;
 pub mod packets;
 pub mod scenario;
+pub mod spec_error;
 pub mod star;
 pub mod star_scenario;
 pub mod stop;

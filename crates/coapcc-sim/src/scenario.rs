@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{AlgorithmSpec, Coap, Group, Network, RunSpec, Workload};
 use crate::metrics::{RunResult, Summary};
-use crate::testbed::{self, SpecError};
+use crate::spec_error::SpecError;
+use crate::testbed;
 
 /// A scenario as written in a scenario file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -33,7 +33,7 @@ use crate::agenda::Agenda;
 use crate::config::AlgorithmSpec;
 use crate::metrics::Conservation;
 use crate::rng::{derive, SimRng, Stream};
-use crate::testbed::SpecError;
+use crate::spec_error::SpecError;
 use crate::time::{from_secs, to_secs, Nanos};
 
 /// The star's workload: bulk senders (the paper: 1024 bytes every 0.4 s,

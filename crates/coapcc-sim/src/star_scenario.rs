@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::AlgorithmSpec;
 use crate::metrics::Estimate;
+use crate::spec_error::SpecError;
 use crate::star::{self, StarRunResult, StarRunSpec, StarWorkload, TcpSample};
-use crate::testbed::SpecError;
 
 /// A star scenario as written in a scenario file (`[network] kind = "star"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

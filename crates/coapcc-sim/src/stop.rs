@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::testbed::SpecError;
+use crate::spec_error::SpecError;
 
 /// Events between two reads of the flag (a power of two: the test is a mask).
 pub const CHECK_EVERY: u64 = 1 << 16;

@@ -30,6 +30,7 @@ use crate::config::{Group, RunSpec, WorkloadKind};
 use crate::metrics::{ClientRecord, Conservation, RunResult};
 use crate::packets::PacketStore;
 use crate::rng::{derive, SimRng, Stream};
+use crate::spec_error::SpecError;
 use crate::tcp_endpoint::{TcpTrace, TcpWorld};
 use crate::time::{to_secs, Nanos};
 
@@ -42,17 +43,6 @@ const _: () = assert!(MAX_DATAGRAM <= PacketStore::MAX_MESSAGE);
 
 /// The server's address in the simulated network (clients are `0..N`).
 pub const SERVER: u32 = coapcc_link::dumbbell::SERVER;
-
-/// A configuration the testbed cannot run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SpecError(pub String);
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for SpecError {}
 
 /// Identifies a packet: a [`PacketStore`] handle, or, with [`TCP_PACKET`]
 /// set, an index into the TCP segment pool of [`TcpWorld`].
