@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use coapcc_link::rng::SimRng;
 use coapcc_proto::client::{Client, ClientConfig, ClientSettings};
+use coapcc_workload::AlgorithmSpec;
 
-use crate::config::AlgorithmSpec;
-use crate::rng::SimRng;
 use crate::spec_error::SpecError;
 
 pub use coapcc_workload::TCP;
