@@ -9,8 +9,6 @@ use coapcc_workload::AlgorithmSpec;
 
 use crate::spec_error::SpecError;
 
-pub use coapcc_workload::TCP;
-
 /// Whether `spec` selects CoAP over TCP (run by [`crate::tcp_endpoint`], not by
 /// a CoAP congestion-control algorithm).
 pub fn is_tcp(spec: &AlgorithmSpec) -> bool {

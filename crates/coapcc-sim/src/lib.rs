@@ -44,10 +44,12 @@ pub use coapcc_link::errors as link_errors;
 pub use coapcc_link::{agenda, rng, time};
 pub use coapcc_workload::{metrics, tcp_metrics};
 
-pub use config::{AlgorithmSpec, Buffer, Coap, Group, Network, RunSpec, Workload, WorkloadKind};
+pub use coapcc_link::dumbbell::Buffer;
+pub use coapcc_link::errors::ErrorProfile;
+pub use coapcc_workload::metrics::{Percentiles, RunResult, Summary};
+pub use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
+pub use config::{Coap, Group, Network, RunSpec};
 pub use grid_scenario::{run_grid_scenario, GridScenario, GridScenarioResult, GridSummary};
-pub use link_errors::ErrorProfile;
-pub use metrics::{Percentiles, RunResult, Summary};
 pub use scenario::{run_scenario, Scenario, ScenarioResult};
 pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, StarSummary};
 
