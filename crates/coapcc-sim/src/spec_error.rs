@@ -1,5 +1,5 @@
 //! The error of every network's runs: a configuration the simulator cannot
-//! run (or a run stopped from outside, [`crate::stop`]).
+//! run, or a run stopped from outside.
 
 /// A configuration the testbed cannot run.
 #[derive(Debug, Clone, PartialEq)]
