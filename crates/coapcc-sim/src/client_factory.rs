@@ -3,13 +3,11 @@
 
 use std::sync::Arc;
 
+use coapcc_link::rng::SimRng;
 use coapcc_proto::client::{Client, ClientConfig, ClientSettings};
+use coapcc_workload::AlgorithmSpec;
 
-use crate::config::AlgorithmSpec;
-use crate::rng::SimRng;
-use crate::testbed::SpecError;
-
-pub use coapcc_workload::TCP;
+use crate::spec_error::SpecError;
 
 /// Whether `spec` selects CoAP over TCP (run by [`crate::tcp_endpoint`], not by
 /// a CoAP congestion-control algorithm).

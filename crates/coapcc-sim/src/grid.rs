@@ -18,19 +18,19 @@
 //! - The run ends `duration` seconds after the warm-up; what is still in
 //!   flight then is not counted.
 
+use coapcc_link::agenda::Agenda;
 use coapcc_link::grid::{self, FrameTrace, Grid, NodeRecord};
+use coapcc_link::rng::{derive, SimRng, Stream};
+use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, Network, Output, PacketId};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
 use coapcc_proto::message::{Code, MessageView};
 use coapcc_proto::server::{DenseIndex, Handler, Response, Server, ServerConfig, ServerOutput};
+use coapcc_workload::metrics::Conservation;
+use coapcc_workload::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
-use crate::agenda::Agenda;
-use crate::config::AlgorithmSpec;
-use crate::metrics::Conservation;
-use crate::rng::{derive, SimRng, Stream};
-use crate::testbed::SpecError;
-use crate::time::{from_secs, to_secs, Nanos};
+use crate::spec_error::SpecError;
 
 /// Largest CoAP message a grid packet carries (marking included).
 pub const MAX_MESSAGE: usize = 512;

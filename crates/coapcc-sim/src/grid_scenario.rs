@@ -13,13 +13,13 @@
 //! completed exchanges. All of these count the clients under test only (in
 //! bursty runs the interferers are summarised apart).
 
+use coapcc_workload::metrics::Estimate;
+use coapcc_workload::AlgorithmSpec;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::config::AlgorithmSpec;
 use crate::grid::{self, GridCoap, GridRunResult, GridRunSpec, GridWorkload, Role};
-use crate::metrics::Estimate;
-use crate::testbed::SpecError;
+use crate::spec_error::SpecError;
 
 /// A grid scenario as written in a scenario file (`[network] kind = "grid"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

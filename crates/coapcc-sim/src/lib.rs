@@ -19,6 +19,7 @@
 //! - [`packets`]: the testbed's packets in flight, in slots sized by what they
 //!   carry;
 //! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
+//! - [`spec_error`]: the error of a run that cannot run, for every network.
 //!
 //! The network model lives in `coapcc-link` and the workloads' vocabulary and
 //! metrics in `coapcc-workload`; the modules re-exported below keep their
@@ -32,6 +33,7 @@ pub mod grid;
 pub mod grid_scenario;
 pub mod packets;
 pub mod scenario;
+pub mod spec_error;
 pub mod star;
 pub mod star_scenario;
 pub mod stop;
@@ -42,10 +44,12 @@ pub use coapcc_link::errors as link_errors;
 pub use coapcc_link::{agenda, rng, time};
 pub use coapcc_workload::{metrics, tcp_metrics};
 
-pub use config::{AlgorithmSpec, Buffer, Coap, Group, Network, RunSpec, Workload, WorkloadKind};
+pub use coapcc_link::dumbbell::Buffer;
+pub use coapcc_link::errors::ErrorProfile;
+pub use coapcc_workload::metrics::{Percentiles, RunResult, Summary};
+pub use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
+pub use config::{Coap, Group, Network, RunSpec};
 pub use grid_scenario::{run_grid_scenario, GridScenario, GridScenarioResult, GridSummary};
-pub use link_errors::ErrorProfile;
-pub use metrics::{Percentiles, RunResult, Summary};
 pub use scenario::{run_scenario, Scenario, ScenarioResult};
 pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, StarSummary};
 

@@ -2,12 +2,14 @@
 //! compare, replicated. Each algorithm runs the whole population on its own (a
 //! comparison); mixed populations are expressed as several groups in one run.
 
+use coapcc_workload::metrics::{RunResult, Summary};
+use coapcc_workload::{AlgorithmSpec, Workload};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{AlgorithmSpec, Coap, Group, Network, RunSpec, Workload};
-use crate::metrics::{RunResult, Summary};
-use crate::testbed::{self, SpecError};
+use crate::config::{Coap, Group, Network, RunSpec};
+use crate::spec_error::SpecError;
+use crate::testbed;
 
 /// A scenario as written in a scenario file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

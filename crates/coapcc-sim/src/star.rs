@@ -23,18 +23,18 @@
 //!   smoothed RTT are sampled every `sample_s` (default 0.5 s, lwIP's slow
 //!   tick).
 
+use coapcc_link::agenda::Agenda;
+use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::star::{self, Star, StarRecord, SERVER};
+use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, Network, Output, PacketId};
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
 use coapcc_tcp::{AnySocket, Mechanisms, Segment, SocketConfig, TcpConfig, TcpEvent, TcpProfile};
+use coapcc_workload::metrics::Conservation;
+use coapcc_workload::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
-use crate::agenda::Agenda;
-use crate::config::AlgorithmSpec;
-use crate::metrics::Conservation;
-use crate::rng::{derive, SimRng, Stream};
-use crate::testbed::SpecError;
-use crate::time::{from_secs, to_secs, Nanos};
+use crate::spec_error::SpecError;
 
 /// The star's workload: bulk senders (the paper: 1024 bytes every 0.4 s,
 /// 1000 times).

@@ -4,13 +4,13 @@
 //! and the stations' cwnd, ssthresh, RTO and RTT over time — with 95 %
 //! confidence intervals over replications.
 
+use coapcc_workload::metrics::Estimate;
+use coapcc_workload::AlgorithmSpec;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::config::AlgorithmSpec;
-use crate::metrics::Estimate;
+use crate::spec_error::SpecError;
 use crate::star::{self, StarRunResult, StarRunSpec, StarWorkload, TcpSample};
-use crate::testbed::SpecError;
 
 /// A star scenario as written in a scenario file (`[network] kind = "star"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

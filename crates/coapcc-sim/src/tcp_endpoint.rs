@@ -32,18 +32,17 @@
 //! Segments live in a pool and are refilled with
 //! [`TcpSocket::poll_transmit_into`], so a warm run does not allocate per packet.
 
+use coapcc_link::rng::SimRng;
+use coapcc_link::time::{to_secs, Nanos};
 use coapcc_proto::message::Code;
 use coapcc_proto::tcp::{
     CoapTcpConnection, ConnEvent, RefuseRequests, RequestHandler, TestbedHandler,
 };
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
 use coapcc_tcp::{AnySocket, Flags, Segment, SocketConfig, TcpProfile, TcpState};
-
-use crate::config::WorkloadKind;
-use crate::metrics::ClientRecord;
-use crate::rng::SimRng;
-use crate::tcp_metrics::TcpRecord;
-use crate::time::{to_secs, Nanos};
+use coapcc_workload::metrics::ClientRecord;
+use coapcc_workload::tcp_metrics::TcpRecord;
+use coapcc_workload::WorkloadKind;
 
 /// CoAP option number of Uri-Path (RFC 7252 §5.10).
 const URI_PATH: u16 = 11;

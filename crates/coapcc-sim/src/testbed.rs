@@ -18,20 +18,22 @@
 
 use std::sync::Arc;
 
+use coapcc_link::agenda::Agenda;
 use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
+use coapcc_link::rng::{derive, SimRng, Stream};
+use coapcc_link::time::{to_secs, Nanos};
 use coapcc_link::{Datagram, Network, Output};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, ClientSettings, Request};
 use coapcc_proto::message::Code;
 use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
+use coapcc_workload::metrics::{ClientRecord, Conservation, RunResult};
+use coapcc_workload::WorkloadKind;
 
-use crate::agenda::Agenda;
 use crate::client_factory::is_tcp;
-use crate::config::{Group, RunSpec, WorkloadKind};
-use crate::metrics::{ClientRecord, Conservation, RunResult};
+use crate::config::{Group, RunSpec};
 use crate::packets::PacketStore;
-use crate::rng::{derive, SimRng, Stream};
+use crate::spec_error::SpecError;
 use crate::tcp_endpoint::{TcpTrace, TcpWorld};
-use crate::time::{to_secs, Nanos};
 
 /// UDP header bytes.
 pub const UDP_HEADER: usize = 8;
@@ -42,17 +44,6 @@ const _: () = assert!(MAX_DATAGRAM <= PacketStore::MAX_MESSAGE);
 
 /// The server's address in the simulated network (clients are `0..N`).
 pub const SERVER: u32 = coapcc_link::dumbbell::SERVER;
-
-/// A configuration the testbed cannot run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SpecError(pub String);
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for SpecError {}
 
 /// Identifies a packet: a [`PacketStore`] handle, or, with [`TCP_PACKET`]
 /// set, an index into the TCP segment pool of [`TcpWorld`].
