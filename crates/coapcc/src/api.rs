@@ -16,6 +16,10 @@ use serde::Serialize;
 
 use crate::budget;
 
+use coapcc_sim::{
+    GridScenario, GridScenarioResult, Scenario, ScenarioResult, StarScenario, StarScenarioResult,
+};
+
 use crate::scenario_file::{self, AnyScenario, Overrides};
 use crate::{grid_output, output, star_output};
 
@@ -167,6 +171,155 @@ pub struct RunOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
 }
 
+/// Loads the scenario of `source`, applies `overrides` and checks it against
+/// the resource bounds of `coapcc run` ([`budget::check_scenario`]); returns
+/// it, the name errors give it, and the worker threads `threads` asks for
+/// (`threads_setting` names that setting in errors: `--threads`, `threads`).
+pub fn prepare(
+    source: &Source,
+    overrides: &Overrides,
+    threads: Option<usize>,
+    threads_setting: &str,
+    force: bool,
+) -> Result<(AnyScenario, String, usize)> {
+    let (base, origin) = load(source)?;
+    let threads = budget::threads_named(threads_setting, threads)?;
+    let scenario = overrides.apply_any(base, &origin)?;
+    budget::check_scenario(&scenario, &origin, threads, force)?;
+    Ok((scenario, origin, threads))
+}
+
+/// The runs `scenario` will make: every algorithm's replications.
+pub fn planned_runs(scenario: &AnyScenario) -> u64 {
+    match scenario {
+        AnyScenario::Dumbbell(s) => s.algorithms.len() as u64 * u64::from(s.replications),
+        AnyScenario::Grid(s) => s.algorithms.len() as u64 * u64::from(s.replications),
+        AnyScenario::Star(s) => s.algorithms.len() as u64 * u64::from(s.replications),
+    }
+}
+
+/// A scenario and what running it gave, on whichever network it ran.
+#[derive(Debug)]
+pub enum Ran<'a> {
+    /// On the constrained-link dumbbell.
+    Dumbbell(&'a Scenario, ScenarioResult),
+    /// On the 802.15.4 grid.
+    Grid(&'a GridScenario, GridScenarioResult),
+    /// On the Wi-Fi star.
+    Star(&'a StarScenario, StarScenarioResult),
+}
+
+/// Runs every replication of every algorithm of `scenario` on `pool`:
+/// the one per-network dispatch of `coapcc run` and [`run`]. `progress` is
+/// called once per finished run; once `stop` is set, the run stops and fails
+/// with `cancelled` ([`coapcc_sim::stop`]).
+pub fn run_on<'a>(
+    pool: &rayon::ThreadPool,
+    scenario: &'a AnyScenario,
+    progress: &(dyn Fn() + Sync),
+    stop: &AtomicBool,
+) -> Result<Ran<'a>> {
+    Ok(match scenario {
+        AnyScenario::Dumbbell(s) => Ran::Dumbbell(
+            s,
+            pool.install(|| coapcc_sim::scenario::run_scenario_stoppable(s, progress, stop))?,
+        ),
+        AnyScenario::Grid(s) => Ran::Grid(
+            s,
+            pool.install(|| {
+                coapcc_sim::grid_scenario::run_grid_scenario_stoppable(s, progress, stop)
+            })?,
+        ),
+        AnyScenario::Star(s) => Ran::Star(
+            s,
+            pool.install(|| {
+                coapcc_sim::star_scenario::run_star_scenario_stoppable(s, progress, stop)
+            })?,
+        ),
+    })
+}
+
+impl Ran<'_> {
+    /// `dumbbell`, `grid` or `star`.
+    pub fn network(&self) -> &'static str {
+        match self {
+            Ran::Dumbbell(..) => "dumbbell",
+            Ran::Grid(..) => "grid",
+            Ran::Star(..) => "star",
+        }
+    }
+
+    /// What `coapcc run --format json` prints, without the final newline.
+    pub fn json(&self) -> String {
+        match self {
+            Ran::Dumbbell(s, r) => output::json(s, &r.summaries),
+            Ran::Grid(s, r) => grid_output::json(s, &r.summaries),
+            Ran::Star(s, r) => star_output::json(s, &r.summaries),
+        }
+    }
+
+    /// What `coapcc run` prints as its table (without the wall-time line).
+    pub fn table(&self) -> String {
+        match self {
+            Ran::Dumbbell(s, r) => output::table(s, &r.summaries),
+            Ran::Grid(s, r) => grid_output::table(s, r),
+            Ran::Star(s, r) => star_output::table(s, &r.summaries),
+        }
+    }
+
+    /// What `coapcc run --format markdown` prints.
+    pub fn markdown(&self) -> String {
+        match self {
+            Ran::Dumbbell(s, r) => output::markdown(s, &r.summaries),
+            Ran::Grid(s, r) => grid_output::markdown(s, &r.summaries),
+            Ran::Star(s, r) => star_output::markdown(s, &r.summaries),
+        }
+    }
+
+    /// [`Outcome::records`].
+    pub fn records(&self) -> String {
+        match self {
+            Ran::Dumbbell(s, r) => {
+                records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
+                    &run.clients[..]
+                })
+            }
+            Ran::Grid(s, r) => records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
+                &run.nodes[..]
+            }),
+            Ran::Star(s, r) => records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
+                &run.stations[..]
+            }),
+        }
+    }
+
+    /// [`Outcome::histograms`].
+    pub fn histograms(&self) -> String {
+        match self {
+            Ran::Dumbbell(s, r) => histograms(s.algorithms.iter().map(|a| a.label()), &r.runs),
+            Ran::Grid(..) | Ran::Star(..) => "[]".to_string(),
+        }
+    }
+
+    /// The runs made.
+    pub fn runs(&self) -> u64 {
+        match self {
+            Ran::Dumbbell(_, r) => r.runs.iter().map(|v| v.len() as u64).sum(),
+            Ran::Grid(_, r) => r.runs.iter().map(|v| v.len() as u64).sum(),
+            Ran::Star(_, r) => r.runs.iter().map(|v| v.len() as u64).sum(),
+        }
+    }
+
+    /// The events processed over all runs.
+    pub fn events(&self) -> u64 {
+        match self {
+            Ran::Dumbbell(_, r) => r.runs.iter().flatten().map(|x| x.events).sum(),
+            Ran::Grid(_, r) => r.runs.iter().flatten().map(|x| x.events).sum(),
+            Ran::Star(_, r) => r.runs.iter().flatten().map(|x| x.events).sum(),
+        }
+    }
+}
+
 /// Applies `overrides` to the scenario of `source`, checks it against the
 /// resource bounds of `coapcc run` ([`budget::check_scenario`]) and runs it
 /// as `options` say; `progress` is called once per finished run.
@@ -176,66 +329,23 @@ pub fn run(
     options: &RunOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Outcome> {
-    let (base, origin) = load(source)?;
-    let threads = budget::threads_named("threads", options.threads)?;
-    let scenario = overrides.apply_any(base, &origin)?;
-    budget::check_scenario(&scenario, &origin, threads, options.force)?;
+    let (scenario, _, threads) =
+        prepare(source, overrides, options.threads, "threads", options.force)?;
     let stop = options.stop.unwrap_or(&coapcc_sim::stop::NEVER);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
-    Ok(match scenario {
-        AnyScenario::Dumbbell(s) => {
-            let r =
-                pool.install(|| coapcc_sim::scenario::run_scenario_stoppable(&s, progress, stop))?;
-            Outcome {
-                network: "dumbbell",
-                json: output::json(&s, &r.summaries),
-                table: output::table(&s, &r.summaries),
-                markdown: output::markdown(&s, &r.summaries),
-                records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
-                    &run.clients[..]
-                }),
-                histograms: histograms(s.algorithms.iter().map(|a| a.label()), &r.runs),
-                runs: r.runs.iter().map(|v| v.len() as u64).sum(),
-                events: r.runs.iter().flatten().map(|x| x.events).sum(),
-            }
-        }
-        AnyScenario::Grid(s) => {
-            let r = pool.install(|| {
-                coapcc_sim::grid_scenario::run_grid_scenario_stoppable(&s, progress, stop)
-            })?;
-            Outcome {
-                network: "grid",
-                json: grid_output::json(&s, &r.summaries),
-                table: grid_output::table(&s, &r),
-                markdown: grid_output::markdown(&s, &r.summaries),
-                records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
-                    &run.nodes[..]
-                }),
-                histograms: "[]".to_string(),
-                runs: r.runs.iter().map(|v| v.len() as u64).sum(),
-                events: r.runs.iter().flatten().map(|x| x.events).sum(),
-            }
-        }
-        AnyScenario::Star(s) => {
-            let r = pool.install(|| {
-                coapcc_sim::star_scenario::run_star_scenario_stoppable(&s, progress, stop)
-            })?;
-            Outcome {
-                network: "star",
-                json: star_output::json(&s, &r.summaries),
-                table: star_output::table(&s, &r.summaries),
-                markdown: star_output::markdown(&s, &r.summaries),
-                records: records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
-                    &run.stations[..]
-                }),
-                histograms: "[]".to_string(),
-                runs: r.runs.iter().map(|v| v.len() as u64).sum(),
-                events: r.runs.iter().flatten().map(|x| x.events).sum(),
-            }
-        }
+    let ran = run_on(&pool, &scenario, progress, stop)?;
+    Ok(Outcome {
+        network: ran.network(),
+        json: ran.json(),
+        table: ran.table(),
+        markdown: ran.markdown(),
+        records: ran.records(),
+        histograms: ran.histograms(),
+        runs: ran.runs(),
+        events: ran.events(),
     })
 }
 

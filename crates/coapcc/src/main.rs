@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use coapcc::output;
 use coapcc::scenario_file::{self, AnyScenario, Overrides};
-use coapcc::{grid_output, output, star_output};
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -339,15 +339,9 @@ fn real_main() -> Result<()> {
             period,
             force,
         } => {
-            let (base, origin) = match &scenario {
-                Some(p) => (scenario_file::load_any(p)?, p.display().to_string()),
-                None => (
-                    scenario_file::parse_any(
-                        scenario_file::DEFAULT_SCENARIO,
-                        "<embedded default>",
-                    )?,
-                    "<embedded default>".to_string(),
-                ),
+            let source = match scenario {
+                Some(p) => coapcc::api::Source::Path(p),
+                None => coapcc::api::Source::Default,
             };
             let overrides = Overrides {
                 clients,
@@ -359,49 +353,47 @@ fn real_main() -> Result<()> {
                 seed,
                 period,
             };
-            let threads = coapcc::budget::threads(threads)?;
-            let scenario = overrides.apply_any(base, &origin)?;
-            coapcc::budget::check_scenario(&scenario, &origin, threads, force)?;
+            let (scenario, _, threads) =
+                coapcc::api::prepare(&source, &overrides, threads, "--threads", force)?;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
                 .context("cannot start worker threads")?;
-            let scenario = match scenario {
-                AnyScenario::Dumbbell(s) => *s,
-                AnyScenario::Grid(s) => return run_grid(&s, &pool, format, pcap.as_deref()),
-                AnyScenario::Star(s) => {
-                    if pcap.is_some() {
-                        anyhow::bail!("--pcap: not available on the Wi-Fi star yet");
-                    }
-                    return run_star(&s, &pool, format);
-                }
-            };
             if let Some(path) = &pcap {
-                let labels: Vec<&str> = scenario.algorithms.iter().map(|a| a.label()).collect();
+                let labels: Vec<&str> = match &scenario {
+                    AnyScenario::Dumbbell(s) => s.algorithms.iter().map(|a| a.label()).collect(),
+                    AnyScenario::Grid(s) => s.algorithms.iter().map(|a| a.label()).collect(),
+                    AnyScenario::Star(_) => {
+                        anyhow::bail!("--pcap: not available on the Wi-Fi star yet")
+                    }
+                };
                 check_pcap_paths(path, &labels)?;
             }
-            let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
+            let total = coapcc::api::planned_runs(&scenario);
             let bar = coapcc::run_progress::RunProgress::new(total);
             let started = Instant::now();
-            let result = pool.install(|| coapcc_sim::run_scenario(&scenario, &|| bar.inc()))?;
+            let ran =
+                coapcc::api::run_on(&pool, &scenario, &|| bar.inc(), &coapcc_sim::stop::NEVER)?;
             bar.finish();
             match format {
-                Format::Json => coapcc::outln!("{}", output::json(&scenario, &result.summaries))?,
-                Format::Markdown => {
-                    coapcc::out!("{}", output::markdown(&scenario, &result.summaries))?
-                }
+                Format::Json => coapcc::outln!("{}", ran.json())?,
+                Format::Markdown => coapcc::out!("{}", ran.markdown())?,
                 Format::Table => {
-                    coapcc::out!("{}", output::table(&scenario, &result.summaries))?;
-                    let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
+                    coapcc::out!("{}", ran.table())?;
                     coapcc::outln!(
-                        "\n{total} runs, {events} events in {:.2} s wall time",
+                        "\n{total} runs, {} events in {:.2} s wall time",
+                        ran.events(),
                         started.elapsed().as_secs_f64()
                     )?;
                 }
             }
             // after the results, so a pcap that cannot be written loses nothing
             if let Some(path) = &pcap {
-                write_pcaps(&scenario, path)?;
+                match ran {
+                    coapcc::api::Ran::Dumbbell(s, _) => write_pcaps(s, path)?,
+                    coapcc::api::Ran::Grid(s, _) => write_grid_pcaps(s, path)?,
+                    coapcc::api::Ran::Star(..) => unreachable!("refused above"),
+                }
             }
             Ok(())
         }
@@ -665,41 +657,6 @@ fn real_main() -> Result<()> {
     }
 }
 
-/// `coapcc run` on a grid scenario.
-fn run_grid(
-    scenario: &coapcc_sim::GridScenario,
-    pool: &rayon::ThreadPool,
-    format: Format,
-    pcap: Option<&std::path::Path>,
-) -> Result<()> {
-    if let Some(path) = pcap {
-        let labels: Vec<&str> = scenario.algorithms.iter().map(|a| a.label()).collect();
-        check_pcap_paths(path, &labels)?;
-    }
-    let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
-    let bar = coapcc::run_progress::RunProgress::new(total);
-    let started = Instant::now();
-    let result = pool.install(|| coapcc_sim::run_grid_scenario(scenario, &|| bar.inc()))?;
-    bar.finish();
-    match format {
-        Format::Json => coapcc::outln!("{}", grid_output::json(scenario, &result.summaries))?,
-        Format::Markdown => coapcc::out!("{}", grid_output::markdown(scenario, &result.summaries))?,
-        Format::Table => {
-            coapcc::out!("{}", grid_output::table(scenario, &result))?;
-            let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
-            coapcc::outln!(
-                "\n{total} runs, {events} events in {:.2} s wall time",
-                started.elapsed().as_secs_f64()
-            )?;
-        }
-    }
-    // after the results, so a pcap that cannot be written loses nothing
-    if let Some(path) = pcap {
-        write_grid_pcaps(scenario, path)?;
-    }
-    Ok(())
-}
-
 /// Fails, naming the file, if a pcap file of `--pcap path` cannot be
 /// created; leaves nothing behind.
 fn check_pcap_paths(path: &std::path::Path, labels: &[&str]) -> Result<()> {
@@ -714,32 +671,6 @@ fn check_pcap_paths(path: &std::path::Path, labels: &[&str]) -> Result<()> {
             .with_context(|| format!("--pcap: cannot create {}", file.display()))?;
         if !existed {
             let _ = std::fs::remove_file(&file);
-        }
-    }
-    Ok(())
-}
-
-/// `coapcc run` on a star scenario.
-fn run_star(
-    scenario: &coapcc_sim::StarScenario,
-    pool: &rayon::ThreadPool,
-    format: Format,
-) -> Result<()> {
-    let total = scenario.algorithms.len() as u64 * u64::from(scenario.replications);
-    let bar = coapcc::run_progress::RunProgress::new(total);
-    let started = Instant::now();
-    let result = pool.install(|| coapcc_sim::run_star_scenario(scenario, &|| bar.inc()))?;
-    bar.finish();
-    match format {
-        Format::Json => coapcc::outln!("{}", star_output::json(scenario, &result.summaries))?,
-        Format::Markdown => coapcc::out!("{}", star_output::markdown(scenario, &result.summaries))?,
-        Format::Table => {
-            coapcc::out!("{}", star_output::table(scenario, &result.summaries))?;
-            let events: u64 = result.runs.iter().flatten().map(|r| r.events).sum();
-            coapcc::outln!(
-                "\n{total} runs, {events} events in {:.2} s wall time",
-                started.elapsed().as_secs_f64()
-            )?;
         }
     }
     Ok(())

@@ -226,9 +226,9 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     let plan = grid_plan(SMALL, "small.toml");
     let two = dir.path().join("two.sqlite");
     let mut store = Store::open(&two).unwrap();
-    let o = campaign::grid::run(&plan, &mut store, 2, None, false).unwrap();
+    let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.total, o.reused, o.computed), (SMALL_RUNS, 0, SMALL_RUNS));
-    let o = campaign::grid::run(&plan, &mut store, 2, None, false).unwrap();
+    let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (SMALL_RUNS, 0));
     store.verify().unwrap();
     assert_eq!(store.grid_run_count().unwrap(), SMALL_RUNS as u64);
@@ -358,7 +358,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
         &SMALL.replace("replications = 2", "replications = 1"),
         "small.toml",
     );
-    let o = campaign::grid::run(&grid, &mut up, 0, None, false).unwrap();
+    let o = campaign::run(&grid, &mut up, 0, None, false).unwrap();
     assert_eq!(o.computed, grid.runs());
     let defs = up.definitions().unwrap();
     assert_eq!(
@@ -426,7 +426,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
     let plan = grid_plan(SMALL, "small.toml");
     let path = dir.path().join("s.sqlite");
     let mut store = Store::open(&path).unwrap();
-    campaign::grid::run(&plan, &mut store, 0, None, false).unwrap();
+    campaign::run(&plan, &mut store, 0, None, false).unwrap();
     drop(store);
     let out = dir.path().join("report");
     let printed = cli(&[
@@ -621,7 +621,7 @@ fn the_pcocoa_campaign_runs_whole() {
     let path = dir.path().join("pcocoa.sqlite");
     let mut store = Store::open(&path).unwrap();
     let t0 = Instant::now();
-    let out = campaign::grid::run(&plan, &mut store, 0, None, false).unwrap();
+    let out = campaign::run(&*plan, &mut store, 0, None, false).unwrap();
     eprintln!(
         "pcocoa campaign: {} runs in {:.1} s",
         out.computed,

@@ -127,17 +127,17 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     );
     let two = dir.path().join("two.sqlite");
     let mut store = Store::open(&two).unwrap();
-    let o = campaign::star::run(&half, &mut store, 2, None, false).unwrap();
+    let o = campaign::run(&half, &mut store, 2, None, false).unwrap();
     assert_eq!(
         (o.total, o.reused, o.computed),
         (SMALL_RUNS / 2, 0, SMALL_RUNS / 2)
     );
-    let o = campaign::star::run(&plan, &mut store, 2, None, false).unwrap();
+    let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!(
         (o.total, o.reused, o.computed),
         (SMALL_RUNS, SMALL_RUNS / 2, SMALL_RUNS / 2)
     );
-    let o = campaign::star::run(&plan, &mut store, 2, None, false).unwrap();
+    let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (SMALL_RUNS, 0));
     store.verify().unwrap();
     assert_eq!(store.star_run_count().unwrap(), SMALL_RUNS as u64);
@@ -280,7 +280,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     let AnyPlan::Grid(grid) = campaign::parse_any(GRID, "grid.toml").unwrap() else {
         panic!("a grid campaign");
     };
-    campaign::grid::run(&grid, &mut store, 0, None, false).unwrap();
+    campaign::run(&*grid, &mut store, 0, None, false).unwrap();
     let want = store.dump().unwrap();
     assert_eq!(section_rows(&want, "grid_runs"), 1);
     drop(store);
@@ -343,7 +343,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     // It resumes the old campaigns without computing anything …
     let o = campaign::run(&dumbbell, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (dumbbell.runs(), 0));
-    let o = campaign::grid::run(&grid, &mut up, 0, None, false).unwrap();
+    let o = campaign::run(&*grid, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (1, 0));
     // … and takes a star campaign beside them.
     let star = star_plan(
@@ -352,7 +352,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
             .replace("stations = [24, 18]", "stations = [6]"),
         "small.toml",
     );
-    let o = campaign::star::run(&star, &mut up, 0, None, false).unwrap();
+    let o = campaign::run(&star, &mut up, 0, None, false).unwrap();
     assert_eq!(o.computed, star.runs());
     let defs = up.definitions().unwrap();
     assert_eq!(
@@ -669,7 +669,7 @@ fn the_lwip_campaign_runs_whole() {
     let path = dir.path().join("lwip.sqlite");
     let mut store = Store::open(&path).unwrap();
     let t0 = std::time::Instant::now();
-    let out = campaign::star::run(&plan, &mut store, 0, None, false).unwrap();
+    let out = campaign::run(&*plan, &mut store, 0, None, false).unwrap();
     eprintln!(
         "lwip campaign: {} runs in {:.1} s",
         out.computed,

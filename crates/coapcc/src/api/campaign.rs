@@ -117,11 +117,7 @@ pub fn run(
     let (_, origin) = plan_text(plan);
     campaign::check_budget(plan, origin, threads, force)?;
     let mut db = Store::open(store)?;
-    match plan {
-        AnyPlan::Dumbbell(p) => campaign::run(p, &mut db, threads, None, progress),
-        AnyPlan::Grid(p) => campaign::grid::run(p, &mut db, threads, None, progress),
-        AnyPlan::Star(p) => campaign::star::run(p, &mut db, threads, None, progress),
-    }
+    campaign::run(plan, &mut db, threads, None, progress)
 }
 
 /// Parses campaign text (what [`plan_text`] gives) as a worker does; `origin`

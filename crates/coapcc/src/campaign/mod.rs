@@ -3,36 +3,41 @@
 //! mixed populations; spec `testbed.md` §1.3, §2, `algorithms.md` §7), run on all
 //! cores into a resumable results store ([`crate::store`]).
 //!
-//! - [`file`]: the TOML schema; [`plan`]: expansion and checks;
+//! - [`file`]: the TOML schema; [`plan`]: expansion and checks; [`dumbbell`]:
+//!   the cost of a dumbbell run and the plan as a [`Campaign`];
 //! - [`key`]: run keys and the model version; [`unit`]: one run, computed and
 //!   stored the same way by every executor; [`runner`]: parallel execution;
+//!   [`progress`]: the progress on stderr;
 //! - [`grid`]: campaigns on the 802.15.4 grid of the pCoCoA evaluation
 //!   (`[network] kind = "grid"`, spec `testbed.md` §4);
 //! - [`star`]: campaigns on the Wi-Fi star of the lwIP evaluation
 //!   (`[network] kind = "star"`, spec `testbed.md` §5).
 
+pub mod dumbbell;
 pub mod file;
 pub mod grid;
 pub mod key;
 pub mod plan;
+pub mod progress;
 pub mod runner;
 pub mod sets;
 pub mod star;
 pub mod unit;
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::scenario_file::{network_kind, NetworkKind};
 use crate::store::Store;
 pub use grid::{GridCell, GridPlan};
 pub use plan::{load, parse, Cell, Plan};
+pub use progress::Progress;
 pub use runner::Outcome;
 pub use star::{StarCell, StarPlan};
-pub use unit::{Campaign, Unit, UnitResult};
+pub use unit::{run, Campaign, Unit, UnitResult};
 
 /// A campaign of either network, as its file's `[network] kind` says.
 #[derive(Clone, Debug)]
@@ -62,85 +67,36 @@ pub fn load_any(path: &Path) -> Result<AnyPlan> {
     parse_any(&text, &path.display().to_string())
 }
 
-/// A campaign's progress on stderr: a bar with an ETA on a terminal; when
-/// stderr is not a terminal (a log, CI), a plain line at most every
-/// [`Progress::PLAIN_EVERY`], so a long campaign is never silent.
-pub struct Progress {
-    bar: ProgressBar,
-    /// Runs to compute, and how many are done.
-    n: usize,
-    finished: usize,
-    /// Plain lines: when the last one was printed.
-    plain: Option<Instant>,
-    started: Instant,
-}
-
-impl Progress {
-    /// The interval of plain progress lines.
-    pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
-
-    /// Progress over `n` runs of summed weight `weight`; nothing if `!show`.
-    pub fn new(weight: u64, n: usize, show: bool) -> Self {
-        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        let bar = if show && terminal {
-            ProgressBar::with_draw_target(Some(weight), ProgressDrawTarget::stderr())
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(
-            ProgressStyle::with_template("{bar:30} {msg} runs, {elapsed} elapsed, ETA {eta}")
-                .expect("valid template"),
-        );
-        bar.set_message(format!("0/{n}"));
-        let now = Instant::now();
-        if show && !terminal {
-            eprintln!("progress: 0/{n} runs");
+impl AnyPlan {
+    /// The plan of whichever network it is, as a [`Campaign`].
+    fn inner(&self) -> &dyn Campaign {
+        match self {
+            AnyPlan::Dumbbell(p) => &**p,
+            AnyPlan::Grid(p) => &**p,
+            AnyPlan::Star(p) => &**p,
         }
-        Progress {
-            bar,
-            n,
-            finished: 0,
-            plain: (show && !terminal).then_some(now),
-            started: now,
-        }
-    }
-
-    /// A run of `weight` was stored.
-    pub fn stored(&mut self, weight: u64) {
-        self.finished += 1;
-        self.bar.inc(weight);
-        self.bar
-            .set_message(format!("{}/{}", self.finished, self.n));
-        if let Some(last) = self.plain {
-            if last.elapsed() >= Self::PLAIN_EVERY || self.finished == self.n {
-                eprintln!(
-                    "progress: {}/{} runs, {:.0} s elapsed",
-                    self.finished,
-                    self.n,
-                    self.started.elapsed().as_secs_f64()
-                );
-                self.plain = Some(Instant::now());
-            }
-        }
-    }
-
-    /// Clears the bar.
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
     }
 }
 
-/// Runs every run of `plan` missing from `store`. `threads` = 0 uses every core;
-/// `pause` (tests only) sleeps after each stored run; `show_progress` draws a
-/// progress bar with an ETA on stderr.
-pub fn run(
-    plan: &Plan,
-    store: &mut Store,
-    threads: usize,
-    pause: Option<Duration>,
-    show_progress: bool,
-) -> Result<Outcome> {
-    unit::run_units(plan, store, threads, pause, show_progress)
+impl Campaign for AnyPlan {
+    fn register(&self, store: &mut Store) -> Result<()> {
+        self.inner().register(store)
+    }
+    fn done_keys(&self, store: &Store) -> Result<HashSet<String>> {
+        self.inner().done_keys(store)
+    }
+    fn total(&self) -> usize {
+        self.inner().total()
+    }
+    fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
+        self.inner().pending(done)
+    }
+    fn compute(&self, unit: &Unit) -> Result<UnitResult> {
+        self.inner().compute(unit)
+    }
+    fn commit(&self, store: &mut Store, unit: &Unit, result: &UnitResult) -> Result<()> {
+        self.inner().commit(store, unit, result)
+    }
 }
 
 /// `coapcc campaign <file> --store … --threads …`: a dumbbell, grid or star
@@ -195,12 +151,8 @@ pub fn cli(
     }
     let started = Instant::now();
     let pause = pause_ms.map(Duration::from_millis);
-    let out = match &plan {
-        AnyPlan::Dumbbell(p) => run(p, &mut db, threads, pause, true),
-        AnyPlan::Grid(p) => grid::run(p, &mut db, threads, pause, true),
-        AnyPlan::Star(p) => star::run(p, &mut db, threads, pause, true),
-    }
-    .with_context(|| format!("results store {}", store.display()))?;
+    let out = run(&plan, &mut db, threads, pause, true)
+        .with_context(|| format!("results store {}", store.display()))?;
     crate::outln!(
         "campaign `{name}` (definition {}): {} runs, {} already in {}, {} computed in {:.1} s",
         &definition[..12],

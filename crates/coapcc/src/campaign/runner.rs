@@ -9,17 +9,7 @@
 use std::sync::mpsc;
 
 use anyhow::{Context, Result};
-use coapcc_sim::RunSpec;
 use rayon::prelude::*;
-
-/// The expected cost of a dumbbell run (clients × exchanges), for ordering
-/// and the ETA.
-pub fn weight(spec: &RunSpec) -> u64 {
-    spec.groups
-        .iter()
-        .map(|g| u64::from(g.clients) * u64::from(g.workload.exchanges))
-        .sum()
-}
 
 /// How far a campaign got.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! lacks ([`Campaign::pending`]), compute one ([`Campaign::compute`]), store
 //! one ([`Campaign::commit`]).
 //!
-//! The local runner ([`run_units`], behind `coapcc campaign`) computes units
+//! The local runner ([`run`], behind `coapcc campaign`) computes units
 //! on worker threads and commits them on the calling thread; the Python
 //! package's Ray executor computes them in other processes, possibly on other
 //! machines, and hands each result back to its driver as bytes
@@ -18,11 +18,11 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use coapcc_sim::grid::GridRunResult;
 use coapcc_sim::star::StarRunResult;
-use coapcc_sim::{testbed, RunResult};
+use coapcc_sim::RunResult;
 use serde::{Deserialize, Serialize};
 
+use super::progress::Progress;
 use super::runner::{execute_with, Outcome};
-use super::{grid, star, AnyPlan, GridPlan, Plan, Progress, StarPlan};
 use crate::store::Store;
 
 /// One run of a campaign still to do.
@@ -100,7 +100,7 @@ pub trait Campaign: Sync {
 
 /// The units of `cells` whose keys are not in `done`, as
 /// [`Campaign::pending`] orders them.
-fn units<C>(
+pub(super) fn units<C>(
     cells: &[C],
     keys: impl Fn(&C) -> &[String],
     weight: impl Fn(&C) -> u64,
@@ -127,7 +127,7 @@ fn units<C>(
 }
 
 /// The spec of `unit` in `cells`, checking that the unit belongs to them.
-fn spec_of<'a, C, S>(
+pub(super) fn spec_of<'a, C, S>(
     cells: &'a [C],
     keys: impl Fn(&C) -> &[String],
     spec: impl Fn(&'a C) -> &'a S,
@@ -154,136 +154,16 @@ fn spec_of<'a, C, S>(
     Ok(spec(cell))
 }
 
-fn mismatch(result: &UnitResult, network: &str) -> anyhow::Error {
+pub(super) fn mismatch(result: &UnitResult, network: &str) -> anyhow::Error {
     anyhow!("a {} run result for a {network} campaign", result.network())
 }
 
-fn failed(unit: &Unit, e: impl std::fmt::Display) -> anyhow::Error {
+pub(super) fn failed(unit: &Unit, e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!("run {} (replication {}): {e}", unit.key, unit.replication)
 }
 
-fn count(keys: BTreeSet<&str>) -> usize {
+pub(super) fn count(keys: BTreeSet<&str>) -> usize {
     keys.len()
-}
-
-impl Campaign for Plan {
-    fn register(&self, store: &mut Store) -> Result<()> {
-        store.register(self).map(drop)
-    }
-    fn done_keys(&self, store: &Store) -> Result<HashSet<String>> {
-        store.done_keys()
-    }
-    fn total(&self) -> usize {
-        count(self.distinct_keys())
-    }
-    fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
-        units(
-            &self.cells,
-            |c| &c.keys,
-            |c| super::runner::weight(&c.spec),
-            done,
-        )
-    }
-    fn compute(&self, unit: &Unit) -> Result<UnitResult> {
-        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        testbed::run(spec, unit.replication)
-            .map(UnitResult::Dumbbell)
-            .map_err(|e| failed(unit, e))
-    }
-    fn commit(&self, store: &mut Store, unit: &Unit, result: &UnitResult) -> Result<()> {
-        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        let UnitResult::Dumbbell(r) = result else {
-            return Err(mismatch(result, "dumbbell"));
-        };
-        store.insert_run(&unit.key, spec, unit.replication, r)
-    }
-}
-
-impl Campaign for GridPlan {
-    fn register(&self, store: &mut Store) -> Result<()> {
-        store.register_grid(self).map(drop)
-    }
-    fn done_keys(&self, store: &Store) -> Result<HashSet<String>> {
-        store.done_grid_keys()
-    }
-    fn total(&self) -> usize {
-        count(self.distinct_keys())
-    }
-    fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
-        units(&self.cells, |c| &c.keys, |c| grid::weight(&c.spec), done)
-    }
-    fn compute(&self, unit: &Unit) -> Result<UnitResult> {
-        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        coapcc_sim::grid::run(spec, unit.replication)
-            .map(UnitResult::Grid)
-            .map_err(|e| failed(unit, e))
-    }
-    fn commit(&self, store: &mut Store, unit: &Unit, result: &UnitResult) -> Result<()> {
-        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        let UnitResult::Grid(r) = result else {
-            return Err(mismatch(result, "grid"));
-        };
-        store.insert_grid_run(&unit.key, spec, unit.replication, r)
-    }
-}
-
-impl Campaign for StarPlan {
-    fn register(&self, store: &mut Store) -> Result<()> {
-        store.register_star(self).map(drop)
-    }
-    fn done_keys(&self, store: &Store) -> Result<HashSet<String>> {
-        store.done_star_keys()
-    }
-    fn total(&self) -> usize {
-        count(self.distinct_keys())
-    }
-    fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
-        units(&self.cells, |c| &c.keys, |c| star::weight(&c.spec), done)
-    }
-    fn compute(&self, unit: &Unit) -> Result<UnitResult> {
-        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        coapcc_sim::star::run(spec, unit.replication)
-            .map(UnitResult::Star)
-            .map_err(|e| failed(unit, e))
-    }
-    fn commit(&self, store: &mut Store, unit: &Unit, result: &UnitResult) -> Result<()> {
-        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        let UnitResult::Star(r) = result else {
-            return Err(mismatch(result, "star"));
-        };
-        store.insert_star_run(&unit.key, spec, unit.replication, r)
-    }
-}
-
-impl AnyPlan {
-    fn inner(&self) -> &dyn Campaign {
-        match self {
-            AnyPlan::Dumbbell(p) => &**p,
-            AnyPlan::Grid(p) => &**p,
-            AnyPlan::Star(p) => &**p,
-        }
-    }
-}
-
-impl Campaign for AnyPlan {
-    fn register(&self, store: &mut Store) -> Result<()> {
-        self.inner().register(store)
-    }
-    fn done_keys(&self, store: &Store) -> Result<HashSet<String>> {
-        self.inner().done_keys(store)
-    }
-    fn total(&self) -> usize {
-        self.inner().total()
-    }
-    fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
-        self.inner().pending(done)
-    }
-    fn compute(&self, unit: &Unit) -> Result<UnitResult> {
-        self.inner().compute(unit)
-    }
-    fn commit(&self, store: &mut Store, unit: &Unit, result: &UnitResult) -> Result<()> {
-        self.inner().commit(store, unit, result)
-    }
 }
 
 /// Registers `plan` in `store` and lists the units it lacks: the first step
@@ -296,8 +176,10 @@ pub fn prepare(plan: &dyn Campaign, store: &mut Store) -> Result<(usize, Vec<Uni
 
 /// Runs every unit of `plan` missing from `store` on `threads` workers (0:
 /// every core), committing each as it finishes; `pause` (tests only) sleeps
-/// after each commit; `show_progress` draws the progress on stderr.
-pub fn run_units(
+/// after each commit; `show_progress` draws the progress on stderr. One
+/// function for every network: `plan` is a dumbbell, grid or star plan, or an
+/// [`super::AnyPlan`].
+pub fn run(
     plan: &dyn Campaign,
     store: &mut Store,
     threads: usize,

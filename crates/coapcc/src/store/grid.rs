@@ -12,7 +12,7 @@ use coapcc_sim::metrics::Conservation;
 use rusqlite::{params, OptionalExtension};
 
 use super::{column_names, digest, u, NewDefinition, Registered, Store};
-use crate::campaign::grid::{GridCell, GridPlan};
+use crate::campaign::grid::plan::{GridCell, GridPlan};
 use crate::campaign::key::{canonical, MODEL_VERSION};
 use crate::scenario_file::NetworkKind;
 

@@ -16,7 +16,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{column_names, digest, trace_codec, u, NewDefinition, Registered, Store};
 use crate::campaign::key::{canonical, MODEL_VERSION};
-use crate::campaign::star::{StarCell, StarPlan};
+use crate::campaign::star::plan::{StarCell, StarPlan};
 use crate::scenario_file::NetworkKind;
 
 impl Store {

@@ -4,17 +4,18 @@
 //! and grid campaigns.
 //!
 //! - [`file`](mod@file): the TOML schema; [`plan`]: expansion and checks; this module:
-//!   the cost of a run and running them ([`super::unit`]).
+//!   the cost of a run and the plan as a [`Campaign`] (its units computed and
+//!   stored).
 
 pub mod file;
 pub mod plan;
 
-use std::time::Duration;
+use std::collections::HashSet;
 
 use anyhow::Result;
 use coapcc_sim::star::StarRunSpec;
 
-use super::runner::Outcome;
+use super::unit::{count, failed, mismatch, spec_of, units, Campaign, Unit, UnitResult};
 use crate::store::Store;
 pub use plan::{load, parse, StarCell, StarPlan};
 
@@ -28,24 +29,37 @@ pub fn weight(spec: &StarRunSpec) -> u64 {
     (u64::from(spec.network.stations) * u64::from(w.writes) * segments).max(1)
 }
 
-/// Runs every run of `plan` missing from `store`, as [`super::run`] does for
-/// the dumbbell: `threads` = 0 uses every core; `pause` (tests only) sleeps
-/// after each stored run; `show_progress` draws a progress bar with an ETA.
-pub fn run(
-    plan: &StarPlan,
-    store: &mut Store,
-    threads: usize,
-    pause: Option<Duration>,
-    show_progress: bool,
-) -> Result<Outcome> {
-    super::unit::run_units(plan, store, threads, pause, show_progress)
+impl Campaign for StarPlan {
+    fn register(&self, store: &mut Store) -> Result<()> {
+        store.register_star(self).map(drop)
+    }
+    fn done_keys(&self, store: &Store) -> Result<HashSet<String>> {
+        store.done_star_keys()
+    }
+    fn total(&self) -> usize {
+        count(self.distinct_keys())
+    }
+    fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
+        units(&self.cells, |c| &c.keys, |c| weight(&c.spec), done)
+    }
+    fn compute(&self, unit: &Unit) -> Result<UnitResult> {
+        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
+        coapcc_sim::star::run(spec, unit.replication)
+            .map(UnitResult::Star)
+            .map_err(|e| failed(unit, e))
+    }
+    fn commit(&self, store: &mut Store, unit: &Unit, result: &UnitResult) -> Result<()> {
+        let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
+        let UnitResult::Star(r) = result else {
+            return Err(mismatch(result, "star"));
+        };
+        store.insert_star_run(&unit.key, spec, unit.replication, r)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::campaign::Campaign;
-    use std::collections::HashSet;
 
     #[test]
     fn weights_grow_with_the_stations() {
