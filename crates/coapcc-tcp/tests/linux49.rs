@@ -3,21 +3,12 @@
 //! SACK blocks and SACK-based recovery, the tail loss probe, F-RTO after a
 //! spurious timeout, IW10 — against times and windows derived by hand for a
 //! 100 ms one-way wire (RTT 200 ms, so SRTT 200 ms and RTO 600 ms after the
-//! handshake).
+//! handshake), every timer firing exactly when due (`exact_timers`; the
+//! wheel's rounding is tested in `tests/data.rs` and `tests/handshake.rs`).
 
 mod common;
 use coapcc_tcp::{Linux49, SackBlock, TcpConfig};
 use common::*;
-
-/// Linux 4.9 with the mechanisms `m`, every timer firing exactly when due
-/// (the `wheel` switch off: the times below are the recovery's own; the
-/// wheel's rounding is tested in `tests/data.rs` and `tests/handshake.rs`).
-fn with(m: Linux49) -> TcpConfig {
-    TcpConfig {
-        linux: Some(Linux49 { wheel: false, ..m }),
-        ..TcpConfig::debian9()
-    }
-}
 
 /// IW10, the first segment lost. The nine later segments arrive out of
 /// order and each is answered at once by a duplicate ACK whose first SACK
@@ -27,7 +18,7 @@ fn with(m: Linux49) -> TcpConfig {
 /// recovery with cwnd = ssthresh = 10/2 packets.
 #[test]
 fn sack_recovery_resends_only_the_hole() {
-    let mut w = established(with(Linux49::DEBIAN9));
+    let mut w = established(exact_timers(Linux49::DEBIAN9));
     let mut first = true;
     w.set_drop(move |d, s, _| {
         let hit = d == Dir::ToServer && !s.payload.is_empty() && s.seq == 1 && first;
@@ -96,7 +87,7 @@ fn tail_loss_probe_beats_the_rto() {
             1,
         ),
     ] {
-        let mut w = established(with(m));
+        let mut w = established(exact_timers(m));
         let mut first = true;
         w.set_drop(move |d, s, _| {
             let hit = d == Dir::ToServer && !s.payload.is_empty() && first;
@@ -128,7 +119,7 @@ fn frto_undoes_a_spurious_timeout() {
             frto,
             ..Linux49::BASE
         };
-        let mut w = established(with(m));
+        let mut w = established(exact_timers(m));
         w.set_drop(|d, _, _| d == Dir::ToClient);
         w.client.send(&[1; 1024]);
         w.run_until(1650 * MS);
@@ -161,7 +152,7 @@ fn dsack_reports_the_duplicate_and_undoes() {
             .map(|s| (s.at, s.seg.ack, s.seg.sack.as_slice().to_vec()))
             .collect()
     };
-    let mut w = established(with(Linux49::DEBIAN9));
+    let mut w = established(exact_timers(Linux49::DEBIAN9));
     w.set_drop(|d, _, _| d == Dir::ToClient);
     w.client.send(&[1; 1024]);
     w.run_until(1550 * MS);
@@ -178,7 +169,7 @@ fn dsack_reports_the_duplicate_and_undoes() {
         tlp: false,
         ..Linux49::DEBIAN9
     };
-    let mut w = established(with(m));
+    let mut w = established(exact_timers(m));
     w.set_drop(|d, _, _| d == Dir::ToClient);
     w.client.send(&[1; 1024]);
     w.run_until(1650 * MS);

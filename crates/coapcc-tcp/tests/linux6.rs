@@ -13,16 +13,9 @@ use common::*;
 /// then doubled: SYNs at 0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67 s (eleven, as
 /// captured on this machine's kernel), given up at the next timeout,
 /// 67 + 64 = 131 s. `tcp`: 2 s doubling, 4, 8, 16, 32, 64, then 120 s.
-/// The mechanisms `m` with every timer firing exactly when due (the `wheel`
-/// switch off): the times below are the 6.x timers' own; the wheel's
-/// rounding is tested in `tests/data.rs` and `tests/handshake.rs`.
-fn exact(m: Mechanisms) -> TcpConfig {
-    TcpConfig::with_mechanisms(Mechanisms { wheel: false, ..m })
-}
-
 #[test]
 fn syn_timeouts_of_linux6_are_linear_then_double() {
-    let mut w = Wire::new(exact(Mechanisms::LINUX6), 100 * MS);
+    let mut w = Wire::new(exact_timers(Mechanisms::LINUX6), 100 * MS);
     w.set_drop(|d, _, _| d == Dir::ToServer);
     w.run_until(200 * SEC);
     let syns: Vec<u64> = w.sent(Dir::ToServer).map(|s| s.at / SEC).collect();
@@ -31,7 +24,7 @@ fn syn_timeouts_of_linux6_are_linear_then_double() {
     assert_eq!(w.client.abort_reason(), Some(AbortReason::HandshakeTimeout));
     assert_eq!(w.client.stats().syn_retransmissions, 10);
 
-    let mut t = Wire::new(exact(Mechanisms::THESIS), 100 * MS);
+    let mut t = Wire::new(exact_timers(Mechanisms::THESIS), 100 * MS);
     t.set_drop(|d, _, _| d == Dir::ToServer);
     t.run_until(500 * SEC);
     let syns: Vec<u64> = t.sent(Dir::ToServer).map(|s| s.at / SEC).collect();
@@ -39,8 +32,7 @@ fn syn_timeouts_of_linux6_are_linear_then_double() {
     assert_eq!(t.client.state(), TcpState::SynSent);
 
     // Only `rto1s`: 1 s doubling, no linear timeouts.
-    let cfg = TcpConfig::with_mechanisms(Mechanisms {
-        wheel: false,
+    let cfg = exact_timers(Mechanisms {
         initial_rto_1s: true,
         ..Mechanisms::THESIS
     });
@@ -57,7 +49,7 @@ fn syn_timeouts_of_linux6_are_linear_then_double() {
 /// starts with the 3 s fallback RTO (`tcp_init_metrics`).
 #[test]
 fn one_second_syn_timers_and_the_fallback_rto() {
-    let mut w = Wire::new(exact(Mechanisms::LINUX6), 100 * MS);
+    let mut w = Wire::new(exact_timers(Mechanisms::LINUX6), 100 * MS);
     w.set_drop(|d, _, i| d == Dir::ToClient && i == 0);
     w.run_until(3 * SEC);
     let syns: Vec<u64> = w.sent(Dir::ToServer).map(|s| s.at / MS).collect();
@@ -97,12 +89,12 @@ fn log(w: &Wire, dir: Dir, from: u64) -> Vec<(u64, usize)> {
 fn quick_acks_and_the_adaptive_delayed_ack() {
     for (cfg, to_client, to_server) in [
         (
-            exact(Mechanisms::LINUX6),
+            exact_timers(Mechanisms::LINUX6),
             vec![(1100, 0), (1100, 64), (2140, 0), (3100, 0)],
             vec![(1000, 8), (1200, 0), (2000, 8), (3000, 8)],
         ),
         (
-            exact(Mechanisms::THESIS),
+            exact_timers(Mechanisms::THESIS),
             vec![(1100, 64), (2300, 0), (3300, 0)],
             vec![(1000, 8), (1400, 0), (2000, 8), (3000, 8)],
         ),
@@ -132,14 +124,13 @@ fn quick_acks_and_the_adaptive_delayed_ack() {
 /// acknowledges both.
 #[test]
 fn ato_doubles_on_the_timer() {
-    let ato_only = TcpConfig::with_mechanisms(Mechanisms {
-        wheel: false,
+    let ato_only = exact_timers(Mechanisms {
         adaptive_ato: true,
         ..Mechanisms::THESIS
     });
     for (cfg, acks) in [
         (ato_only, vec![(1140, 0), (1280, 0)]),
-        (exact(Mechanisms::THESIS), vec![(1300, 0)]),
+        (exact_timers(Mechanisms::THESIS), vec![(1300, 0)]),
     ] {
         let mut w = established(TcpConfig {
             nagle: Nagle::Off,

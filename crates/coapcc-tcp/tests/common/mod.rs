@@ -220,16 +220,19 @@ impl Wire {
     }
 }
 
-/// `tcp` with every timer firing exactly when due (the `wheel` switch off),
-/// for tests whose hand-computed times are another mechanism's; the wheel's
-/// rounding has tests of its own (`tcp_timers_fire_on_the_timer_wheel`,
-/// `syn_retries_fire_on_the_timer_wheel`).
+/// The mechanisms `m` with every timer firing exactly when due (the `wheel`
+/// switch off), for tests whose hand-computed times are another mechanism's;
+/// the wheel's rounding has tests of its own
+/// (`tcp_timers_fire_on_the_timer_wheel`, `syn_retries_fire_on_the_timer_wheel`).
+#[allow(dead_code)]
+pub fn exact_timers(m: coapcc_tcp::Mechanisms) -> TcpConfig {
+    TcpConfig::with_mechanisms(coapcc_tcp::Mechanisms { wheel: false, ..m })
+}
+
+/// `tcp` with every timer firing exactly when due ([`exact_timers`]).
 #[allow(dead_code)]
 pub fn linux_exact_timers() -> TcpConfig {
-    TcpConfig::with_mechanisms(coapcc_tcp::Mechanisms {
-        wheel: false,
-        ..coapcc_tcp::Mechanisms::THESIS
-    })
+    exact_timers(coapcc_tcp::Mechanisms::THESIS)
 }
 
 /// A connection of `cfg` established by t = 0.3 s over a 100 ms one-way
