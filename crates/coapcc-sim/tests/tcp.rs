@@ -27,10 +27,10 @@ fn named(algorithm: &str, clients: u32, kind: WorkloadKind) -> Group {
 /// itself rounds every timer to Linux's timer wheel (4 ms jiffies, and the
 /// wheel's buckets; tested in `coapcc-tcp`'s `tests/data.rs` and
 /// `tests/handshake.rs`).
-const TCP_EXACT: &str = "tcp-linux49:frto+prr";
+const TCP_EXACT: &str = "tcp-linux49:frto+prr+oow";
 
 /// `tcp-linux49-debian9` with its timers firing exactly when due.
-const DEBIAN9_EXACT: &str = "tcp-linux49:sack+er+rack+tlp+frto+prr";
+const DEBIAN9_EXACT: &str = "tcp-linux49:sack+er+rack+tlp+frto+prr+oow";
 
 fn spec(clients: u32, kind: WorkloadKind, buffer: Buffer, errors: ErrorProfile) -> RunSpec {
     spec_of(TCP_EXACT, clients, kind, buffer, errors)
