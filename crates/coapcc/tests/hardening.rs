@@ -179,23 +179,7 @@ fn writing_to_a_full_disk_is_an_error() {
         ],
         vec!["run", "--clients", "2", "--replications", "1"],
     ] {
-        let full = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .unwrap();
-        let o = bin()
-            .args(&args)
-            .stdout(full)
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        let err = stderr(&o);
-        let code = o.status.code().unwrap_or(-1);
-        assert!(code != 0 && code != 101, "{args:?}: exit {code}\n{err}");
-        assert!(
-            err.contains("standard output") && !err.contains("panicked"),
-            "{args:?}: {err}"
-        );
+        assert_stdout_write_error_reported(&args);
     }
 }
 
@@ -1060,23 +1044,7 @@ fn help_and_version_report_a_failed_write() {
         vec!["load", "--help"],
         vec!["--version"],
     ] {
-        let full = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .unwrap();
-        let o = bin()
-            .args(&args)
-            .stdout(full)
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        let err = stderr(&o);
-        let code = o.status.code().unwrap_or(-1);
-        assert!(code != 0 && code != 101, "{args:?}: exit {code}\n{err}");
-        assert!(
-            err.contains("standard output") && !err.contains("panicked"),
-            "{args:?}: {err}"
-        );
+        assert_stdout_write_error_reported(&args);
         let o = bin().args(&args).output().unwrap();
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         assert!(!o.stdout.is_empty(), "{args:?}");
@@ -1296,4 +1264,27 @@ fn algorithm_parameters_are_bounded_like_every_duration() {
     ));
     let (code, err) = run(&["run", f.path().to_str().unwrap()]);
     assert_eq!(code, 0, "the bound itself is accepted: {err}");
+}
+
+/// Runs coapcc with `args` and standard output on /dev/full: the write error
+/// is reported on stderr (naming standard output, no panic) with a non-zero
+/// exit.
+fn assert_stdout_write_error_reported(args: &[&str]) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = bin()
+        .args(args)
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    let code = o.status.code().unwrap_or(-1);
+    assert!(code != 0 && code != 101, "{args:?}: exit {code}\n{err}");
+    assert!(
+        err.contains("standard output") && !err.contains("panicked"),
+        "{args:?}: {err}"
+    );
 }
