@@ -45,6 +45,19 @@ fn wait_tcp(addr: SocketAddr) {
     panic!("nothing accepted TCP connections at {addr}");
 }
 
+/// Starts a peer server (output discarded) and waits until it accepts TCP
+/// connections at `addr`; killed when the returned guard drops.
+fn serving_peer(cmd: &mut Command, addr: SocketAddr) -> Peer {
+    let peer = Peer(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_tcp(addr);
+    peer
+}
+
 fn our_server() -> tcp_server::TcpServerHandle {
     tcp_server::spawn(
         any_port(),
@@ -115,22 +128,17 @@ fn our_tcp_client_against_libcoap_server() {
         );
     }
     let addr = free_addr();
-    let _peer = Peer(
-        Command::new("coap-server-notls")
-            .args([
-                "-A",
-                "127.0.0.1",
-                "-d",
-                "10",
-                "-p",
-                &addr.port().to_string(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let _peer = serving_peer(
+        Command::new("coap-server-notls").args([
+            "-A",
+            "127.0.0.1",
+            "-d",
+            "10",
+            "-p",
+            &addr.port().to_string(),
+        ]),
+        addr,
     );
-    wait_tcp(addr);
     let r = ours(
         addr,
         &[
@@ -217,16 +225,12 @@ fn our_tcp_client_against_aiocoap_tcp_server() {
         env!("CARGO_MANIFEST_DIR"),
         "/../coapcc-net/tests/peers/aiocoap_server.py"
     );
-    let _peer = Peer(
+    let _peer = serving_peer(
         Command::new("python3")
             .env("AIOCOAP_SERVER_TRANSPORT", "tcpserver")
-            .args([script, &addr.port().to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .args([script, &addr.port().to_string()]),
+        addr,
     );
-    wait_tcp(addr);
     let r = ours(
         addr,
         &[
