@@ -19,8 +19,8 @@ pub enum Nagle {
 }
 
 /// The mechanisms of the `linux` profile, each behind a named switch
-/// (transport-tcp.md §2, corrected; `docs/decisions.md`, "CoAP over TCP and
-/// the TCP model" and "Linux 4.9's loss recovery"). The first six are Linux
+/// (transport-tcp.md §2, corrected; `docs/decisions/tcp.md`, "TCP model" and
+/// "Linux 4.9's loss recovery"). The first six are Linux
 /// 4.9's loss-recovery mechanisms, as the sysctl that switches each; the rest
 /// are where a Linux 6.x host differs from Linux 4.9 as the thesis configured
 /// it. Everything the two kernels share (the state machine, the RTT
