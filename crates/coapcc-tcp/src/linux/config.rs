@@ -94,6 +94,16 @@ pub struct Mechanisms {
     /// out, 2·SRTT + 2 ms otherwise, 1 s without a sample, and probes also
     /// from CWR. Off: Linux 4.9's max(2·SRTT, 1.5·SRTT + 200 ms).
     pub tlp6: bool,
+    /// `tlp1`: at most one tail loss probe per flight, as Linux 5.8 and
+    /// later run it (`tcp_send_loss_probe`, `tcp_process_tlp_ack`): a probe
+    /// of new data also opens a probe episode (`tlp_high_seq`, with
+    /// `tlp_retrans` clear), which ends when that data is acknowledged, and
+    /// no probe, new data or not, leaves while an episode is open; and, since
+    /// Linux 5.15 (`tcp_dsack_seen`: `FLAG_DSACK_TLP`), only a D-SACK of the
+    /// probe itself (at most one MSS, ending at `tlp_high_seq`) ends a
+    /// retransmitted probe's episode. Off: Linux 4.9's rules (a new-data
+    /// probe opens no episode; any D-SACK ends one).
+    pub tlp1: bool,
 }
 
 /// The old name of [`Mechanisms`], when it held only Linux 4.9's switches.
@@ -136,6 +146,7 @@ impl Mechanisms {
         initial_rto_1s: true,
         syn6: true,
         tlp6: true,
+        tlp1: true,
         ..Self::DEBIAN9
     };
     /// [`Self::LINUX6`] with `tcp_sack = 0` (so no early retransmit, RACK or
@@ -146,6 +157,7 @@ impl Mechanisms {
         rack: false,
         tlp: false,
         tlp6: false,
+        tlp1: false,
         ..Self::LINUX6
     };
     /// Every switch off (`tcp_sack = 0`, `tcp_early_retrans = 0`,
@@ -166,13 +178,14 @@ impl Mechanisms {
         initial_rto_1s: false,
         syn6: false,
         tlp6: false,
+        tlp1: false,
     };
 
     /// Every switch's name: Linux 4.9's recovery mechanisms in the order
     /// the ablation adds them, then the Linux 6.x differences.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "oow", "quickack", "ato", "rto1s",
-        "syn6", "tlp6",
+        "syn6", "tlp6", "tlp1",
     ];
     /// The names of Linux 4.9's recovery mechanisms (the first six of
     /// [`Self::NAMES`]).
@@ -212,6 +225,7 @@ impl Mechanisms {
             "rto1s" => &mut self.initial_rto_1s,
             "syn6" => &mut self.syn6,
             "tlp6" => &mut self.tlp6,
+            "tlp1" => &mut self.tlp1,
             _ => return None,
         })
     }
@@ -219,7 +233,12 @@ impl Mechanisms {
     /// Whether any Linux 6.x difference is on (the ones past
     /// [`Self::LINUX49_NAMES`]).
     pub fn has_linux6(&self) -> bool {
-        self.quickack || self.adaptive_ato || self.initial_rto_1s || self.syn6 || self.tlp6
+        self.quickack
+            || self.adaptive_ato
+            || self.initial_rto_1s
+            || self.syn6
+            || self.tlp6
+            || self.tlp1
     }
 
     /// The names of the switches that are on, joined by `+`.
@@ -410,7 +429,7 @@ mod tests {
         let n = TcpConfig::with_mechanisms(Mechanisms::LINUX6_NOSACK);
         assert_eq!(n.initial_rto, SEC);
         let m = n.linux.unwrap();
-        assert!(!m.sack && !m.tlp && !m.rack && m.quickack && m.adaptive_ato);
+        assert!(!m.sack && !m.tlp && !m.rack && !m.tlp1 && m.quickack && m.adaptive_ato);
         // One switch at a time.
         let only_rto = TcpConfig::with_mechanisms(Mechanisms {
             initial_rto_1s: true,
