@@ -94,15 +94,19 @@ pub struct Mechanisms {
     /// out, 2·SRTT + 2 ms otherwise, 1 s without a sample, and probes also
     /// from CWR. Off: Linux 4.9's max(2·SRTT, 1.5·SRTT + 200 ms).
     pub tlp6: bool,
-    /// `tlp1`: at most one tail loss probe per flight, as Linux 5.8 and
-    /// later run it (`tcp_send_loss_probe`, `tcp_process_tlp_ack`): a probe
-    /// of new data also opens a probe episode (`tlp_high_seq`, with
-    /// `tlp_retrans` clear), which ends when that data is acknowledged, and
-    /// no probe, new data or not, leaves while an episode is open; and, since
-    /// Linux 5.15 (`tcp_dsack_seen`: `FLAG_DSACK_TLP`), only a D-SACK of the
-    /// probe itself (at most one MSS, ending at `tlp_high_seq`) ends a
-    /// retransmitted probe's episode. Off: Linux 4.9's rules (a new-data
-    /// probe opens no episode; any D-SACK ends one).
+    /// `tlp1`: the tail loss probe's timer and episodes as Linux 6.x runs
+    /// them. An ACK re-arms the probe or RTO timer only if it acknowledged
+    /// data (`tcp_ack` → `tcp_set_xmit_timer` on `FLAG_SET_XMIT_TIMER`,
+    /// Linux 4.13+); at most one probe per flight (`tcp_send_loss_probe`,
+    /// `tcp_process_tlp_ack`, Linux 5.8+): a probe of new data also opens a
+    /// probe episode (`tlp_high_seq`, with `tlp_retrans` clear), which ends
+    /// when that data is acknowledged, and no probe, new data or not, leaves
+    /// while an episode is open; and only a D-SACK of the probe itself (at
+    /// most one MSS, ending at `tlp_high_seq`; `tcp_dsack_seen`'s
+    /// `FLAG_DSACK_TLP`, Linux 5.15+) ends a retransmitted probe's episode.
+    /// Off: every ACK cancels a pending probe and arms it afresh (model 6's
+    /// rule), a new-data probe opens no episode and any D-SACK ends one
+    /// (Linux 4.9).
     pub tlp1: bool,
 }
 
