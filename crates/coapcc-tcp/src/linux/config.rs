@@ -103,10 +103,12 @@ pub struct Mechanisms {
     /// when that data is acknowledged, and no probe, new data or not, leaves
     /// while an episode is open; and only a D-SACK of the probe itself (at
     /// most one MSS, ending at `tlp_high_seq`; `tcp_dsack_seen`'s
-    /// `FLAG_DSACK_TLP`, Linux 5.15+) ends a retransmitted probe's episode.
+    /// `FLAG_DSACK_TLP`, Linux 5.15+) ends a retransmitted probe's episode;
+    /// and the probe is armed even while cwnd has room and new data waits
+    /// (6.x's `tcp_schedule_loss_probe` has no such test).
     /// Off: every ACK cancels a pending probe and arms it afresh (model 6's
-    /// rule), a new-data probe opens no episode and any D-SACK ends one
-    /// (Linux 4.9).
+    /// rule), a new-data probe opens no episode, any D-SACK ends one, and no
+    /// probe is armed while new data could go (Linux 4.9).
     pub tlp1: bool,
 }
 

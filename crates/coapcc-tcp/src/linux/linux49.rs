@@ -771,7 +771,10 @@ impl Linux49Cc {
         if !self.m.tlp || !self.sack_ok || !state_ok || self.sb.packets_out() == 0 {
             return None;
         }
-        if self.cwnd > self.in_flight() && can_send_new {
+        // Linux 4.9 arms no probe while cwnd has room and new data could
+        // go; 6.x's `tcp_schedule_loss_probe` has no such test (`tlp1`): a
+        // request Nagle holds behind the CSM leaves as the probe.
+        if !self.m.tlp1 && self.cwnd > self.in_flight() && can_send_new {
             return None;
         }
         let mut t = if srtt == 0 {
@@ -1297,6 +1300,27 @@ mod tests {
             let v = c.on_ack(1100 * MS, &a, &[block]);
             assert!(v.dsack);
             assert_eq!(c.probe_allowed(), ended, "{} {block:?}", m.joined());
+        }
+    }
+
+    /// Linux 4.9 arms no probe while cwnd has room and new data could be
+    /// sent (here: one packet out of cwnd 10, the next write held by
+    /// Nagle); 6.x (`tlp1`) arms it all the same: 1 s without an RTT
+    /// sample.
+    #[test]
+    fn linux6_arms_the_probe_with_room_in_cwnd() {
+        for (m, pto) in [
+            (Mechanisms::DEBIAN9, None),
+            (Mechanisms::LINUX6, Some(1000 * MS)),
+        ] {
+            let mut c = Linux49Cc::new(m, 10);
+            c.set_sack(true);
+            c.on_new_data_sent(1, 3, 0, 1);
+            assert_eq!(c.loss_probe_timeout(0, 0, true, Some(3000 * MS)), pto);
+            assert_eq!(
+                c.loss_probe_timeout(0, 0, false, Some(3000 * MS)),
+                Some(1000 * MS)
+            );
         }
     }
 }
