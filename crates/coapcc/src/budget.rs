@@ -12,8 +12,7 @@
 use anyhow::{bail, Result};
 use coapcc_sim::metrics::ClientRecord;
 
-use crate::cost::{self, RunCost};
-use crate::scenario_file::AnyScenario;
+use crate::cost::RunCost;
 
 pub use crate::cost::LIVE_BYTES_PER_CLIENT;
 
@@ -139,35 +138,6 @@ pub fn check_events(events: u64, what: &str, force: bool) -> Result<()> {
     Ok(())
 }
 
-/// The cost of the most expensive run of `scenario` and its number of runs
-/// (algorithms × replications).
-pub fn scenario_cost(scenario: &AnyScenario) -> (RunCost, u64) {
-    fn of<S>(specs: impl Iterator<Item = S>, f: impl Fn(&S) -> RunCost) -> RunCost {
-        specs.map(|s| f(&s)).fold(RunCost::default(), RunCost::max)
-    }
-    let (c, algorithms, replications) = match scenario {
-        AnyScenario::Dumbbell(s) => (
-            of(
-                (0..s.algorithms.len()).map(|i| s.run_spec(i)),
-                cost::dumbbell,
-            ),
-            s.algorithms.len(),
-            s.replications,
-        ),
-        AnyScenario::Grid(s) => (
-            of((0..s.algorithms.len()).map(|i| s.run_spec(i)), cost::grid),
-            s.algorithms.len(),
-            s.replications,
-        ),
-        AnyScenario::Star(s) => (
-            of((0..s.algorithms.len()).map(|i| s.run_spec(i)), cost::star),
-            s.algorithms.len(),
-            s.replications,
-        ),
-    };
-    (c, algorithms as u64 * u64::from(replications))
-}
-
 /// The estimated peak memory of `runs` runs of cost `cost`, `concurrent` at a
 /// time, every result kept until the end (`keep_results`, as `coapcc run`
 /// does) or each dropped once stored (campaigns).
@@ -181,22 +151,20 @@ pub fn runs_bytes(cost: &RunCost, runs: u64, concurrent: u64, keep_results: bool
     }
 }
 
-/// Everything checked before a scenario runs on `threads` threads:
-/// replications, memory and events, each error naming `origin` and the
-/// field; memory and events are skipped if `force`.
+/// Everything checked before a scenario runs on `threads` threads: its
+/// replications, and the memory and events of its `runs` runs, the most
+/// expensive of which costs `cost` ([`crate::networks::AnyScenario::cost`]);
+/// each error names `origin` and the field; memory and events are skipped if
+/// `force`.
 pub fn check_scenario(
-    scenario: &AnyScenario,
+    cost: RunCost,
+    runs: u64,
+    replications: u32,
     origin: &str,
     threads: usize,
     force: bool,
 ) -> Result<()> {
-    let replications = match scenario {
-        AnyScenario::Dumbbell(s) => s.replications,
-        AnyScenario::Grid(s) => s.replications,
-        AnyScenario::Star(s) => s.replications,
-    };
     check_replications(&format!("{origin}: replications"), replications)?;
-    let (cost, runs) = scenario_cost(scenario);
     check_memory(
         runs_bytes(&cost, runs, threads as u64, true),
         &format!(

@@ -221,7 +221,11 @@ pub fn star(spec: &StarRunSpec) -> RunCost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario_file::{parse_any, AnyScenario};
+    use crate::networks::AnyScenario;
+    use AnyScenario as A;
+    fn parse_any(text: &str, origin: &str) -> anyhow::Result<A> {
+        A::parse(text, origin)
+    }
 
     fn star_spec(workload: &str) -> StarRunSpec {
         let text = format!(

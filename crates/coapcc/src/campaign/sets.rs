@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::key::{digest, MODEL_VERSION};
+use crate::key::{digest, MODEL_VERSION};
 
 /// Checks a campaign's name and that it has sets.
 pub fn check_campaign(name: &str, sets: usize) -> Result<()> {
