@@ -7,15 +7,18 @@
 //! plan are in its folder ([`crate::networks`]).
 //!
 //! - [`unit`]: one run, computed and stored the same way by every executor,
-//!   and a network's plan as a [`Campaign`]; [`runner`]: parallel execution;
+//!   and a network's plan as a [`Campaign`]; [`plan`]: a plan of any
+//!   network; [`runner`]: parallel execution;
 //!   [`progress`]: the progress on stderr; [`sets`]: what the campaign files
 //!   check and hash alike. Run keys and the model version: [`crate::key`].
 
+pub mod plan;
 pub mod progress;
 pub mod runner;
 pub mod sets;
 pub mod unit;
 
+pub use plan::{CampaignFile, Plan};
 pub use progress::Progress;
 pub use runner::Outcome;
 pub use unit::{prepare, run, Campaign, NetworkPlan, PlanCell, Unit};

@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::campaign::{Campaign, NetworkPlan, PlanCell, Unit};
+use crate::campaign::{Campaign, CampaignFile, NetworkPlan, Plan, PlanCell, Unit};
 use crate::cost::RunCost;
 use crate::report::Written;
 use crate::scenario_file::Overrides;
@@ -208,12 +208,8 @@ pub trait LabNetwork: Sized + 'static {
     type Outcome: fmt::Debug + Send + 'static;
     /// One record of a run (a client, a node, a station), for tables.
     type Item: Serialize + 'static;
-    /// An expanded campaign file.
-    type Plan: NetworkPlan<Cell = Self::Cell, Result = Self::RunResult>
-        + Clone
-        + fmt::Debug
-        + Send
-        + 'static;
+    /// Its campaign file's fields ([`Plan::file`]).
+    type File: CampaignFile + Clone + fmt::Debug + Send + Sync + 'static;
     /// One cell of a plan.
     type Cell: PlanCell<Spec = Self::Spec> + Serialize + Sync + 'static;
 
@@ -268,15 +264,7 @@ pub trait LabNetwork: Sized + 'static {
     // Campaigns.
 
     /// Parses and expands campaign text; `origin` names it in errors.
-    fn parse_plan(text: &str, origin: &str) -> Result<Self::Plan>;
-    /// The campaign's name and definition hash.
-    fn identity(p: &Self::Plan) -> (&str, &str);
-    /// The campaign file's text and where it came from.
-    fn plan_text(p: &Self::Plan) -> (&str, &str);
-    /// Notes to print before running (e.g. skipped algorithms).
-    fn notes(_p: &Self::Plan) -> Vec<String> {
-        Vec::new()
-    }
+    fn parse_plan(text: &str, origin: &str) -> Result<Plan<Self::File, Self::Cell>>;
     /// The algorithm a cell shows in [`crate::api::campaign::plan_rows`].
     fn cell_algorithm(c: &Self::Cell) -> &str;
 
@@ -329,7 +317,7 @@ impl Family for Scenarios {
 /// [`AnyPlan`]: an expanded campaign.
 pub struct Plans;
 impl Family for Plans {
-    type Of<N: LabNetwork> = Box<N::Plan>;
+    type Of<N: LabNetwork> = Box<Plan<N::File, N::Cell>>;
 }
 
 /// [`UnitResult`]: one run's result.
@@ -555,18 +543,18 @@ impl AnyPlan {
 
     /// The campaign's name and definition hash.
     pub fn identity(&self) -> (&str, &str) {
-        dispatch!(self, N, p => N::identity(p))
+        dispatch!(self, N, p => p.identity())
     }
 
     /// The campaign file's text and where it came from: all a worker needs
     /// to expand the same plan ([`AnyPlan::parse`]).
     pub fn text(&self) -> (&str, &str) {
-        dispatch!(self, N, p => N::plan_text(p))
+        dispatch!(self, N, p => p.text())
     }
 
     /// Notes to print before running it.
     pub fn notes(&self) -> Vec<String> {
-        dispatch!(self, N, p => N::notes(p))
+        dispatch!(self, N, p => p.notes())
     }
 
     /// The cost of every cell's runs.
@@ -576,11 +564,7 @@ impl AnyPlan {
 
     /// Its distinct run keys.
     pub fn distinct_keys(&self) -> BTreeSet<&str> {
-        dispatch!(self, N, p => p
-            .cells()
-            .iter()
-            .flat_map(|c| c.keys().iter().map(String::as_str))
-            .collect())
+        dispatch!(self, N, p => p.distinct_keys())
     }
 
     /// Each cell as a JSON object (without its run spec and keys; a mixed

@@ -28,7 +28,7 @@ use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind, Reported};
 use crate::scenario_file::{self, revalidate, Overrides};
 use crate::store::digest::RunTables;
 use crate::store::{Definition, Store};
-use campaign::plan::{Cell, Plan};
+use campaign::plan::{DumbbellCell, DumbbellPlan};
 
 /// The dumbbell.
 pub struct Dumbbell;
@@ -60,8 +60,8 @@ impl LabNetwork for Dumbbell {
     type RunResult = RunResult;
     type Outcome = ScenarioResult;
     type Item = ClientRecord;
-    type Plan = Plan;
-    type Cell = Cell;
+    type File = campaign::file::DumbbellCampaignFile;
+    type Cell = DumbbellCell;
 
     fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
         AnyNetwork::Dumbbell(x)
@@ -159,27 +159,10 @@ impl LabNetwork for Dumbbell {
         tap.finish()
     }
 
-    fn parse_plan(text: &str, origin: &str) -> Result<Plan> {
+    fn parse_plan(text: &str, origin: &str) -> Result<DumbbellPlan> {
         campaign::plan::parse(text, origin)
     }
-    fn identity(p: &Plan) -> (&str, &str) {
-        (&p.file.name, &p.definition)
-    }
-    fn plan_text(p: &Plan) -> (&str, &str) {
-        (&p.text, &p.source)
-    }
-    fn notes(p: &Plan) -> Vec<String> {
-        p.skipped
-            .iter()
-            .map(|s| {
-                format!(
-                    "skipping `{}`: not available in this build ({})",
-                    s.name, s.reason
-                )
-            })
-            .collect()
-    }
-    fn cell_algorithm(c: &Cell) -> &str {
+    fn cell_algorithm(c: &DumbbellCell) -> &str {
         c.groups.first().map_or("", |g| g.algorithm.name.as_str())
     }
 

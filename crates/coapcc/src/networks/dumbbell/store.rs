@@ -10,29 +10,17 @@ use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
 use coapcc_sim::{RunResult, RunSpec, Summary};
 use rusqlite::{params, OptionalExtension};
 
-use super::campaign::plan::{Cell, Plan};
+use super::campaign::plan::{DumbbellCell, DumbbellPlan};
 use super::Dumbbell;
 use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
-use crate::store::{column_names, digest, u, NewDefinition, Registered, Store};
+use crate::store::{column_names, digest, u, Registered, Store};
 
 impl Store {
     /// Records `plan`'s definition and cells (once), and marks it as the most
     /// recently run definition.
-    pub fn register(&mut self, plan: &Plan) -> Result<Registered> {
-        let skipped = serde_json::to_string(&plan.skipped)?;
-        let definition = NewDefinition {
-            hash: &plan.definition,
-            name: &plan.file.name,
-            title: &plan.file.title,
-            description: &plan.file.description,
-            source: &plan.source,
-            text: &plan.text,
-            skipped,
-            runs: plan.runs(),
-            network: Dumbbell::NAME,
-        };
-        self.register_definition(&definition, |tx| {
+    pub fn register(&mut self, plan: &DumbbellPlan) -> Result<Registered> {
+        plan.register(self, Dumbbell::NAME, |tx| {
             let mut stmt = tx.prepare(
                 "INSERT INTO cells (definition, idx, set_name, clients, buffer, workload, \
                  errors, population, cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -252,7 +240,7 @@ impl Store {
     }
 
     /// The cells of a definition, in campaign order.
-    pub fn cells(&self, definition: &str) -> Result<Vec<Cell>> {
+    pub fn cells(&self, definition: &str) -> Result<Vec<DumbbellCell>> {
         let mut stmt = self
             .conn
             .prepare("SELECT cell FROM cells WHERE definition = ?1 ORDER BY idx")?;

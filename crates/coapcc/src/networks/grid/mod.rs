@@ -47,7 +47,7 @@ impl LabNetwork for Grid {
     type RunResult = GridRunResult;
     type Outcome = GridScenarioResult;
     type Item = GridNodeResult;
-    type Plan = GridPlan;
+    type File = campaign::file::GridCampaignFile;
     type Cell = GridCell;
 
     fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
@@ -134,12 +134,6 @@ impl LabNetwork for Grid {
 
     fn parse_plan(text: &str, origin: &str) -> Result<GridPlan> {
         campaign::plan::parse(text, origin)
-    }
-    fn identity(p: &GridPlan) -> (&str, &str) {
-        (&p.file.name, &p.definition)
-    }
-    fn plan_text(p: &GridPlan) -> (&str, &str) {
-        (&p.text, &p.source)
     }
     fn cell_algorithm(c: &GridCell) -> &str {
         &c.algorithm().name

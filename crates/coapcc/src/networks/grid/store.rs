@@ -15,7 +15,7 @@ use super::campaign::plan::{GridCell, GridPlan};
 use super::Grid;
 use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
-use crate::store::{column_names, digest, u, NewDefinition, Registered, Store};
+use crate::store::{column_names, digest, u, Registered, Store};
 
 fn role_name(r: Role) -> &'static str {
     match r {
@@ -71,18 +71,7 @@ impl Store {
     /// the most recently run definition.
     pub fn register_grid(&mut self, plan: &GridPlan) -> Result<Registered> {
         self.require_grid_layout()?;
-        let definition = NewDefinition {
-            hash: &plan.definition,
-            name: &plan.file.name,
-            title: &plan.file.title,
-            description: &plan.file.description,
-            source: &plan.source,
-            text: &plan.text,
-            skipped: "[]".into(),
-            runs: plan.runs(),
-            network: Grid::NAME,
-        };
-        self.register_definition(&definition, |tx| {
+        plan.register(self, Grid::NAME, |tx| {
             let mut stmt = tx.prepare(
                 "INSERT INTO grid_cells (definition, idx, set_name, workload, point, algorithm, \
                  cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

@@ -48,7 +48,7 @@ impl LabNetwork for Star {
     type RunResult = StarRunResult;
     type Outcome = StarScenarioResult;
     type Item = StationResult;
-    type Plan = StarPlan;
+    type File = campaign::file::StarCampaignFile;
     type Cell = StarCell;
 
     fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
@@ -126,12 +126,6 @@ impl LabNetwork for Star {
 
     fn parse_plan(text: &str, origin: &str) -> Result<StarPlan> {
         campaign::plan::parse(text, origin)
-    }
-    fn identity(p: &StarPlan) -> (&str, &str) {
-        (&p.file.name, &p.definition)
-    }
-    fn plan_text(p: &StarPlan) -> (&str, &str) {
-        (&p.text, &p.source)
     }
     fn cell_algorithm(c: &StarCell) -> &str {
         &c.algorithm().name

@@ -18,7 +18,7 @@ use super::campaign::plan::{StarCell, StarPlan};
 use super::{trace_codec, Star};
 use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
-use crate::store::{column_names, digest, u, NewDefinition, Registered, Store};
+use crate::store::{column_names, digest, u, Registered, Store};
 
 impl Store {
     fn require_star_layout(&self) -> Result<()> {
@@ -29,18 +29,7 @@ impl Store {
     /// the most recently run definition.
     pub fn register_star(&mut self, plan: &StarPlan) -> Result<Registered> {
         self.require_star_layout()?;
-        let definition = NewDefinition {
-            hash: &plan.definition,
-            name: &plan.file.name,
-            title: &plan.file.title,
-            description: &plan.file.description,
-            source: &plan.source,
-            text: &plan.text,
-            skipped: "[]".into(),
-            runs: plan.runs(),
-            network: Star::NAME,
-        };
-        self.register_definition(&definition, |tx| {
+        plan.register(self, Star::NAME, |tx| {
             let mut stmt = tx.prepare(
                 "INSERT INTO star_cells (definition, idx, set_name, stations, algorithm, cell) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

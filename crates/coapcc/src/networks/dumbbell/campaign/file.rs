@@ -14,7 +14,7 @@ use crate::calibrate::published_settings;
 /// A whole campaign file.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CampaignFile {
+pub struct DumbbellCampaignFile {
     /// A short name (`thesis`, …); names the campaign in the store and reports.
     pub name: String,
     /// The published work it reproduces (title, authors, venue).
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn names_get_published_settings_and_tables_are_literal() {
-        let f: CampaignFile = toml::from_str(
+        let f: DumbbellCampaignFile = toml::from_str(
             r#"
             name = "t"
             algorithms = ["default", "cocoa", { name = "cocoa", aging = true, label = "cocoa-aging" }]
@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn skip_unavailable_forms() {
         let parse = |v: &str| -> SkipUnavailable {
-            let f: CampaignFile = toml::from_str(&format!(
+            let f: DumbbellCampaignFile = toml::from_str(&format!(
                 "name = \"t\"\nskip_unavailable = {v}\n[[set]]\nname = \"s\"\nclients = [1]\nreplications = 1\n"
             ))
             .unwrap();
@@ -214,17 +214,29 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_named() {
-        let e = toml::from_str::<CampaignFile>(
+        let e = toml::from_str::<DumbbellCampaignFile>(
             "name = \"t\"\n[[set]]\nname = \"s\"\nclients = [1]\nreplications = 1\nbufers = [2500]\n",
         )
         .unwrap_err()
         .to_string();
         assert!(e.contains("bufers"), "{e}");
-        let e = toml::from_str::<CampaignFile>(
+        let e = toml::from_str::<DumbbellCampaignFile>(
             "name = \"t\"\nalgorithms = [{ name = \"cocoa\", agin = true }]\n[[set]]\nname = \"s\"\nclients = [1]\nreplications = 1\n",
         )
         .unwrap_err()
         .to_string();
         assert!(e.contains("agin"), "{e}");
+    }
+}
+
+impl crate::campaign::CampaignFile for DumbbellCampaignFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn description(&self) -> &str {
+        &self.description
     }
 }

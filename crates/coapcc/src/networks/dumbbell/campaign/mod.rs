@@ -12,7 +12,7 @@ use coapcc_sim::{testbed, RunResult, RunSpec};
 
 use crate::campaign::{NetworkPlan, PlanCell};
 use crate::store::Store;
-use plan::{Cell, Plan};
+use plan::{DumbbellCell, DumbbellPlan};
 
 /// The expected cost of a dumbbell run (clients × exchanges), for ordering
 /// and the ETA.
@@ -23,7 +23,7 @@ pub fn weight(spec: &RunSpec) -> u64 {
         .sum()
 }
 
-impl PlanCell for Cell {
+impl PlanCell for DumbbellCell {
     type Spec = RunSpec;
     fn keys(&self) -> &[String] {
         &self.keys
@@ -33,10 +33,10 @@ impl PlanCell for Cell {
     }
 }
 
-impl NetworkPlan for Plan {
-    type Cell = Cell;
+impl NetworkPlan for DumbbellPlan {
+    type Cell = DumbbellCell;
     type Result = RunResult;
-    fn cells(&self) -> &[Cell] {
+    fn cells(&self) -> &[DumbbellCell] {
         &self.cells
     }
     fn weight(spec: &RunSpec) -> u64 {

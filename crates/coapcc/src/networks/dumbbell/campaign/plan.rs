@@ -8,11 +8,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use coapcc_sim::{testbed, AlgorithmSpec, Buffer, ErrorProfile, Group, RunSpec, WorkloadKind};
 use serde::{Deserialize, Serialize};
 
-use super::file::{AlgorithmEntry, CampaignFile, MixedEntry};
+use super::file::{AlgorithmEntry, DumbbellCampaignFile, MixedEntry};
 use crate::key::{digest, run_key, MODEL_VERSION};
 
 /// One group of a cell's population, as reports name it.
@@ -29,7 +29,7 @@ pub struct GroupInfo {
 
 /// One population at one point of a set's matrix, replicated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
+pub struct DumbbellCell {
     /// The set's name.
     pub set: String,
     /// Clients in all.
@@ -54,50 +54,17 @@ pub struct Cell {
 
 pub use crate::store::Skipped;
 
-/// A campaign ready to run.
-#[derive(Clone, Debug)]
-pub struct Plan {
-    /// The file's fields as written.
-    pub file: CampaignFile,
-    /// The file's text.
-    pub text: String,
-    /// Where it was read from.
-    pub source: String,
-    /// Every cell.
-    pub cells: Vec<Cell>,
-    /// Algorithms skipped under `skip_unavailable`.
-    pub skipped: Vec<Skipped>,
-    /// The definition: SHA-256 over the model version, the campaign's name and
-    /// every cell with its run keys. Comments or formatting of the file do not
-    /// change it; any parameter does.
-    pub definition: String,
-}
+/// A dumbbell campaign ready to run.
+pub type DumbbellPlan = crate::campaign::Plan<DumbbellCampaignFile, DumbbellCell>;
 
-impl Plan {
-    /// Runs in all (cells × replications; a key shared by two cells counts twice).
-    pub fn runs(&self) -> usize {
-        self.cells.iter().map(|c| c.keys.len()).sum()
-    }
-
-    /// Distinct run keys.
-    pub fn distinct_keys(&self) -> BTreeSet<&str> {
-        self.cells
-            .iter()
-            .flat_map(|c| c.keys.iter().map(String::as_str))
-            .collect()
-    }
-}
-
-/// Loads and expands a campaign file.
-pub fn load(path: &Path) -> Result<Plan> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the campaign file", path.display()))?;
-    parse(&text, &path.display().to_string())
+/// Loads and expands a dumbbell campaign file.
+pub fn load(path: &Path) -> Result<DumbbellPlan> {
+    crate::campaign::plan::load(path, parse)
 }
 
 /// Parses and expands campaign text; `origin` names it in errors.
-pub fn parse(text: &str, origin: &str) -> Result<Plan> {
-    let file: CampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+pub fn parse(text: &str, origin: &str) -> Result<DumbbellPlan> {
+    let file: DumbbellCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
     expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
 }
 
@@ -162,7 +129,7 @@ struct Population {
     members: Vec<(AlgorithmSpec, u32)>,
 }
 
-fn expand(file: CampaignFile, text: &str, origin: &str) -> Result<Plan> {
+fn expand(file: DumbbellCampaignFile, text: &str, origin: &str) -> Result<DumbbellPlan> {
     if file.name.trim().is_empty() {
         bail!("name: expected a non-empty campaign name");
     }
@@ -307,7 +274,7 @@ fn expand(file: CampaignFile, text: &str, origin: &str) -> Result<Plan> {
             .into_iter()
             .chain(cell_texts.iter().map(String::as_str)),
     );
-    Ok(Plan {
+    Ok(DumbbellPlan {
         file,
         text: text.to_string(),
         source: origin.to_string(),
@@ -318,14 +285,14 @@ fn expand(file: CampaignFile, text: &str, origin: &str) -> Result<Plan> {
 }
 
 fn cell(
-    file: &CampaignFile,
+    file: &DumbbellCampaignFile,
     set: &super::file::SetFile,
     p: &Population,
     clients: u32,
     buffer: Buffer,
     workload: WorkloadKind,
     errors: ErrorProfile,
-) -> Result<Cell> {
+) -> Result<DumbbellCell> {
     let shares: Vec<u32> = p.members.iter().map(|m| m.1).collect();
     let counts = split(clients, &shares);
     if counts.contains(&0) {
@@ -381,7 +348,7 @@ fn cell(
         )
     })?;
     let keys = (0..set.replications).map(|r| run_key(&spec, r)).collect();
-    Ok(Cell {
+    Ok(DumbbellCell {
         set: set.name.clone(),
         clients,
         buffer,

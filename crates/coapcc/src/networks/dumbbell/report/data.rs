@@ -7,7 +7,7 @@ use anyhow::Result;
 use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, Summary, WorkloadKind};
 
 use crate::calibrate::published_settings;
-use crate::networks::dumbbell::campaign::plan::Cell;
+use crate::networks::dumbbell::campaign::plan::DumbbellCell;
 use crate::published::{PublishedRow, PUBLISHED};
 use crate::store::{Definition, Store};
 
@@ -26,7 +26,7 @@ pub struct GroupResult {
 #[derive(Clone, Debug)]
 pub struct CellResult {
     /// The cell.
-    pub cell: Cell,
+    pub cell: DumbbellCell,
     /// Replications found in the store.
     pub done: u32,
     /// Per group.
@@ -47,7 +47,7 @@ pub struct Panel {
     pub buffer: Buffer,
     /// Clients.
     pub clients: u32,
-    /// Indices into [`Report::cells`].
+    /// Indices into [`DumbbellReport::cells`].
     pub cells: Vec<usize>,
 }
 
@@ -119,7 +119,7 @@ pub struct Comparison {
 
 /// Everything a report shows.
 #[derive(Clone, Debug)]
-pub struct Report {
+pub struct DumbbellReport {
     /// The definition reported.
     pub definition: Definition,
     /// Other definitions in the store, not reported.
@@ -134,7 +134,7 @@ pub struct Report {
     pub labels: Vec<String>,
 }
 
-impl Report {
+impl DumbbellReport {
     /// Runs found and runs planned.
     pub fn progress(&self) -> (u64, u64) {
         let done = self.cells.iter().map(|c| u64::from(c.done)).sum();
@@ -152,7 +152,11 @@ fn same_algorithm(a: &AlgorithmSpec, b: &AlgorithmSpec) -> bool {
 }
 
 /// Gathers the report of `definition` from `store`.
-pub fn gather(store: &Store, definition: Definition, others: Vec<Definition>) -> Result<Report> {
+pub fn gather(
+    store: &Store,
+    definition: Definition,
+    others: Vec<Definition>,
+) -> Result<DumbbellReport> {
     let mut cells = Vec::new();
     let mut labels: Vec<String> = Vec::new();
     for cell in store.cells(&definition.hash)? {
@@ -237,7 +241,7 @@ pub fn gather(store: &Store, definition: Definition, others: Vec<Definition>) ->
             c.row.buffer.unwrap_or(u64::MAX),
         )
     });
-    Ok(Report {
+    Ok(DumbbellReport {
         definition,
         others,
         cells,

@@ -4,13 +4,13 @@
 
 use std::fmt::Write;
 
-use super::data::Report;
+use super::data::DumbbellReport;
 use crate::report::html::{esc, footer, header};
 use crate::report::tables::Table;
 use crate::report::Figure;
 
 /// The whole page.
-pub fn page(r: &Report, figures: &[Figure], tables: &[Table]) -> String {
+pub fn page(r: &DumbbellReport, figures: &[Figure], tables: &[Table]) -> String {
     let (done, planned) = r.progress();
     let mut s = header(&r.definition, &r.others, done, planned);
     s.push_str(

@@ -4,7 +4,7 @@
 
 use coapcc_sim::Summary;
 
-use super::data::{diff_percent, CellResult, Report};
+use super::data::{diff_percent, CellResult, DumbbellReport};
 use crate::report::tables::Table;
 
 fn f3(v: f64) -> String {
@@ -44,7 +44,7 @@ fn strs(v: &[&str]) -> Vec<String> {
 }
 
 /// Measured vs published flow completion times.
-pub fn published(r: &Report) -> Table {
+pub fn published(r: &DumbbellReport) -> Table {
     let mut rows = Vec::new();
     for c in &r.comparisons {
         let (m, p) = (&c.measured.fct, &c.row);
@@ -129,7 +129,7 @@ pub fn transmission_shares(s: &Summary) -> (u64, [f64; TRANSMISSION_COLUMNS]) {
 }
 
 /// Transmissions per exchange, per group.
-pub fn transmissions(r: &Report) -> Table {
+pub fn transmissions(r: &DumbbellReport) -> Table {
     let mut rows = Vec::new();
     for c in &r.cells {
         for g in &c.groups {
@@ -210,7 +210,7 @@ const SUMMARY_HEADER: [&str; 32] = [
 const SUMMARY_METRICS: usize = SUMMARY_HEADER.len() - 7;
 
 /// Every metric per group.
-pub fn summary(r: &Report) -> Table {
+pub fn summary(r: &DumbbellReport) -> Table {
     let mut rows = Vec::new();
     for c in &r.cells {
         for g in &c.groups {

@@ -144,3 +144,15 @@ mod tests {
         assert!(e.contains("unknown field `clients`"), "{e}");
     }
 }
+
+impl crate::campaign::CampaignFile for GridCampaignFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+}

@@ -4,10 +4,9 @@
 //!
 //! Order: sets as written; within a set, points as written × algorithms.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
 use coapcc_sim::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
@@ -42,41 +41,11 @@ impl GridCell {
 }
 
 /// A grid campaign ready to run.
-#[derive(Clone, Debug)]
-pub struct GridPlan {
-    /// The file's fields as written.
-    pub file: GridCampaignFile,
-    /// The file's text.
-    pub text: String,
-    /// Where it was read from.
-    pub source: String,
-    /// Every cell.
-    pub cells: Vec<GridCell>,
-    /// The definition: SHA-256 over a grid marker, the model version, the
-    /// campaign's name and every cell with its run keys.
-    pub definition: String,
-}
-
-impl GridPlan {
-    /// Runs in all (cells × replications; a key shared by two cells counts twice).
-    pub fn runs(&self) -> usize {
-        self.cells.iter().map(|c| c.keys.len()).sum()
-    }
-
-    /// Distinct run keys.
-    pub fn distinct_keys(&self) -> BTreeSet<&str> {
-        self.cells
-            .iter()
-            .flat_map(|c| c.keys.iter().map(String::as_str))
-            .collect()
-    }
-}
+pub type GridPlan = crate::campaign::Plan<GridCampaignFile, GridCell>;
 
 /// Loads and expands a grid campaign file.
 pub fn load(path: &Path) -> Result<GridPlan> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the campaign file", path.display()))?;
-    parse(&text, &path.display().to_string())
+    crate::campaign::plan::load(path, parse)
 }
 
 /// Parses and expands grid campaign text; `origin` names it in errors.
@@ -103,6 +72,7 @@ fn expand(file: GridCampaignFile, text: &str, origin: &str) -> Result<GridPlan> 
         text: text.to_string(),
         source: origin.to_string(),
         cells,
+        skipped: Vec::new(),
         definition,
     })
 }

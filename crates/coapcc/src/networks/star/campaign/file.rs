@@ -123,3 +123,15 @@ mod tests {
         assert!(e.contains("unknown field `clients`"), "{e}");
     }
 }
+
+impl crate::campaign::CampaignFile for StarCampaignFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+}

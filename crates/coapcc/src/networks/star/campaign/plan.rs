@@ -4,10 +4,9 @@
 //!
 //! Order: sets as written; within a set, station counts as written × flavours.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use coapcc_sim::star::{self, StarRunSpec};
 use coapcc_sim::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
@@ -39,41 +38,11 @@ impl StarCell {
 }
 
 /// A star campaign ready to run.
-#[derive(Clone, Debug)]
-pub struct StarPlan {
-    /// The file's fields as written.
-    pub file: StarCampaignFile,
-    /// The file's text.
-    pub text: String,
-    /// Where it was read from.
-    pub source: String,
-    /// Every cell.
-    pub cells: Vec<StarCell>,
-    /// The definition: SHA-256 over a star marker, the model version, the
-    /// campaign's name and every cell with its run keys.
-    pub definition: String,
-}
-
-impl StarPlan {
-    /// Runs in all (cells × replications; a key shared by two cells counts twice).
-    pub fn runs(&self) -> usize {
-        self.cells.iter().map(|c| c.keys.len()).sum()
-    }
-
-    /// Distinct run keys.
-    pub fn distinct_keys(&self) -> BTreeSet<&str> {
-        self.cells
-            .iter()
-            .flat_map(|c| c.keys.iter().map(String::as_str))
-            .collect()
-    }
-}
+pub type StarPlan = crate::campaign::Plan<StarCampaignFile, StarCell>;
 
 /// Loads and expands a star campaign file.
 pub fn load(path: &Path) -> Result<StarPlan> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the campaign file", path.display()))?;
-    parse(&text, &path.display().to_string())
+    crate::campaign::plan::load(path, parse)
 }
 
 /// Parses and expands star campaign text; `origin` names it in errors.
@@ -108,6 +77,7 @@ fn expand(file: StarCampaignFile, text: &str, origin: &str) -> Result<StarPlan> 
         text: text.to_string(),
         source: origin.to_string(),
         cells,
+        skipped: Vec::new(),
         definition,
     })
 }
