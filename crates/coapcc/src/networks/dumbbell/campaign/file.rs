@@ -6,10 +6,11 @@
 use std::fmt;
 
 use coapcc_sim::{AlgorithmSpec, Buffer, Coap, ErrorProfile, Network, Workload, WorkloadKind};
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::calibrate::published_settings;
+use crate::campaign::sets;
 
 /// A whole campaign file.
 #[derive(Clone, Debug, Deserialize)]
@@ -103,21 +104,12 @@ pub struct AlgorithmEntry(pub AlgorithmSpec);
 
 impl<'de> Deserialize<'de> for AlgorithmEntry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AlgorithmEntry;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an algorithm name or a table { name = \"…\", … }")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<AlgorithmEntry, E> {
-                Ok(AlgorithmEntry(published_settings(v)))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AlgorithmEntry, A::Error> {
-                AlgorithmSpec::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(AlgorithmEntry)
-            }
-        }
-        d.deserialize_any(V)
+        sets::algorithm_entry(
+            d,
+            published_settings,
+            "an algorithm name or a table { name = \"…\", … }",
+        )
+        .map(AlgorithmEntry)
     }
 }
 

@@ -4,12 +4,12 @@
 //! ON duration (bursty) with its own replication count (spec `testbed.md` §4,
 //! `radio.md` §1.7). See `docs/campaigns.md`.
 
-use std::fmt;
-
 use coapcc_link::grid::Config;
 use coapcc_sim::grid::{GridCoap, GridWorkload};
 use coapcc_sim::AlgorithmSpec;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::Deserializer;
+
+use crate::campaign::sets;
 use serde::Deserialize;
 
 use crate::published::grid_published_settings;
@@ -84,21 +84,12 @@ pub struct GridAlgorithmEntry(pub AlgorithmSpec);
 
 impl<'de> Deserialize<'de> for GridAlgorithmEntry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = GridAlgorithmEntry;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an algorithm name or a table { name = \"…\", … }")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<GridAlgorithmEntry, E> {
-                Ok(GridAlgorithmEntry(grid_published_settings(v)))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<GridAlgorithmEntry, A::Error> {
-                AlgorithmSpec::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(GridAlgorithmEntry)
-            }
-        }
-        d.deserialize_any(V)
+        sets::algorithm_entry(
+            d,
+            grid_published_settings,
+            "an algorithm name or a table { name = \"…\", … }",
+        )
+        .map(GridAlgorithmEntry)
     }
 }
 

@@ -3,12 +3,12 @@
 //! more sets, each sweeping the number of stations with its own replication
 //! count (spec `testbed.md` §5, `radio.md` §2). See `docs/campaigns.md`.
 
-use std::fmt;
-
 use coapcc_link::star::Config;
 use coapcc_sim::star::StarWorkload;
 use coapcc_sim::AlgorithmSpec;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::Deserializer;
+
+use crate::campaign::sets;
 use serde::Deserialize;
 
 /// A whole star campaign file.
@@ -67,21 +67,12 @@ pub struct StarAlgorithmEntry(pub AlgorithmSpec);
 
 impl<'de> Deserialize<'de> for StarAlgorithmEntry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = StarAlgorithmEntry;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a TCP flavour's name or a table { name = \"…\", label = \"…\" }")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<StarAlgorithmEntry, E> {
-                Ok(StarAlgorithmEntry(AlgorithmSpec::named(v)))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StarAlgorithmEntry, A::Error> {
-                AlgorithmSpec::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(StarAlgorithmEntry)
-            }
-        }
-        d.deserialize_any(V)
+        sets::algorithm_entry(
+            d,
+            AlgorithmSpec::named,
+            "a TCP flavour's name or a table { name = \"…\", label = \"…\" }",
+        )
+        .map(StarAlgorithmEntry)
     }
 }
 
