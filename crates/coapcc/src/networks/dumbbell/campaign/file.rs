@@ -164,6 +164,18 @@ impl<'de> Deserialize<'de> for SkipUnavailable {
     }
 }
 
+impl crate::campaign::CampaignFile for DumbbellCampaignFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,17 +230,5 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("agin"), "{e}");
-    }
-}
-
-impl crate::campaign::CampaignFile for DumbbellCampaignFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn description(&self) -> &str {
-        &self.description
     }
 }

@@ -93,6 +93,18 @@ impl<'de> Deserialize<'de> for GridAlgorithmEntry {
     }
 }
 
+impl crate::campaign::CampaignFile for GridCampaignFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,17 +145,5 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("unknown field `clients`"), "{e}");
-    }
-}
-
-impl crate::campaign::CampaignFile for GridCampaignFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn description(&self) -> &str {
-        &self.description
     }
 }

@@ -76,6 +76,18 @@ impl<'de> Deserialize<'de> for StarAlgorithmEntry {
     }
 }
 
+impl crate::campaign::CampaignFile for StarCampaignFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,17 +124,5 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("unknown field `clients`"), "{e}");
-    }
-}
-
-impl crate::campaign::CampaignFile for StarCampaignFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn description(&self) -> &str {
-        &self.description
     }
 }
