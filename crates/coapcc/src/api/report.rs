@@ -53,7 +53,7 @@ pub fn check_digests(db: &Store, def: &Definition) -> Result<Option<String>> {
     }))
 }
 
-/// What [`write`] wrote.
+/// What [`fn@write`] wrote.
 #[derive(Clone, Debug)]
 pub enum Wrote {
     /// The report of the kernel cross-check (a store without campaigns).

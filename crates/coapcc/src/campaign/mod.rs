@@ -6,7 +6,7 @@
 //! What every network's campaigns share; each network's campaign file and
 //! plan are in its folder ([`crate::networks`]).
 //!
-//! - [`unit`]: one run, computed and stored the same way by every executor,
+//! - [`mod@unit`]: one run, computed and stored the same way by every executor,
 //!   and a network's plan as a [`Campaign`]; [`plan`]: a plan of any
 //!   network; [`runner`]: parallel execution;
 //!   [`progress`]: the progress on stderr; [`sets`]: what the campaign files

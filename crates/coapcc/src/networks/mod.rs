@@ -10,10 +10,11 @@
 //!
 //! The shared code names no network: it holds a value of any network as an
 //! [`AnyNetwork`] (a scenario, a plan, a run result, a scenario's results)
-//! and reaches the network's code through [`dispatch!`] — the one `match`
+//! and reaches the network's code through `dispatch!` — the one `match`
 //! over the networks, as `coapcc-tcp`'s `AnySocket` does for sockets. A new
-//! network is a folder here, one variant of [`NetworkKind`] and of
-//! [`AnyNetwork`], and one arm of each of the two dispatch macros.
+//! network is a folder here and, in this file, its `pub mod` line, one
+//! variant of [`NetworkKind`] and of [`AnyNetwork`] (with its two serde
+//! bounds) and one arm of each of the two dispatch macros.
 
 pub mod dumbbell;
 pub mod grid;
@@ -353,38 +354,35 @@ impl<F: Family> AnyNetwork<F> {
     }
 }
 
-impl<F: Family> Clone for AnyNetwork<F>
-where
-    F::Of<dumbbell::Dumbbell>: Clone,
-    F::Of<grid::Grid>: Clone,
-    F::Of<star::Star>: Clone,
-{
-    fn clone(&self) -> Self {
-        dispatch!(self, N, x => N::wrap::<F>(x.clone()))
-    }
+/// Implements `Clone`, `Debug` or `PartialEq` for [`AnyNetwork`]s of the
+/// families listed, through `dispatch!`: no network is named here.
+macro_rules! impl_for_families {
+    (Clone: $($f:ty),*) => {$(
+        impl Clone for AnyNetwork<$f> {
+            fn clone(&self) -> Self {
+                dispatch!(self, N, x => N::wrap(x.clone()))
+            }
+        }
+    )*};
+    (Debug: $($f:ty),*) => {$(
+        impl fmt::Debug for AnyNetwork<$f> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                dispatch!(self, N, x => f.debug_tuple(N::NAME).field(x).finish())
+            }
+        }
+    )*};
+    (PartialEq: $($f:ty),*) => {$(
+        impl PartialEq for AnyNetwork<$f> {
+            fn eq(&self, other: &Self) -> bool {
+                dispatch!(self, N, x => N::get(other).is_some_and(|y| x == y))
+            }
+        }
+    )*};
 }
 
-impl<F: Family> fmt::Debug for AnyNetwork<F>
-where
-    F::Of<dumbbell::Dumbbell>: fmt::Debug,
-    F::Of<grid::Grid>: fmt::Debug,
-    F::Of<star::Star>: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        dispatch!(self, N, x => f.debug_tuple(N::NAME).field(x).finish())
-    }
-}
-
-impl<F: Family> PartialEq for AnyNetwork<F>
-where
-    F::Of<dumbbell::Dumbbell>: PartialEq,
-    F::Of<grid::Grid>: PartialEq,
-    F::Of<star::Star>: PartialEq,
-{
-    fn eq(&self, other: &Self) -> bool {
-        dispatch!(self, N, x => N::get(other).is_some_and(|y| x == y))
-    }
-}
+impl_for_families!(Clone: Scenarios, Plans, RunResults);
+impl_for_families!(Debug: Scenarios, Plans, RunResults, Outcomes<'_>);
+impl_for_families!(PartialEq: Scenarios, RunResults);
 
 // ----- scenarios -------------------------------------------------------------
 

@@ -48,7 +48,7 @@ pub const SCHEMA_VERSION: &str = "5";
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Definition {
-    /// Its hash ([`Plan::definition`]).
+    /// Its hash ([`crate::campaign::Plan::definition`]).
     pub hash: String,
     /// The campaign's name.
     pub name: String,

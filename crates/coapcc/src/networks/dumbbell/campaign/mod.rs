@@ -1,4 +1,4 @@
-//! Dumbbell campaigns: [`file`]: the TOML schema, [`plan`]: expansion and
+//! Dumbbell campaigns: [`mod@file`]: the TOML schema, [`plan`]: expansion and
 //! checks; this module: the cost of a run and the plan as a
 //! [`NetworkPlan`] (its units computed and stored).
 

@@ -3,7 +3,7 @@
 //! algorithms × replications, run on all cores into the results store
 //! ([`crate::store`]).
 //!
-//! - [`file`]: the TOML schema; [`plan`]: expansion and checks; this module:
+//! - [`mod@file`]: the TOML schema; [`plan`]: expansion and checks; this module:
 //!   the cost of a run and the plan as a [`NetworkPlan`] (its units computed
 //!   and stored).
 
