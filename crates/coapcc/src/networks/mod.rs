@@ -212,7 +212,7 @@ pub trait LabNetwork: Sized + 'static {
     /// Its campaign file's fields ([`Plan::file`]).
     type File: CampaignFile + Clone + fmt::Debug + Send + Sync + 'static;
     /// One cell of a plan.
-    type Cell: PlanCell<Spec = Self::Spec> + Serialize + Sync + 'static;
+    type Cell: PlanCell<Spec = Self::Spec> + Serialize + DeserializeOwned + Sync + 'static;
 
     /// `x` as an [`AnyNetwork`].
     fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F>;
@@ -272,9 +272,17 @@ pub trait LabNetwork: Sized + 'static {
     // The store.
 
     /// The keys of every stored run of this network.
-    fn done_keys(store: &Store) -> Result<HashSet<String>>;
+    fn done_keys(store: &Store) -> Result<HashSet<String>> {
+        store.keys_in(Self::RUN_TABLES.runs, Self::SINCE_LAYOUT)
+    }
     /// The run keys of a stored definition's cells.
-    fn definition_keys(store: &Store, hash: &str) -> Result<Vec<String>>;
+    fn definition_keys(store: &Store, hash: &str) -> Result<Vec<String>> {
+        let cells: Vec<Self::Cell> = store.cells_in(Self::CELLS_TABLE, hash, Self::NAME)?;
+        Ok(cells
+            .iter()
+            .flat_map(|c| c.keys().iter().cloned())
+            .collect())
+    }
     /// Checks this network's stored runs ([`Store::verify`]).
     fn verify(store: &Store) -> Result<()>;
     /// This network's tables for [`Store::dump`].

@@ -13,7 +13,6 @@ pub mod output;
 pub mod report;
 pub mod store;
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -52,7 +51,6 @@ impl LabNetwork for Dumbbell {
         runs: "runs",
         items: &[("clients", "idx")],
     };
-
     const CELLS_TABLE: &'static str = "cells";
 
     type Scenario = Scenario;
@@ -166,9 +164,6 @@ impl LabNetwork for Dumbbell {
         c.groups.first().map_or("", |g| g.algorithm.name.as_str())
     }
 
-    fn done_keys(store: &Store) -> Result<HashSet<String>> {
-        store.done_keys()
-    }
     fn definition_keys(store: &Store, hash: &str) -> Result<Vec<String>> {
         Ok(store
             .cells(hash)?

@@ -13,7 +13,6 @@ pub mod output;
 pub mod report;
 pub mod store;
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -39,7 +38,6 @@ impl LabNetwork for Grid {
         runs: "grid_runs",
         items: &[("grid_nodes", "node"), ("grid_traces", "idx")],
     };
-
     const CELLS_TABLE: &'static str = "grid_cells";
 
     type Scenario = GridScenario;
@@ -139,16 +137,6 @@ impl LabNetwork for Grid {
         &c.algorithm().name
     }
 
-    fn done_keys(store: &Store) -> Result<HashSet<String>> {
-        store.done_grid_keys()
-    }
-    fn definition_keys(store: &Store, hash: &str) -> Result<Vec<String>> {
-        Ok(store
-            .grid_cells(hash)?
-            .into_iter()
-            .flat_map(|c| c.keys)
-            .collect())
-    }
     fn verify(store: &Store) -> Result<()> {
         store.verify_grid()
     }

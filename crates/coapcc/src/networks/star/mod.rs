@@ -14,7 +14,6 @@ pub mod report;
 pub mod store;
 pub mod trace_codec;
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -40,7 +39,6 @@ impl LabNetwork for Star {
         runs: "star_runs",
         items: &[("star_stations", "station"), ("star_traces", "run")],
     };
-
     const CELLS_TABLE: &'static str = "star_cells";
 
     type Scenario = StarScenario;
@@ -131,16 +129,6 @@ impl LabNetwork for Star {
         &c.algorithm().name
     }
 
-    fn done_keys(store: &Store) -> Result<HashSet<String>> {
-        store.done_star_keys()
-    }
-    fn definition_keys(store: &Store, hash: &str) -> Result<Vec<String>> {
-        Ok(store
-            .star_cells(hash)?
-            .into_iter()
-            .flat_map(|c| c.keys)
-            .collect())
-    }
     fn verify(store: &Store) -> Result<()> {
         store.verify_star()
     }
