@@ -10,11 +10,8 @@
 //! field that drives the figure, unless forced (`--force`, `force=True`).
 
 use anyhow::{bail, Result};
-use coapcc_sim::metrics::ClientRecord;
 
 use crate::cost::RunCost;
-
-pub use crate::cost::LIVE_BYTES_PER_CLIENT;
 
 /// The most events one run may be expected to process: at the 1–20 M
 /// events/s the simulator runs, between 8 minutes and 3 hours. Far above
@@ -77,24 +74,6 @@ fn parse_meminfo(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib.saturating_mul(1024))
-}
-
-/// The estimated peak memory of simulating `runs` runs of at most `clients`
-/// clients each, `concurrent` at a time, keeping every finished run's
-/// per-client records (`keep_results`) or not (a campaign stores each run as
-/// it finishes).
-pub fn simulation_bytes(clients: u64, runs: u64, concurrent: u64, keep_results: bool) -> u64 {
-    let live = concurrent
-        .min(runs)
-        .saturating_mul(clients)
-        .saturating_mul(LIVE_BYTES_PER_CLIENT);
-    let kept = if keep_results {
-        runs.saturating_mul(clients)
-            .saturating_mul(std::mem::size_of::<ClientRecord>() as u64)
-    } else {
-        0
-    };
-    live.saturating_add(kept)
 }
 
 /// Refuses `estimate` bytes for `what` if the machine has less available,
@@ -209,20 +188,6 @@ mod tests {
         assert!(check_memory_against(3 << 30, Some(2 << 30), "x", true).is_ok());
         assert!(check_memory_against(1 << 30, Some(2 << 30), "x", false).is_ok());
         assert!(check_memory_against(u64::MAX, None, "x", false).is_ok());
-    }
-
-    #[test]
-    fn estimates_grow_with_clients_runs_and_threads() {
-        let one = simulation_bytes(100, 1, 1, false);
-        assert_eq!(one, 100 * LIVE_BYTES_PER_CLIENT);
-        assert_eq!(simulation_bytes(100, 10, 2, false), 2 * one);
-        assert_eq!(
-            simulation_bytes(100, 1, 8, false),
-            one,
-            "no more concurrent than runs"
-        );
-        assert!(simulation_bytes(100, 10, 2, true) > 2 * one);
-        assert_eq!(simulation_bytes(u64::MAX, u64::MAX, 2, true), u64::MAX);
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub fn parse_child(line: &str) -> Result<Ran> {
 
 /// The memory one run of `clients` clients is estimated to hold (bytes).
 pub fn estimate(clients: u32) -> u64 {
-    crate::budget::simulation_bytes(u64::from(clients), 1, 1, true)
+    crate::networks::dumbbell::cost::simulation_bytes(u64::from(clients), 1, 1, true)
 }
 
 /// Runs every algorithm of every file, one child each; sizes estimated

@@ -1,7 +1,8 @@
 //! The constrained-link dumbbell of the Helsinki evaluations (spec
 //! `testbed.md` §1–3) in the lab layer.
 //!
-//! - [`output`]: what `coapcc run` prints;
+//! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
+//!   a run (memory and events);
 //! - [`campaign`]: campaign files ([`campaign::file`]), their expansion
 //!   ([`campaign::plan`]) and the cost of a run;
 //! - [`store`]: its tables in the results store (`cells`, `runs`, `clients`);
@@ -9,6 +10,7 @@
 //!   measured vs published).
 
 pub mod campaign;
+pub mod cost;
 pub mod output;
 pub mod report;
 pub mod store;
@@ -116,7 +118,7 @@ impl LabNetwork for Dumbbell {
         s.run_spec(i)
     }
     fn run_cost(spec: &RunSpec) -> RunCost {
-        crate::cost::dumbbell(spec)
+        cost::run_cost(spec)
     }
     fn run(
         s: &Scenario,

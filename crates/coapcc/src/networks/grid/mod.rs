@@ -1,7 +1,8 @@
 //! The 6 × 6 IEEE 802.15.4 grid of the pCoCoA evaluation (spec `testbed.md`
 //! §4, `radio.md` §1) in the lab layer.
 //!
-//! - [`output`]: what `coapcc run` prints;
+//! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
+//!   a run (memory and events);
 //! - [`campaign`]: campaign files ([`campaign::file`]), their expansion
 //!   ([`campaign::plan`]) and the cost of a run;
 //! - [`store`]: its tables in the results store (`grid_cells`, `grid_runs`,
@@ -9,6 +10,7 @@
 //! - [`report`]: its report (the paper's figures with 95 % confidence intervals).
 
 pub mod campaign;
+pub mod cost;
 pub mod output;
 pub mod report;
 pub mod store;
@@ -92,7 +94,7 @@ impl LabNetwork for Grid {
         s.run_spec(i)
     }
     fn run_cost(spec: &GridRunSpec) -> RunCost {
-        crate::cost::grid(spec)
+        cost::run_cost(spec)
     }
     fn run(
         s: &GridScenario,

@@ -1,7 +1,8 @@
 //! The 12-station IEEE 802.11 star of the lwIP evaluation (spec
 //! `testbed.md` §5, `radio.md` §2) in the lab layer.
 //!
-//! - [`output`]: what `coapcc run` prints;
+//! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
+//!   a run (memory and events);
 //! - [`campaign`]: campaign files ([`campaign::file`]), their expansion
 //!   ([`campaign::plan`]) and the cost of a run;
 //! - [`store`]: its tables in the results store (`star_cells`, `star_runs`,
@@ -9,6 +10,7 @@
 //! - [`report`]: its report (goodput and retransmission bars, cwnd/RTO/RTT traces).
 
 pub mod campaign;
+pub mod cost;
 pub mod output;
 pub mod report;
 pub mod store;
@@ -86,7 +88,7 @@ impl LabNetwork for Star {
         s.run_spec(i)
     }
     fn run_cost(spec: &StarRunSpec) -> RunCost {
-        crate::cost::star(spec)
+        cost::run_cost(spec)
     }
     fn run(
         s: &StarScenario,
