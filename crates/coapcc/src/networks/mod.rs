@@ -290,6 +290,19 @@ pub trait LabNetwork: Sized + 'static {
 
     // Reports.
 
+    /// What its report shows.
+    type Report;
+    /// Gathers the report of `definition` from `store`.
+    fn gather(
+        store: &Store,
+        definition: Definition,
+        others: Vec<Definition>,
+    ) -> Result<Self::Report>;
+    /// The report's finished and planned runs.
+    fn progress(r: &Self::Report) -> (u64, u64);
+    /// Writes the report into `out`.
+    fn write_report(r: &Self::Report, out: &Path) -> Result<Written>;
+
     /// Gathers the report of `definition` and, if a run of it is finished,
     /// writes it into `out`.
     fn report(
@@ -297,7 +310,19 @@ pub trait LabNetwork: Sized + 'static {
         definition: Definition,
         others: Vec<Definition>,
         out: &Path,
-    ) -> Result<Reported>;
+    ) -> Result<Reported> {
+        let report = Self::gather(store, definition, others)
+            .with_context(|| format!("results store {}", store.path().display()))?;
+        let (done, planned) = Self::progress(&report);
+        let written = (done > 0)
+            .then(|| Self::write_report(&report, out))
+            .transpose()?;
+        Ok(Reported {
+            done,
+            planned,
+            written,
+        })
+    }
 }
 
 /// What [`LabNetwork::report`] did.

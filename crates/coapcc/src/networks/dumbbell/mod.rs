@@ -18,18 +18,20 @@ pub mod store;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use coapcc_sim::metrics::ClientRecord;
 use coapcc_sim::{
     Buffer, ErrorProfile, RunResult, RunSpec, Scenario, ScenarioResult, WorkloadKind,
 };
 
 use crate::cost::RunCost;
-use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind, Reported};
+use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::report::Written;
 use crate::scenario_file::{self, revalidate, Overrides};
 use crate::store::digest::RunTables;
 use crate::store::{Definition, Store};
 use campaign::plan::{DumbbellCell, DumbbellPlan};
+use report::data::DumbbellReport;
 
 /// The dumbbell.
 pub struct Dumbbell;
@@ -180,22 +182,18 @@ impl LabNetwork for Dumbbell {
         store.dump_dumbbell(out)
     }
 
-    fn report(
+    type Report = DumbbellReport;
+    fn gather(
         store: &Store,
         definition: Definition,
         others: Vec<Definition>,
-        out: &Path,
-    ) -> Result<Reported> {
-        let report = report::data::gather(store, definition, others)
-            .with_context(|| format!("results store {}", store.path().display()))?;
-        let (done, planned) = report.progress();
-        let written = (done > 0)
-            .then(|| report::write(&report, out))
-            .transpose()?;
-        Ok(Reported {
-            done,
-            planned,
-            written,
-        })
+    ) -> Result<DumbbellReport> {
+        report::data::gather(store, definition, others)
+    }
+    fn progress(r: &DumbbellReport) -> (u64, u64) {
+        r.progress()
+    }
+    fn write_report(r: &DumbbellReport, out: &Path) -> Result<Written> {
+        report::write(r, out)
     }
 }

@@ -18,16 +18,18 @@ pub mod store;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec};
 use coapcc_sim::grid_scenario::{GridScenario, GridScenarioResult};
 
 use crate::cost::RunCost;
-use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind, Reported};
+use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::report::Written;
 use crate::scenario_file::{self, revalidate, Overrides};
 use crate::store::digest::RunTables;
 use crate::store::{Definition, Store};
 use campaign::plan::{GridCell, GridPlan};
+use report::data::GridReport;
 
 /// The 802.15.4 grid.
 pub struct Grid;
@@ -146,22 +148,18 @@ impl LabNetwork for Grid {
         store.dump_grid(out)
     }
 
-    fn report(
+    type Report = GridReport;
+    fn gather(
         store: &Store,
         definition: Definition,
         others: Vec<Definition>,
-        out: &Path,
-    ) -> Result<Reported> {
-        let report = report::data::gather(store, definition, others)
-            .with_context(|| format!("results store {}", store.path().display()))?;
-        let (done, planned) = report.progress();
-        let written = (done > 0)
-            .then(|| report::write(&report, out))
-            .transpose()?;
-        Ok(Reported {
-            done,
-            planned,
-            written,
-        })
+    ) -> Result<GridReport> {
+        report::data::gather(store, definition, others)
+    }
+    fn progress(r: &GridReport) -> (u64, u64) {
+        r.progress()
+    }
+    fn write_report(r: &GridReport, out: &Path) -> Result<Written> {
+        report::write(r, out)
     }
 }

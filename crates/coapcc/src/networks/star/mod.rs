@@ -19,16 +19,18 @@ pub mod trace_codec;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
 use coapcc_sim::star_scenario::{StarScenario, StarScenarioResult};
 
 use crate::cost::RunCost;
-use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind, Reported};
+use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::report::Written;
 use crate::scenario_file::{self, revalidate, Overrides};
 use crate::store::digest::RunTables;
 use crate::store::{Definition, Store};
 use campaign::plan::{StarCell, StarPlan};
+use report::data::StarReport;
 
 /// The Wi-Fi star.
 pub struct Star;
@@ -138,22 +140,18 @@ impl LabNetwork for Star {
         store.dump_star(out)
     }
 
-    fn report(
+    type Report = StarReport;
+    fn gather(
         store: &Store,
         definition: Definition,
         others: Vec<Definition>,
-        out: &Path,
-    ) -> Result<Reported> {
-        let report = report::data::gather(store, definition, others)
-            .with_context(|| format!("results store {}", store.path().display()))?;
-        let (done, planned) = report.progress();
-        let written = (done > 0)
-            .then(|| report::write(&report, out))
-            .transpose()?;
-        Ok(Reported {
-            done,
-            planned,
-            written,
-        })
+    ) -> Result<StarReport> {
+        report::data::gather(store, definition, others)
+    }
+    fn progress(r: &StarReport) -> (u64, u64) {
+        r.progress()
+    }
+    fn write_report(r: &StarReport, out: &Path) -> Result<Written> {
+        report::write(r, out)
     }
 }
