@@ -11,7 +11,8 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use coapcc::api::{self, Source};
-use coapcc::campaign::{AnyPlan, Progress, Unit};
+use coapcc::campaign::{Progress, Unit};
+use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::scenario_file::Overrides;
 use coapcc::store::Store;
 use pyo3::create_exception;
@@ -88,6 +89,19 @@ fn algorithms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 #[pyfunction]
 fn published() -> String {
     serde_json::to_string(&api::published()).expect("rows serialise")
+}
+
+/// Every network with its store tables: `(name, cells table, run table,
+/// item table)`.
+#[pyfunction]
+fn networks() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    NetworkKind::ALL
+        .iter()
+        .map(|k| {
+            let t = k.run_tables();
+            (k.name(), k.cells_table(), t.runs, t.items[0].0)
+        })
+        .collect()
 }
 
 /// The embedded default scenario (TOML).
@@ -294,7 +308,7 @@ impl CampaignPlan {
     #[pyo3(signature = (threads=1, force=false))]
     fn check(&self, py: Python<'_>, threads: usize, force: bool) -> PyResult<()> {
         let (_, origin) = api::campaign::plan_text(&self.plan);
-        py.allow_threads(|| coapcc::campaign::check_budget(&self.plan, origin, threads, force))
+        py.allow_threads(|| api::campaign::check_budget(&self.plan, origin, threads, force))
             .map_err(error)
     }
 
@@ -409,6 +423,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(published, m)?)?;
+    m.add_function(wrap_pyfunction!(networks, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(campaign_plan, m)?)?;
     m.add_function(wrap_pyfunction!(campaign_run, m)?)?;

@@ -8,6 +8,7 @@
 //! every replication as one JSON array, for tables.
 
 pub mod campaign;
+pub mod report;
 
 use std::sync::atomic::AtomicBool;
 
@@ -16,12 +17,8 @@ use serde::Serialize;
 
 use crate::budget;
 
-use coapcc_sim::{
-    GridScenario, GridScenarioResult, Scenario, ScenarioResult, StarScenario, StarScenarioResult,
-};
-
-use crate::scenario_file::{self, AnyScenario, Overrides};
-use crate::{grid_output, output, star_output};
+use crate::networks::AnyScenario;
+use crate::scenario_file::{self, Overrides};
 
 /// Where a scenario comes from.
 #[derive(Clone, Debug)]
@@ -41,14 +38,14 @@ pub enum Source {
 pub fn load(source: &Source) -> Result<(AnyScenario, String)> {
     match source {
         Source::Default => Ok((
-            scenario_file::parse_any(scenario_file::DEFAULT_SCENARIO, "<embedded default>")?,
+            AnyScenario::parse(scenario_file::DEFAULT_SCENARIO, "<embedded default>")?,
             "<embedded default>".to_string(),
         )),
-        Source::Path(p) => Ok((scenario_file::load_any(p)?, p.display().to_string())),
-        Source::Toml(text, origin) => Ok((scenario_file::parse_any(text, origin)?, origin.clone())),
+        Source::Path(p) => Ok((AnyScenario::load(p)?, p.display().to_string())),
+        Source::Toml(text, origin) => Ok((AnyScenario::parse(text, origin)?, origin.clone())),
         Source::Json(text, origin) => {
             let text = json_to_toml(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-            Ok((scenario_file::parse_any(&text, origin)?, origin.clone()))
+            Ok((AnyScenario::parse(&text, origin)?, origin.clone()))
         }
     }
 }
@@ -95,68 +92,6 @@ pub struct Outcome {
     pub events: u64,
 }
 
-#[derive(Serialize)]
-struct Row<'a, T: Serialize> {
-    algorithm: &'a str,
-    replication: usize,
-    #[serde(flatten)]
-    record: &'a T,
-}
-
-fn records<'a, R, T: Serialize + 'a>(
-    labels: impl Iterator<Item = &'a str>,
-    runs: &'a [Vec<R>],
-    items: impl Fn(&'a R) -> &'a [T],
-) -> String {
-    let mut rows = Vec::new();
-    for (label, runs) in labels.zip(runs) {
-        for (replication, run) in runs.iter().enumerate() {
-            for record in items(run) {
-                rows.push(Row {
-                    algorithm: label,
-                    replication,
-                    record,
-                });
-            }
-        }
-    }
-    serde_json::to_string(&rows).expect("records serialise")
-}
-
-#[derive(Serialize)]
-struct HistogramRow<'a> {
-    algorithm: &'a str,
-    replication: usize,
-    group: usize,
-    retransmissions: usize,
-    exchanges: u64,
-}
-
-/// The retransmissions histogram of every replication, one row per bin
-/// ([`Outcome::histograms`]).
-fn histograms<'a>(
-    labels: impl Iterator<Item = &'a str>,
-    runs: &[Vec<coapcc_sim::RunResult>],
-) -> String {
-    let mut rows = Vec::new();
-    for (label, runs) in labels.zip(runs) {
-        for (replication, run) in runs.iter().enumerate() {
-            for (group, h) in run.histograms.iter().enumerate() {
-                for (retransmissions, &exchanges) in h.iter().enumerate() {
-                    rows.push(HistogramRow {
-                        algorithm: label,
-                        replication,
-                        group,
-                        retransmissions,
-                        exchanges,
-                    });
-                }
-            }
-        }
-    }
-    serde_json::to_string(&rows).expect("histograms serialise")
-}
-
 /// How [`run`] runs: the settings of a front other than the scenario.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions<'a> {
@@ -184,140 +119,9 @@ pub fn prepare(
 ) -> Result<(AnyScenario, String, usize)> {
     let (base, origin) = load(source)?;
     let threads = budget::threads_named(threads_setting, threads)?;
-    let scenario = overrides.apply_any(base, &origin)?;
-    budget::check_scenario(&scenario, &origin, threads, force)?;
+    let scenario = base.apply(overrides, &origin)?;
+    scenario.check_budget(&origin, threads, force)?;
     Ok((scenario, origin, threads))
-}
-
-/// The runs `scenario` will make: every algorithm's replications.
-pub fn planned_runs(scenario: &AnyScenario) -> u64 {
-    match scenario {
-        AnyScenario::Dumbbell(s) => s.algorithms.len() as u64 * u64::from(s.replications),
-        AnyScenario::Grid(s) => s.algorithms.len() as u64 * u64::from(s.replications),
-        AnyScenario::Star(s) => s.algorithms.len() as u64 * u64::from(s.replications),
-    }
-}
-
-/// A scenario and what running it gave, on whichever network it ran.
-#[derive(Debug)]
-pub enum Ran<'a> {
-    /// On the constrained-link dumbbell.
-    Dumbbell(&'a Scenario, ScenarioResult),
-    /// On the 802.15.4 grid.
-    Grid(&'a GridScenario, GridScenarioResult),
-    /// On the Wi-Fi star.
-    Star(&'a StarScenario, StarScenarioResult),
-}
-
-/// Runs every replication of every algorithm of `scenario` on `pool`:
-/// the one per-network dispatch of `coapcc run` and [`run`]. `progress` is
-/// called once per finished run; once `stop` is set, the run stops and fails
-/// with `cancelled` ([`coapcc_sim::stop`]).
-pub fn run_on<'a>(
-    pool: &rayon::ThreadPool,
-    scenario: &'a AnyScenario,
-    progress: &(dyn Fn() + Sync),
-    stop: &AtomicBool,
-) -> Result<Ran<'a>> {
-    Ok(match scenario {
-        AnyScenario::Dumbbell(s) => Ran::Dumbbell(
-            s,
-            pool.install(|| coapcc_sim::scenario::run_scenario_stoppable(s, progress, stop))?,
-        ),
-        AnyScenario::Grid(s) => Ran::Grid(
-            s,
-            pool.install(|| {
-                coapcc_sim::grid_scenario::run_grid_scenario_stoppable(s, progress, stop)
-            })?,
-        ),
-        AnyScenario::Star(s) => Ran::Star(
-            s,
-            pool.install(|| {
-                coapcc_sim::star_scenario::run_star_scenario_stoppable(s, progress, stop)
-            })?,
-        ),
-    })
-}
-
-impl Ran<'_> {
-    /// `dumbbell`, `grid` or `star`.
-    pub fn network(&self) -> &'static str {
-        match self {
-            Ran::Dumbbell(..) => "dumbbell",
-            Ran::Grid(..) => "grid",
-            Ran::Star(..) => "star",
-        }
-    }
-
-    /// What `coapcc run --format json` prints, without the final newline.
-    pub fn json(&self) -> String {
-        match self {
-            Ran::Dumbbell(s, r) => output::json(s, &r.summaries),
-            Ran::Grid(s, r) => grid_output::json(s, &r.summaries),
-            Ran::Star(s, r) => star_output::json(s, &r.summaries),
-        }
-    }
-
-    /// What `coapcc run` prints as its table (without the wall-time line).
-    pub fn table(&self) -> String {
-        match self {
-            Ran::Dumbbell(s, r) => output::table(s, &r.summaries),
-            Ran::Grid(s, r) => grid_output::table(s, r),
-            Ran::Star(s, r) => star_output::table(s, &r.summaries),
-        }
-    }
-
-    /// What `coapcc run --format markdown` prints.
-    pub fn markdown(&self) -> String {
-        match self {
-            Ran::Dumbbell(s, r) => output::markdown(s, &r.summaries),
-            Ran::Grid(s, r) => grid_output::markdown(s, &r.summaries),
-            Ran::Star(s, r) => star_output::markdown(s, &r.summaries),
-        }
-    }
-
-    /// [`Outcome::records`].
-    pub fn records(&self) -> String {
-        match self {
-            Ran::Dumbbell(s, r) => {
-                records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
-                    &run.clients[..]
-                })
-            }
-            Ran::Grid(s, r) => records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
-                &run.nodes[..]
-            }),
-            Ran::Star(s, r) => records(s.algorithms.iter().map(|a| a.label()), &r.runs, |run| {
-                &run.stations[..]
-            }),
-        }
-    }
-
-    /// [`Outcome::histograms`].
-    pub fn histograms(&self) -> String {
-        match self {
-            Ran::Dumbbell(s, r) => histograms(s.algorithms.iter().map(|a| a.label()), &r.runs),
-            Ran::Grid(..) | Ran::Star(..) => "[]".to_string(),
-        }
-    }
-
-    /// The runs made.
-    pub fn runs(&self) -> u64 {
-        match self {
-            Ran::Dumbbell(_, r) => r.runs.iter().map(|v| v.len() as u64).sum(),
-            Ran::Grid(_, r) => r.runs.iter().map(|v| v.len() as u64).sum(),
-            Ran::Star(_, r) => r.runs.iter().map(|v| v.len() as u64).sum(),
-        }
-    }
-
-    /// The events processed over all runs.
-    pub fn events(&self) -> u64 {
-        match self {
-            Ran::Dumbbell(_, r) => r.runs.iter().flatten().map(|x| x.events).sum(),
-            Ran::Grid(_, r) => r.runs.iter().flatten().map(|x| x.events).sum(),
-            Ran::Star(_, r) => r.runs.iter().flatten().map(|x| x.events).sum(),
-        }
-    }
 }
 
 /// Applies `overrides` to the scenario of `source`, checks it against the
@@ -336,7 +140,7 @@ pub fn run(
         .num_threads(threads)
         .build()
         .context("cannot start worker threads")?;
-    let ran = run_on(&pool, &scenario, progress, stop)?;
+    let ran = scenario.run_on(&pool, progress, stop)?;
     Ok(Outcome {
         network: ran.network(),
         json: ran.json(),
@@ -510,11 +314,14 @@ mod tests {
         )
         .unwrap();
         let (s, _) = load(&Source::Default).unwrap();
-        let AnyScenario::Dumbbell(s) = tiny().apply_any(s, "x").unwrap() else {
+        let AnyScenario::Dumbbell(s) = s.apply(&tiny(), "x").unwrap() else {
             panic!("the default runs on the dumbbell")
         };
         let r = coapcc_sim::run_scenario(&s, &|| {}).unwrap();
-        assert_eq!(o.json, output::json(&s, &r.summaries));
+        assert_eq!(
+            o.json,
+            crate::networks::dumbbell::output::json(&s, &r.summaries)
+        );
     }
 
     #[test]

@@ -127,7 +127,14 @@ pub fn grid_reference_spec(period: f64, mac: MacProfile, seed: u64) -> GridRunSp
 
 /// `coapcc bench --network grid`: one 800 s run of the grid, timed, beside
 /// the ns-3 reference's run at the same period and seed.
-pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &str) -> Result<()> {
+pub fn run_grid(
+    period: f64,
+    mac: MacProfile,
+    repeat: usize,
+    seed: u64,
+    ns3: &str,
+    out: &mut dyn FnMut(String) -> Result<()>,
+) -> Result<()> {
     if ns3 != "none" {
         check_reference(ns3)?;
     }
@@ -150,14 +157,14 @@ pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &st
         MacProfile::Contiki => "contiki",
         MacProfile::Ieee802154 => "ieee802154",
     };
-    crate::outln!(
+    out(format!(
         "coapcc: grid, {mac_name} MAC, T = {period} s, 800 s: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {mac_drops} MAC drops, {overflows} MAC buffer overflows",
         walls.len(),
         result.events,
         result.events as f64 / ours / 1e6,
         s.carried.mean,
         s.tx_per_transaction.mean,
-    )?;
+    ))?;
     if ns3 == "none" {
         return Ok(());
     }
@@ -176,25 +183,32 @@ pub fn run_grid(period: f64, mac: MacProfile, repeat: usize, seed: u64, ns3: &st
             .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
     };
     let (wall, events) = (get("wall_s")?, get("events")?);
-    crate::outln!(
+    out(format!(
         "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {} MAC drops, {} MAC queue drops",
         events / wall / 1e6,
         get("carried_Bps")?,
         get("tx_per_transaction")?,
         get("mac_tx_fail")?,
         get("mac_queue_drops")?,
-    )?;
-    crate::outln!(
+    ))?;
+    out(format!(
         "speed-up: coapcc is {:.1}x faster than ns-3 on the same network",
         wall / ours
-    )?;
+    ))?;
     Ok(())
 }
 
 /// `coapcc bench --network star`: one run of the Wi-Fi star (12 stations,
 /// 1000 writes each, TCP `algorithm`), timed, beside this project's ns-3
 /// reference of the same star (`baselines/ns3-star`, ns-3's NewReno).
-pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &str) -> Result<()> {
+pub fn run_star(
+    stations: u32,
+    algorithm: &str,
+    repeat: usize,
+    seed: u64,
+    ns3: &str,
+    out: &mut dyn FnMut(String) -> Result<()>,
+) -> Result<()> {
     if ns3 != "none" {
         check_reference(ns3)?;
     }
@@ -219,14 +233,14 @@ pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &
     let ours = walls[walls.len() / 2];
     let r = last.expect("at least one run");
     let rexmit: u64 = r.stations.iter().map(|s| s.retransmitted_segments).sum();
-    crate::outln!(
+    out(format!(
         "coapcc: star, {stations} stations, {algorithm}: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; goodput {:.0} bit/s, {rexmit} retransmitted segments, {} collisions",
         walls.len(),
         r.events,
         r.events as f64 / ours / 1e6,
         r.goodput_bps,
         r.mac.collisions,
-    )?;
+    ))?;
     if ns3 == "none" {
         return Ok(());
     }
@@ -241,16 +255,16 @@ pub fn run_star(stations: u32, algorithm: &str, repeat: usize, seed: u64, ns3: &
             .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
     };
     let (wall, events) = (get("wall_s")?, get("events")?);
-    crate::outln!(
+    out(format!(
         "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; goodput {:.0} bit/s, {} retransmitted segments",
         events / wall / 1e6,
         get("goodput_bps")?,
         get("retransmissions")?,
-    )?;
-    crate::outln!(
+    ))?;
+    out(format!(
         "speed-up: coapcc is {:.1}x faster than ns-3 on the same network",
         wall / ours
-    )?;
+    ))?;
     Ok(())
 }
 
@@ -320,7 +334,8 @@ pub fn ns3_dumbbell(script: &str, clients: u32, buffer: Buffer, seed: u64) -> Re
     parse_ns3(&line)
 }
 
-/// Runs the benchmark and prints the comparison.
+/// Runs the benchmark; hands each line of the comparison to `out` as it is
+/// measured.
 pub fn run(
     clients: u32,
     buffer: &str,
@@ -328,6 +343,7 @@ pub fn run(
     repeat: usize,
     seed: u64,
     ns3: &str,
+    out: &mut dyn FnMut(String) -> Result<()>,
 ) -> Result<()> {
     let buffer = Buffer::parse(buffer)
         .ok_or_else(|| anyhow!("--buffer: expected bytes or `inf`, found `{buffer}`"))?;
@@ -338,7 +354,7 @@ pub fn run(
     let (result, ours) = time_dumbbell(&spec, repeat)?;
     let summary = coapcc_sim::Summary::of(algorithm, 0, std::slice::from_ref(&result));
     let events = result.events;
-    crate::outln!(
+    out(format!(
         "coapcc: {clients} clients, {algorithm}, buffer {}: event loop {:.4} s (median of {}), {events} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client median {:.1}",
         buffer.label(),
         ours,
@@ -346,23 +362,23 @@ pub fn run(
         events as f64 / ours / 1e6,
         summary.fct.p50,
         summary.unnecessary.p50,
-    )?;
+    ))?;
     if ns3 == "none" {
         return Ok(());
     }
     let n = ns3_dumbbell(ns3, clients, buffer, seed)?;
-    crate::outln!(
+    out(format!(
         "ns-3:   Simulator::Run {:.4} s, {} events, {:.1} M events/s; FCT median {:.1} s, unnecessary/client mean {:.1}",
         n.wall,
         n.events,
         n.events as f64 / n.wall / 1e6,
         n.p50,
         n.unnecessary
-    )?;
-    crate::outln!(
+    ))?;
+    out(format!(
         "speed-up: coapcc is {:.1}x faster than ns-3 on the same work",
         n.wall / ours
-    )?;
+    ))?;
     Ok(())
 }
 

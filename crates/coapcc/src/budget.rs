@@ -10,12 +10,8 @@
 //! field that drives the figure, unless forced (`--force`, `force=True`).
 
 use anyhow::{bail, Result};
-use coapcc_sim::metrics::ClientRecord;
 
-use crate::cost::{self, RunCost};
-use crate::scenario_file::AnyScenario;
-
-pub use crate::cost::LIVE_BYTES_PER_CLIENT;
+use crate::cost::RunCost;
 
 /// The most events one run may be expected to process: at the 1–20 M
 /// events/s the simulator runs, between 8 minutes and 3 hours. Far above
@@ -80,24 +76,6 @@ fn parse_meminfo(text: &str) -> Option<u64> {
     Some(kib.saturating_mul(1024))
 }
 
-/// The estimated peak memory of simulating `runs` runs of at most `clients`
-/// clients each, `concurrent` at a time, keeping every finished run's
-/// per-client records (`keep_results`) or not (a campaign stores each run as
-/// it finishes).
-pub fn simulation_bytes(clients: u64, runs: u64, concurrent: u64, keep_results: bool) -> u64 {
-    let live = concurrent
-        .min(runs)
-        .saturating_mul(clients)
-        .saturating_mul(LIVE_BYTES_PER_CLIENT);
-    let kept = if keep_results {
-        runs.saturating_mul(clients)
-            .saturating_mul(std::mem::size_of::<ClientRecord>() as u64)
-    } else {
-        0
-    };
-    live.saturating_add(kept)
-}
-
 /// Refuses `estimate` bytes for `what` if the machine has less available,
 /// unless `force`.
 pub fn check_memory(estimate: u64, what: &str, force: bool) -> Result<()> {
@@ -139,35 +117,6 @@ pub fn check_events(events: u64, what: &str, force: bool) -> Result<()> {
     Ok(())
 }
 
-/// The cost of the most expensive run of `scenario` and its number of runs
-/// (algorithms × replications).
-pub fn scenario_cost(scenario: &AnyScenario) -> (RunCost, u64) {
-    fn of<S>(specs: impl Iterator<Item = S>, f: impl Fn(&S) -> RunCost) -> RunCost {
-        specs.map(|s| f(&s)).fold(RunCost::default(), RunCost::max)
-    }
-    let (c, algorithms, replications) = match scenario {
-        AnyScenario::Dumbbell(s) => (
-            of(
-                (0..s.algorithms.len()).map(|i| s.run_spec(i)),
-                cost::dumbbell,
-            ),
-            s.algorithms.len(),
-            s.replications,
-        ),
-        AnyScenario::Grid(s) => (
-            of((0..s.algorithms.len()).map(|i| s.run_spec(i)), cost::grid),
-            s.algorithms.len(),
-            s.replications,
-        ),
-        AnyScenario::Star(s) => (
-            of((0..s.algorithms.len()).map(|i| s.run_spec(i)), cost::star),
-            s.algorithms.len(),
-            s.replications,
-        ),
-    };
-    (c, algorithms as u64 * u64::from(replications))
-}
-
 /// The estimated peak memory of `runs` runs of cost `cost`, `concurrent` at a
 /// time, every result kept until the end (`keep_results`, as `coapcc run`
 /// does) or each dropped once stored (campaigns).
@@ -181,22 +130,20 @@ pub fn runs_bytes(cost: &RunCost, runs: u64, concurrent: u64, keep_results: bool
     }
 }
 
-/// Everything checked before a scenario runs on `threads` threads:
-/// replications, memory and events, each error naming `origin` and the
-/// field; memory and events are skipped if `force`.
+/// Everything checked before a scenario runs on `threads` threads: its
+/// replications, and the memory and events of its `runs` runs, the most
+/// expensive of which costs `cost` ([`crate::networks::AnyScenario::cost`]);
+/// each error names `origin` and the field; memory and events are skipped if
+/// `force`.
 pub fn check_scenario(
-    scenario: &AnyScenario,
+    cost: RunCost,
+    runs: u64,
+    replications: u32,
     origin: &str,
     threads: usize,
     force: bool,
 ) -> Result<()> {
-    let replications = match scenario {
-        AnyScenario::Dumbbell(s) => s.replications,
-        AnyScenario::Grid(s) => s.replications,
-        AnyScenario::Star(s) => s.replications,
-    };
     check_replications(&format!("{origin}: replications"), replications)?;
-    let (cost, runs) = scenario_cost(scenario);
     check_memory(
         runs_bytes(&cost, runs, threads as u64, true),
         &format!(
@@ -241,20 +188,6 @@ mod tests {
         assert!(check_memory_against(3 << 30, Some(2 << 30), "x", true).is_ok());
         assert!(check_memory_against(1 << 30, Some(2 << 30), "x", false).is_ok());
         assert!(check_memory_against(u64::MAX, None, "x", false).is_ok());
-    }
-
-    #[test]
-    fn estimates_grow_with_clients_runs_and_threads() {
-        let one = simulation_bytes(100, 1, 1, false);
-        assert_eq!(one, 100 * LIVE_BYTES_PER_CLIENT);
-        assert_eq!(simulation_bytes(100, 10, 2, false), 2 * one);
-        assert_eq!(
-            simulation_bytes(100, 1, 8, false),
-            one,
-            "no more concurrent than runs"
-        );
-        assert!(simulation_bytes(100, 10, 2, true) > 2 * one);
-        assert_eq!(simulation_bytes(u64::MAX, u64::MAX, 2, true), u64::MAX);
     }
 
     #[test]

@@ -1,5 +1,10 @@
-//! The coapcc command-line front: scenario files, running them, printing the
-//! published metrics, and comparing them with the published figures.
+//! The coapcc lab: scenario files, running them, campaigns into a results
+//! store, reports, and comparing them with the published figures — the
+//! library behind the `coapcc` command line (`src/main.rs`, `src/cli/`) and
+//! the Python package (`crates/coapcc-py`).
+//!
+//! Each network's part is a folder of [`networks`]; the rest names no
+//! network.
 #![forbid(unsafe_code)]
 
 pub mod api;
@@ -9,17 +14,11 @@ pub mod calibrate;
 pub mod campaign;
 pub mod cost;
 pub mod duration;
-pub mod grid_output;
-pub mod ip_cli;
 pub mod kernel_check;
-pub mod net_cli;
-pub mod output;
+pub mod key;
+pub mod networks;
 pub mod pcap;
 pub mod published;
 pub mod report;
-pub mod run_progress;
 pub mod scenario_file;
-pub mod star_output;
-pub mod stdout;
 pub mod store;
-pub mod tcp_cli;

@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use coapcc::output;
-use coapcc::scenario_file::{self, AnyScenario, Overrides};
+use coapcc::scenario_file::{self, Overrides};
 use indicatif::{ProgressBar, ProgressStyle};
+
+mod cli;
 
 #[derive(Parser)]
 #[command(
@@ -196,13 +197,13 @@ enum Command {
     /// Print the embedded default scenario (a starting point for your own).
     DefaultScenario,
     /// Send CoAP requests to a real server, timed by any algorithm.
-    Client(coapcc::net_cli::ClientArgs),
+    Client(cli::args::ClientArgs),
     /// Serve CoAP resources on a real socket (deduplication, TC / Rexmit-Cnt echo).
-    Server(coapcc::net_cli::ServerArgs),
+    Server(cli::args::ServerArgs),
     /// Run N concurrent real clients against a CoAP server; print the testbed's metrics.
-    Load(coapcc::net_cli::LoadArgs),
+    Load(cli::args::LoadArgs),
     /// Relay UDP between real CoAP clients and a server through the dumbbell or the grid, in real time.
-    Emulate(coapcc::net_cli::EmulateArgs),
+    Emulate(cli::args::EmulateArgs),
     /// Run a campaign (a whole published evaluation) into a results store.
     ///
     /// Runs every run of the campaign file's matrix missing from the store, on
@@ -360,27 +361,20 @@ fn real_main() -> Result<()> {
                 .build()
                 .context("cannot start worker threads")?;
             if let Some(path) = &pcap {
-                let labels: Vec<&str> = match &scenario {
-                    AnyScenario::Dumbbell(s) => s.algorithms.iter().map(|a| a.label()).collect(),
-                    AnyScenario::Grid(s) => s.algorithms.iter().map(|a| a.label()).collect(),
-                    AnyScenario::Star(_) => {
-                        anyhow::bail!("--pcap: not available on the Wi-Fi star yet")
-                    }
-                };
-                check_pcap_paths(path, &labels)?;
+                scenario.check_pcap()?;
+                check_pcap_paths(path, &scenario.labels())?;
             }
-            let total = coapcc::api::planned_runs(&scenario);
-            let bar = coapcc::run_progress::RunProgress::new(total);
+            let total = scenario.planned_runs();
+            let bar = cli::progress::RunProgress::new(total);
             let started = Instant::now();
-            let ran =
-                coapcc::api::run_on(&pool, &scenario, &|| bar.inc(), &coapcc_sim::stop::NEVER)?;
+            let ran = scenario.run_on(&pool, &|| bar.inc(), &coapcc_sim::stop::NEVER)?;
             bar.finish();
             match format {
-                Format::Json => coapcc::outln!("{}", ran.json())?,
-                Format::Markdown => coapcc::out!("{}", ran.markdown())?,
+                Format::Json => crate::outln!("{}", ran.json())?,
+                Format::Markdown => crate::out!("{}", ran.markdown())?,
                 Format::Table => {
-                    coapcc::out!("{}", ran.table())?;
-                    coapcc::outln!(
+                    crate::out!("{}", ran.table())?;
+                    crate::outln!(
                         "\n{total} runs, {} events in {:.2} s wall time",
                         ran.events(),
                         started.elapsed().as_secs_f64()
@@ -389,11 +383,7 @@ fn real_main() -> Result<()> {
             }
             // after the results, so a pcap that cannot be written loses nothing
             if let Some(path) = &pcap {
-                match ran {
-                    coapcc::api::Ran::Dumbbell(s, _) => write_pcaps(s, path)?,
-                    coapcc::api::Ran::Grid(s, _) => write_grid_pcaps(s, path)?,
-                    coapcc::api::Ran::Star(..) => unreachable!("refused above"),
-                }
+                write_pcaps(&scenario, path)?;
             }
             Ok(())
         }
@@ -401,10 +391,10 @@ fn real_main() -> Result<()> {
             // CoAP algorithms: state per destination. CoAP over TCP: the
             // socket a connection holds (`size_of`; its buffers and queues
             // are on the heap), at each end.
-            coapcc::outln!("{:<21} {:<9} {:>6}  description", "name", "spec", "state")?;
+            crate::outln!("{:<21} {:<9} {:>6}  description", "name", "spec", "state")?;
             for a in coapcc_rto::registry::ALGORITHMS {
                 let approx = if a.approximate { " (approximate)" } else { "" };
-                coapcc::outln!(
+                crate::outln!(
                     "{:<21} {:<9} {:>4} B  {}{}",
                     a.name,
                     a.section,
@@ -414,7 +404,7 @@ fn real_main() -> Result<()> {
                 )?;
             }
             for p in coapcc_tcp::PROFILES {
-                coapcc::outln!(
+                crate::outln!(
                     "{:<21} {:<9} {:>4} B  {}",
                     p.name,
                     p.section,
@@ -432,7 +422,7 @@ fn real_main() -> Result<()> {
             );
             let rows = coapcc::calibrate::run(seed, replications, &|| bar.inc(1))?;
             bar.finish_and_clear();
-            coapcc::out!("{}", coapcc::calibrate::markdown(&rows))?;
+            crate::out!("{}", coapcc::calibrate::markdown(&rows))?;
             Ok(())
         }
         Command::Bench {
@@ -453,7 +443,7 @@ fn real_main() -> Result<()> {
             child_algorithm,
         } => {
             if let (Some(file), Some(i)) = (&child_run, child_algorithm) {
-                return coapcc::bench::scale::child(file, i);
+                return crate::outln!("{}", coapcc::bench::scale::child(file, i)?);
             }
             let ns3 = if no_reference {
                 Some("none".to_string())
@@ -493,8 +483,8 @@ fn real_main() -> Result<()> {
                 };
                 let load_before = coapcc::bench::load_average();
                 let rows = coapcc::bench::scale::run(&scenario, limit)?;
-                coapcc::out!("{}", coapcc::bench::scale::markdown(&rows))?;
-                return coapcc::outln!(
+                crate::out!("{}", coapcc::bench::scale::markdown(&rows))?;
+                return crate::outln!(
                     "\nLoad average (1 min) before: {load_before}, after: {}.",
                     coapcc::bench::load_average()
                 );
@@ -515,11 +505,11 @@ fn real_main() -> Result<()> {
                 let algorithm = algorithm.as_deref().unwrap_or("default");
                 let load_before = coapcc::bench::load_average();
                 let points = coapcc::bench::matrix::run(algorithm, repeat, seed, reference)?;
-                coapcc::out!(
+                crate::out!(
                     "{}",
                     coapcc::bench::matrix::markdown(&points, algorithm, repeat)
                 )?;
-                return coapcc::outln!(
+                return crate::outln!(
                     "\nLoad average (1 min) before: {load_before}, after: {}.",
                     coapcc::bench::load_average()
                 );
@@ -532,6 +522,7 @@ fn real_main() -> Result<()> {
                     repeat,
                     seed,
                     &dumbbell_ns3(),
+                    &mut |line| crate::outln!("{line}"),
                 ),
                 BenchNetwork::Grid => coapcc::bench::run_grid(
                     period,
@@ -543,6 +534,7 @@ fn real_main() -> Result<()> {
                     seed,
                     ns3.as_deref()
                         .unwrap_or("../shared/baselines/ns3-grid/run.sh"),
+                    &mut |line| crate::outln!("{line}"),
                 ),
                 BenchNetwork::Star => coapcc::bench::run_star(
                     clients.unwrap_or(12),
@@ -550,42 +542,41 @@ fn real_main() -> Result<()> {
                     repeat,
                     seed,
                     ns3.as_deref().unwrap_or("baselines/ns3-star/run.sh"),
+                    &mut |line| crate::outln!("{line}"),
                 ),
             }
         }
         Command::DefaultScenario => {
-            coapcc::out!("{}", scenario_file::DEFAULT_SCENARIO)?;
+            crate::out!("{}", scenario_file::DEFAULT_SCENARIO)?;
             Ok(())
         }
-        Command::Client(args) => coapcc::net_cli::client(args),
-        Command::Server(args) => coapcc::net_cli::server(args).map(|_| ()),
+        Command::Client(args) => cli::net::client(args),
+        Command::Server(args) => cli::net::server(args).map(|_| ()),
         Command::Load(args) => {
-            let json = args.format == coapcc::net_cli::LoadFormat::Json;
+            let json = args.format == cli::args::LoadFormat::Json;
             let no_fail = args.no_fail;
-            let o = coapcc::net_cli::load(args)?;
+            let o = cli::net::load(args)?;
             if json {
-                coapcc::outln!("{}", coapcc::net_cli::load_json(&o))?;
+                crate::outln!("{}", cli::net::load_json(&o))?;
             } else {
-                coapcc::out!("{}", load_table(&o))?;
+                crate::out!("{}", load_table(&o))?;
             }
             o.check(no_fail)
         }
-        Command::Emulate(args) if args.ip.ip => {
-            std::process::exit(coapcc::ip_cli::emulate_ip(args)?)
-        }
-        Command::Emulate(args) => coapcc::net_cli::emulate(args).map(|_| ()),
+        Command::Emulate(args) if args.ip.ip => std::process::exit(cli::ip::emulate_ip(args)?),
+        Command::Emulate(args) => cli::net::emulate(args).map(|_| ()),
         Command::Campaign {
             file,
             store,
             threads,
             pause_ms,
             force,
-        } => coapcc::campaign::cli(&file, &store, threads, pause_ms, force),
+        } => cli::campaign::run(&file, &store, threads, pause_ms, force),
         Command::Report {
             store,
             out,
             campaign,
-        } => coapcc::report::cli(&store, &out, campaign.as_deref()),
+        } => cli::report::run(&store, &out, campaign.as_deref()),
         Command::KernelCheck {
             store,
             configs,
@@ -629,7 +620,7 @@ fn real_main() -> Result<()> {
             let points = point::points(&configs, &workloads, &buffers, clients, exchanges);
             if table_only {
                 let st = coapcc::store::Store::open_read_only(&store)?;
-                coapcc::out!("{}", kernel_check::tables(&st, Some(&points))?)?;
+                crate::out!("{}", kernel_check::tables(&st, Some(&points))?)?;
                 return Ok(());
             }
             let st = coapcc::store::Store::open(&store)?;
@@ -651,7 +642,7 @@ fn real_main() -> Result<()> {
                 done.reused,
                 store.display()
             );
-            coapcc::out!("{}", kernel_check::tables(&st, Some(&points))?)?;
+            crate::out!("{}", kernel_check::tables(&st, Some(&points))?)?;
             Ok(())
         }
     }
@@ -690,41 +681,26 @@ fn pcap_path(path: &std::path::Path, label: &str, several: bool) -> std::path::P
     }
 }
 
-/// Re-runs replication 0 of each algorithm of a grid scenario with a tap
-/// writing its 802.15.4 frames.
-fn write_grid_pcaps(scenario: &coapcc_sim::GridScenario, path: &std::path::Path) -> Result<()> {
-    let several = scenario.algorithms.len() > 1;
-    for (i, alg) in scenario.algorithms.iter().enumerate() {
-        let file = pcap_path(path, alg.label(), several);
-        let mut tap = coapcc::pcap::Ieee802154Tap::create(&file)?;
-        coapcc_sim::grid::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
-        let n = tap.finish()?;
-        eprintln!("wrote {n} frames to {}", file.display());
-    }
-    Ok(())
-}
-
 /// Re-runs replication 0 of each algorithm with a pcap tap (runs are
 /// deterministic, so this is the same traffic as the run just reported).
-fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Result<()> {
-    let several = scenario.algorithms.len() > 1;
-    for (i, alg) in scenario.algorithms.iter().enumerate() {
-        let file = pcap_path(path, alg.label(), several);
-        let mut tap = coapcc::pcap::PcapTap::create(&file)?;
-        coapcc_sim::testbed::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
-        let n = tap.finish()?;
-        eprintln!("wrote {n} packets to {}", file.display());
+fn write_pcaps(scenario: &coapcc::networks::AnyScenario, path: &std::path::Path) -> Result<()> {
+    let labels = scenario.labels();
+    let several = labels.len() > 1;
+    for (i, label) in labels.iter().enumerate() {
+        let file = pcap_path(path, label, several);
+        let (n, unit) = scenario.write_pcap(i, &file)?;
+        eprintln!("wrote {n} {unit} to {}", file.display());
     }
     Ok(())
 }
 
 /// `coapcc load`'s table: what a load generator measures of the summary
 /// (not the bottleneck's counters) under a header saying what was measured.
-fn load_table(o: &coapcc::net_cli::LoadOutcome) -> String {
-    let tables = if o.transport == coapcc::net_cli::Transport::Tcp {
-        output::tcp_load_tables(std::slice::from_ref(&o.summary))
+fn load_table(o: &cli::args::LoadOutcome) -> String {
+    let tables = if o.transport == cli::args::Transport::Tcp {
+        coapcc::networks::dumbbell::output::tcp_load_tables(std::slice::from_ref(&o.summary))
     } else {
-        output::load_tables(std::slice::from_ref(&o.summary))
+        coapcc::networks::dumbbell::output::load_tables(std::slice::from_ref(&o.summary))
     };
-    format!("{}\n{}", coapcc::net_cli::load_header(o), tables)
+    format!("{}\n{}", cli::net::load_header(o), tables)
 }

@@ -1,109 +1,35 @@
 //! Scenario files (TOML): loading, command-line overrides, and errors that name
 //! the file, the field and what was expected.
 //!
-//! A scenario's `[network]` table says which network it runs on: `kind =
-//! "dumbbell"` (the default: the constrained-link testbed) or `kind = "grid"`
-//! (the 802.15.4 grid of the pCoCoA evaluation).
+//! A scenario's `[network]` table says which network it runs on
+//! ([`crate::networks::NetworkKind`]); each network parses and overrides its
+//! own scenarios in its folder, with the helpers here.
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, GridScenario, Scenario, StarScenario, WorkloadKind,
-};
-use serde::Deserialize;
+use coapcc_sim::AlgorithmSpec;
 
 /// The scenario `coapcc run` uses when no file is given: the constrained-link
 /// testbed with the published evaluations' settings.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
 
-/// A scenario of either network.
-#[derive(Clone, Debug, PartialEq)]
-pub enum AnyScenario {
-    /// On the constrained-link dumbbell.
-    Dumbbell(Box<Scenario>),
-    /// On the 802.15.4 grid.
-    Grid(Box<GridScenario>),
-    /// On the Wi-Fi star.
-    Star(Box<StarScenario>),
-}
-
-/// The network kinds a scenario may name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NetworkKind {
-    /// `kind = "dumbbell"` (or no `kind`).
-    Dumbbell,
-    /// `kind = "grid"`.
-    Grid,
-    /// `kind = "star"`.
-    Star,
-}
-
-/// Reads `[network] kind` of a TOML document (scenario or campaign), with
-/// nothing else checked; `origin` names it in errors.
-pub fn network_kind(text: &str, origin: &str) -> Result<NetworkKind> {
-    #[derive(Deserialize)]
-    struct Probe {
-        #[serde(default)]
-        network: Option<ProbeNetwork>,
-    }
-    #[derive(Deserialize)]
-    struct ProbeNetwork {
-        #[serde(default)]
-        kind: Option<toml::Value>,
-    }
-    let probe: Probe = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    match probe.network.and_then(|n| n.kind) {
-        None => Ok(NetworkKind::Dumbbell),
-        Some(toml::Value::String(k)) if k == "dumbbell" => Ok(NetworkKind::Dumbbell),
-        Some(toml::Value::String(k)) if k == "grid" => Ok(NetworkKind::Grid),
-        Some(toml::Value::String(k)) if k == "star" => Ok(NetworkKind::Star),
-        Some(other) => bail!(
-            "{origin}: network.kind: expected \"dumbbell\", \"grid\" or \"star\", found {other}"
-        ),
-    }
-}
-
-/// Parses a scenario from TOML text; `origin` names the file in errors.
-pub fn parse_any(text: &str, origin: &str) -> Result<AnyScenario> {
-    match network_kind(text, origin)? {
-        NetworkKind::Dumbbell => parse(text, origin).map(|s| AnyScenario::Dumbbell(Box::new(s))),
-        NetworkKind::Grid => {
-            let scenario: GridScenario =
-                toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-            scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
-            Ok(AnyScenario::Grid(Box::new(scenario)))
-        }
-        NetworkKind::Star => {
-            let scenario: StarScenario =
-                toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-            scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
-            Ok(AnyScenario::Star(Box::new(scenario)))
-        }
-    }
-}
-
-/// Parses a dumbbell scenario from TOML text; `origin` names the file in
-/// errors.
-pub fn parse(text: &str, origin: &str) -> Result<Scenario> {
-    let scenario: Scenario = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
-    Ok(scenario)
-}
-
-/// Loads and validates a scenario file of either network.
-pub fn load_any(path: &Path) -> Result<AnyScenario> {
-    parse_any(&read(path)?, &path.display().to_string())
-}
-
-/// Loads and validates a dumbbell scenario file.
-pub fn load(path: &Path) -> Result<Scenario> {
-    parse(&read(path)?, &path.display().to_string())
-}
-
-fn read(path: &Path) -> Result<String> {
+/// Reads a scenario file.
+pub fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read the scenario file", path.display()))
+}
+
+/// Parses a scenario of type `S` from TOML text and validates it
+/// (`validate`); `origin` names the file in errors.
+pub fn parse_toml<S: serde::de::DeserializeOwned, E: std::fmt::Display>(
+    text: &str,
+    origin: &str,
+    validate: impl FnOnce(&S) -> std::result::Result<(), E>,
+) -> Result<S> {
+    let scenario: S = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    validate(&scenario).map_err(|e| anyhow!("{origin}: {e}"))?;
+    Ok(scenario)
 }
 
 /// Values given on the command line that replace the file's.
@@ -128,129 +54,50 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    /// Applies the overrides to a scenario of either network.
-    pub fn apply_any(&self, s: AnyScenario, origin: &str) -> Result<AnyScenario> {
-        match s {
-            AnyScenario::Dumbbell(s) => {
-                if self.period.is_some() {
-                    bail!(
-                        "--period: applies to grid scenarios only; {origin} runs on the dumbbell"
-                    );
-                }
-                self.apply(*s, origin)
-                    .map(|s| AnyScenario::Dumbbell(Box::new(s)))
-            }
-            AnyScenario::Grid(s) => self
-                .apply_grid(*s, origin)
-                .map(|s| AnyScenario::Grid(Box::new(s))),
-            AnyScenario::Star(s) => self
-                .apply_star(*s, origin)
-                .map(|s| AnyScenario::Star(Box::new(s))),
+    /// Fails naming the first of `flags` that is set: `why` says why it does
+    /// not apply.
+    pub fn refuse(flags: &[(&str, bool)], why: impl FnOnce() -> String) -> Result<()> {
+        if let Some((flag, _)) = flags.iter().find(|(_, set)| *set) {
+            bail!("{flag}: {}", why());
         }
+        Ok(())
     }
 
-    /// Applies the overrides to a grid scenario and re-validates.
-    pub fn apply_grid(&self, mut s: GridScenario, origin: &str) -> Result<GridScenario> {
-        let dumbbell_only = [
-            ("--clients", self.clients.is_some()),
-            ("--buffer", self.buffer.is_some()),
-            ("--errors", self.errors.is_some()),
-            ("--workload", self.workload.is_some()),
-        ];
-        if let Some((flag, _)) = dumbbell_only.iter().find(|(_, set)| *set) {
-            bail!("{flag}: applies to dumbbell scenarios only; {origin} runs on the grid (its clients are its nodes)");
-        }
+    /// Applies what every network shares: `--algorithms` (keeping the
+    /// parameters the scenario gives an algorithm of the same name, so the
+    /// published settings stay, and the spec defaults for names it does not
+    /// list), `--replications` and `--seed`.
+    pub fn apply_common(
+        &self,
+        algorithms: &mut Vec<AlgorithmSpec>,
+        replications: &mut u32,
+        seed: &mut u64,
+    ) -> Result<()> {
         if let Some(list) = &self.algorithms {
-            s.algorithms = choose(&s.algorithms, list)?;
+            *algorithms = choose(algorithms, list)?;
         }
         if let Some(r) = self.replications {
             if r == 0 {
                 bail!("--replications: expected at least 1");
             }
-            s.replications = r;
+            *replications = r;
         }
-        if let Some(seed) = self.seed {
-            s.seed = seed;
+        if let Some(s) = self.seed {
+            *seed = s;
         }
-        if let Some(p) = self.period {
-            s.workload.period_s = p;
-        }
-        s.validate()
-            .map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;
-        Ok(s)
+        Ok(())
     }
+}
 
-    /// Applies the overrides to a star scenario and re-validates.
-    pub fn apply_star(&self, mut s: StarScenario, origin: &str) -> Result<StarScenario> {
-        let not_here = [
-            ("--clients", self.clients.is_some()),
-            ("--buffer", self.buffer.is_some()),
-            ("--errors", self.errors.is_some()),
-            ("--workload", self.workload.is_some()),
-            ("--period", self.period.is_some()),
-        ];
-        if let Some((flag, _)) = not_here.iter().find(|(_, set)| *set) {
-            bail!("{flag}: does not apply to {origin}, which runs on the Wi-Fi star");
-        }
-        if let Some(list) = &self.algorithms {
-            s.algorithms = choose(&s.algorithms, list)?;
-        }
-        if let Some(r) = self.replications {
-            if r == 0 {
-                bail!("--replications: expected at least 1");
-            }
-            s.replications = r;
-        }
-        if let Some(seed) = self.seed {
-            s.seed = seed;
-        }
-        s.validate()
-            .map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;
-        Ok(s)
-    }
-
-    /// Applies the overrides to `s` and re-validates; `origin` names the scenario.
-    ///
-    /// `--algorithms` keeps the parameters the scenario gives an algorithm of the
-    /// same name (so the published settings stay), and uses the spec defaults for
-    /// names the scenario does not list.
-    pub fn apply(&self, mut s: Scenario, origin: &str) -> Result<Scenario> {
-        if let Some(n) = self.clients {
-            if n == 0 {
-                bail!("--clients: expected at least 1");
-            }
-            s.clients = n;
-        }
-        if let Some(b) = &self.buffer {
-            s.network.buffer = Buffer::parse(b).ok_or_else(|| {
-                anyhow!("--buffer: expected a size in bytes (e.g. 2500) or `inf`, found `{b}`")
-            })?;
-        }
-        if let Some(e) = &self.errors {
-            s.network.errors = ErrorProfile::parse(e).ok_or_else(|| {
-                anyhow!("--errors: expected none, low, medium or high, found `{e}`")
-            })?;
-        }
-        if let Some(w) = &self.workload {
-            s.workload.kind = WorkloadKind::parse(w)
-                .ok_or_else(|| anyhow!("--workload: expected continuous or random, found `{w}`"))?;
-        }
-        if let Some(list) = &self.algorithms {
-            s.algorithms = choose(&s.algorithms, list)?;
-        }
-        if let Some(r) = self.replications {
-            if r == 0 {
-                bail!("--replications: expected at least 1");
-            }
-            s.replications = r;
-        }
-        if let Some(seed) = self.seed {
-            s.seed = seed;
-        }
-        s.validate()
-            .map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;
-        Ok(s)
-    }
+/// A scenario changed by command-line overrides, validated again (`validate`);
+/// `origin` names it.
+pub fn revalidate<S, E: std::fmt::Display>(
+    s: S,
+    origin: &str,
+    validate: impl FnOnce(&S) -> std::result::Result<(), E>,
+) -> Result<S> {
+    validate(&s).map_err(|e| anyhow!("{origin} (with command-line overrides): {e}"))?;
+    Ok(s)
 }
 
 /// `--algorithms a,b,…`: keeps the parameters the scenario gives an algorithm

@@ -102,7 +102,7 @@ fn the_scale_tables_report_each_algorithm_of_the_file_from_its_own_process() {
     )
     .unwrap();
     let out = succeeds(&["--scenario", file.to_str().unwrap()]);
-    let scenario = coapcc::scenario_file::load(&file).unwrap();
+    let scenario = coapcc::networks::dumbbell::load_scenario(&file).unwrap();
     let runs = table(&out, "| scenario | algorithm | clients | events |");
     let cost = table(&out, "| scenario | algorithm | clients | packets |");
     assert_eq!(runs.len(), 2);

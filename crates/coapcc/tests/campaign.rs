@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use coapcc::campaign;
+use coapcc::networks::AnyPlan;
 use coapcc::report;
 use coapcc::store::Store;
 
@@ -221,7 +222,7 @@ fn a_killed_campaign_resumes_to_the_same_store() {
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = campaign::parse(SMALL, "small").unwrap();
+    let plan = coapcc::networks::dumbbell::campaign::plan::parse(SMALL, "small").unwrap();
     let mut dumps = Vec::new();
     for threads in [1, 2, 3] {
         let path = dir.path().join(format!("t{threads}.sqlite"));
@@ -241,29 +242,34 @@ fn a_changed_campaign_reuses_unchanged_runs_and_is_reported_apart() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.sqlite");
     let mut store = Store::open(&path).unwrap();
-    let old = campaign::parse(SMALL, "small.toml").unwrap();
+    let old = coapcc::networks::dumbbell::campaign::plan::parse(SMALL, "small.toml").unwrap();
     campaign::run(&old, &mut store, 0, None, false).unwrap();
 
     // One more replication of the error-free set: its first two are reused.
     let changed_text = SMALL.replacen("replications = 2", "replications = 3", 1);
-    let changed = campaign::parse(&changed_text, "small.toml").unwrap();
+    let changed =
+        coapcc::networks::dumbbell::campaign::plan::parse(&changed_text, "small.toml").unwrap();
     assert_ne!(old.definition, changed.definition);
     let out = campaign::run(&changed, &mut store, 0, None, false).unwrap();
     assert_eq!(out.reused, SMALL_RUNS as usize);
     assert_eq!(out.computed, 16);
 
     // A new seed shares no run.
-    let reseeded = campaign::parse(&SMALL.replace("seed = 5", "seed = 6"), "small.toml").unwrap();
+    let reseeded = coapcc::networks::dumbbell::campaign::plan::parse(
+        &SMALL.replace("seed = 5", "seed = 6"),
+        "small.toml",
+    )
+    .unwrap();
     let out = campaign::run(&reseeded, &mut store, 0, None, false).unwrap();
     assert_eq!((out.reused, out.computed), (0, SMALL_RUNS as usize));
 
     // The report shows the definition run last and names the others.
-    let (def, others) = report::data::choose(&store, None).unwrap();
+    let (def, others) = report::choose(&store, None).unwrap();
     assert_eq!(def.hash, reseeded.definition);
     assert_eq!(others.len(), 2);
-    let (def, _) = report::data::choose(&store, Some(&changed.definition[..10])).unwrap();
+    let (def, _) = report::choose(&store, Some(&changed.definition[..10])).unwrap();
     assert_eq!(def.hash, changed.definition);
-    let r = report::data::gather(&store, def, others).unwrap();
+    let r = coapcc::networks::dumbbell::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress(), (SMALL_RUNS + 16, SMALL_RUNS + 16));
     // Every cell summarises exactly its own replications.
     for c in &r.cells {
@@ -272,7 +278,7 @@ fn a_changed_campaign_reuses_unchanged_runs_and_is_reported_apart() {
         let clients: u64 = c.groups.iter().map(|g| g.summary.clients).sum();
         assert_eq!(clients, u64::from(c.cell.clients) * want as u64);
     }
-    assert!(report::data::choose(&store, Some("nothing-like-this")).is_err());
+    assert!(report::choose(&store, Some("nothing-like-this")).is_err());
 }
 
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {
@@ -305,7 +311,7 @@ fn the_report_holds_the_figures_and_tables() {
         algorithms = []
         mixed = [{ label = "half", of = ["default", "cocoa"] }]
     "#;
-    let plan = campaign::parse(text, "report-test.toml").unwrap();
+    let plan = coapcc::networks::dumbbell::campaign::plan::parse(text, "report-test.toml").unwrap();
     let store_path = dir.path().join("s.sqlite");
     let mut store = Store::open(&store_path).unwrap();
     campaign::run(&plan, &mut store, 0, None, false).unwrap();
@@ -455,7 +461,10 @@ fn shipped_campaigns_expand() {
     // Whether this build lacks CoAP over TCP (then the campaigns skip it).
     let probe = "name = \"p\"\nskip_unavailable = true\nalgorithms = [\"tcp\"]\n\
                  [[set]]\nname = \"s\"\nclients = [1]\nreplications = 1\n";
-    let tcp = campaign::parse(probe, "probe").unwrap().skipped.len() as u64;
+    let tcp = coapcc::networks::dumbbell::campaign::plan::parse(probe, "probe")
+        .unwrap()
+        .skipped
+        .len() as u64;
     for (name, single_alg_runs, tcp_runs) in [
         // (6 clients × 2 buffers × 2 workloads × 20 + 3 errors × 2 workloads × 40) per algorithm.
         (
@@ -476,7 +485,7 @@ fn shipped_campaigns_expand() {
             4 * 2 * 2 * 20,
         ),
     ] {
-        let plan = campaign::load(&root.join(name)).unwrap();
+        let plan = coapcc::networks::dumbbell::campaign::plan::load(&root.join(name)).unwrap();
         let want = single_alg_runs + (1 - tcp) * tcp_runs;
         assert_eq!(plan.runs() as u64, want, "{name}");
         assert_eq!(
@@ -517,8 +526,7 @@ fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
             "6652e2cb95e0b0ec224aa8c3496d4f258bbfc8fba9048d96173c353846af402f",
         ),
     ] {
-        let campaign::AnyPlan::Dumbbell(plan) = campaign::load_any(&root.join(name)).unwrap()
-        else {
+        let AnyPlan::Dumbbell(plan) = AnyPlan::load(&root.join(name)).unwrap() else {
             panic!("{name} is a dumbbell campaign");
         };
         let last_cell = plan.cells.last().unwrap();
@@ -542,7 +550,7 @@ fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
 fn the_thesis_campaign_runs_whole() {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let plan = campaign::load(&root.join("thesis.toml")).unwrap();
+    let plan = coapcc::networks::dumbbell::campaign::plan::load(&root.join("thesis.toml")).unwrap();
     let path = dir.path().join("thesis.sqlite");
     let mut store = Store::open(&path).unwrap();
     let t0 = Instant::now();
@@ -554,10 +562,10 @@ fn the_thesis_campaign_runs_whole() {
     );
     assert_eq!(out.computed, plan.runs());
     store.verify().unwrap();
-    let (def, others) = report::data::choose(&store, None).unwrap();
-    let r = report::data::gather(&store, def, others).unwrap();
+    let (def, others) = report::choose(&store, None).unwrap();
+    let r = coapcc::networks::dumbbell::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);
     // Every published row of the thesis' algorithms at these settings is compared.
     assert!(r.comparisons.len() >= 24, "{}", r.comparisons.len());
-    report::write(&r, &dir.path().join("report")).unwrap();
+    coapcc::networks::dumbbell::report::write(&r, &dir.path().join("report")).unwrap();
 }

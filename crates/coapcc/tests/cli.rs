@@ -157,7 +157,7 @@ fn every_scenario_file_in_the_repository_is_valid() {
         if entry.extension().is_some_and(|e| e == "toml")
             && !inside.to_string_lossy().contains("campaign")
         {
-            coapcc::scenario_file::load_any(&entry).unwrap_or_else(|e| panic!("{e:#}"));
+            coapcc::networks::AnyScenario::load(&entry).unwrap_or_else(|e| panic!("{e:#}"));
             n += 1;
         }
     }

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use coapcc::api::{self, RunOptions, Source};
 use coapcc::budget;
+use coapcc::networks::AnyScenario;
 use coapcc::scenario_file::{self, Overrides};
 use proptest::prelude::*;
 
@@ -140,7 +141,7 @@ proptest! {
         m in mutation(),
     ) {
         let (text, key) = mutate(&seeds()[seed], pick, m);
-        let scenario = match scenario_file::parse_any(&text, ORIGIN) {
+        let scenario = match AnyScenario::parse(&text, ORIGIN) {
             Ok(s) => s,
             Err(e) => {
                 let e = format!("{e:#}");
@@ -151,8 +152,8 @@ proptest! {
                 return Ok(());
             }
         };
-        let checked = budget::check_scenario(&scenario, ORIGIN, 1, false);
-        let (cost, runs) = budget::scenario_cost(&scenario);
+        let checked = scenario.check_budget(ORIGIN, 1, false);
+        let (cost, runs) = scenario.cost();
         if let Err(e) = checked {
             let e = e.to_string();
             prop_assert!(e.starts_with(ORIGIN), "{e}");

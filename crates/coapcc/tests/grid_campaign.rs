@@ -9,9 +9,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use coapcc::campaign::{self, key::run_key, AnyPlan, GridPlan};
+use coapcc::campaign;
+use coapcc::key::run_key;
+use coapcc::networks::grid::campaign::GridPlan;
+use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
-use coapcc::scenario_file::NetworkKind;
 use coapcc::store::Store;
 use coapcc_sim::grid::{self, GridWorkloadKind};
 use coapcc_sim::GridSummary;
@@ -51,7 +53,7 @@ fn bin() -> std::path::PathBuf {
 }
 
 fn grid_plan(text: &str, origin: &str) -> GridPlan {
-    match campaign::parse_any(text, origin).unwrap() {
+    match AnyPlan::parse(text, origin).unwrap() {
         AnyPlan::Grid(p) => *p,
         AnyPlan::Dumbbell(_) => panic!("a grid campaign was taken for a dumbbell one"),
         AnyPlan::Star(_) => panic!("a grid campaign was taken for a star one"),
@@ -176,10 +178,7 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
     ] {
         assert!(SMALL.contains(from), "{from}");
         let text = SMALL.replacen(from, to, 1);
-        let e = format!(
-            "{:#}",
-            campaign::parse_any(&text, "small.toml").unwrap_err()
-        );
+        let e = format!("{:#}", AnyPlan::parse(&text, "small.toml").unwrap_err());
         for want in wants {
             assert!(e.contains(want), "`{want}` not in: {e}");
         }
@@ -187,7 +186,7 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
     // A file whose network kind is none of the three.
     let e = format!(
         "{:#}",
-        campaign::parse_any(
+        AnyPlan::parse(
             &SMALL.replace("kind = \"grid\"", "kind = \"mesh\""),
             "small.toml"
         )
@@ -244,9 +243,9 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     assert!(da == db, "1 thread and 2 threads stored different rows");
 
     // The definition is registered as the one run last.
-    let (def, others) = report::data::choose(&a, None).unwrap();
+    let (def, others) = report::choose(&a, None).unwrap();
     assert_eq!(def.hash, plan.definition);
-    assert_eq!(def.network, NetworkKind::Grid);
+    assert_eq!(def.network, NetworkKind::Grid.name());
     assert!(others.is_empty());
     // Stored runs are the simulator's, exactly.
     let c = &plan.cells[3];
@@ -306,7 +305,8 @@ replications = 2
 fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     let dir = tempfile::tempdir().unwrap();
     // The dumbbell campaign in a current store, for reference.
-    let plan = campaign::parse(DUMBBELL, "dumbbell.toml").unwrap();
+    let plan =
+        coapcc::networks::dumbbell::campaign::plan::parse(DUMBBELL, "dumbbell.toml").unwrap();
     let reference = dir.path().join("reference.sqlite");
     let mut store = Store::open(&reference).unwrap();
     campaign::run(&plan, &mut store, 0, None, false).unwrap();
@@ -335,9 +335,9 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     let ro = Store::open_read_only(&old).unwrap();
     assert_eq!(ro.layout(), 1);
     assert_eq!(ro.run_count().unwrap(), plan.runs() as u64);
-    let (def, others) = report::data::choose(&ro, None).unwrap();
-    assert_eq!(def.network, NetworkKind::Dumbbell);
-    let r = report::data::gather(&ro, def, others).unwrap();
+    let (def, others) = report::choose(&ro, None).unwrap();
+    assert_eq!(def.network, NetworkKind::Dumbbell.name());
+    let r = coapcc::networks::dumbbell::report::data::gather(&ro, def, others).unwrap();
     assert_eq!(r.progress(), (plan.runs() as u64, plan.runs() as u64));
     assert!(ro.done_grid_keys().unwrap().is_empty());
     drop(ro);
@@ -362,8 +362,8 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     assert_eq!(o.computed, grid.runs());
     let defs = up.definitions().unwrap();
     assert_eq!(
-        defs.iter().map(|d| d.network).collect::<Vec<_>>(),
-        [NetworkKind::Grid, NetworkKind::Dumbbell]
+        defs.iter().map(|d| d.network.as_str()).collect::<Vec<_>>(),
+        ["grid", "dumbbell"]
     );
     drop(up);
     let again = Store::open(&old).unwrap();
@@ -572,7 +572,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
 #[test]
 fn the_shipped_pcocoa_campaign_expands() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Grid(p) = campaign::load_any(&root.join("pcocoa.toml")).unwrap() else {
+    let AnyPlan::Grid(p) = AnyPlan::load(&root.join("pcocoa.toml")).unwrap() else {
         panic!("pcocoa.toml is a grid campaign");
     };
     // (16 periods + 8 ON durations) × 5 algorithms × 12 replications.
@@ -615,7 +615,7 @@ fn the_shipped_pcocoa_campaign_expands() {
 fn the_pcocoa_campaign_runs_whole() {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Grid(plan) = campaign::load_any(&root.join("pcocoa.toml")).unwrap() else {
+    let AnyPlan::Grid(plan) = AnyPlan::load(&root.join("pcocoa.toml")).unwrap() else {
         panic!("pcocoa.toml is a grid campaign");
     };
     let path = dir.path().join("pcocoa.sqlite");
@@ -629,8 +629,8 @@ fn the_pcocoa_campaign_runs_whole() {
     );
     assert_eq!(out.computed, plan.runs());
     store.verify().unwrap();
-    let (def, others) = report::data::choose(&store, None).unwrap();
-    let r = report::grid::data::gather(&store, def, others).unwrap();
+    let (def, others) = report::choose(&store, None).unwrap();
+    let r = coapcc::networks::grid::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);
     // calibration.md §3: carried load follows the offered load while nothing
     // is congested (T ≥ 12 s) and stops growing linearly near 380 B/s.
@@ -650,6 +650,6 @@ fn the_pcocoa_campaign_runs_whole() {
             assert!(c.summary.carried.mean < 0.25 * c.summary.offered);
         }
     }
-    let w = report::grid::write(&r, &dir.path().join("report")).unwrap();
+    let w = coapcc::networks::grid::report::write(&r, &dir.path().join("report")).unwrap();
     assert_eq!(w.svgs.len(), 5 + 4 * 5 + 2 * 5 + 2);
 }

@@ -1231,8 +1231,8 @@ fn the_published_scenarios_are_within_the_work_bound() {
     }
     assert!(files.len() > 10, "{files:?}");
     for f in files {
-        let s = coapcc::scenario_file::load_any(&f).unwrap();
-        let (cost, _) = coapcc::budget::scenario_cost(&s);
+        let s = coapcc::networks::AnyScenario::load(&f).unwrap();
+        let (cost, _) = s.cost();
         assert!(
             cost.events <= coapcc::budget::MAX_EVENTS / 10,
             "{}: {cost:?}",

@@ -39,7 +39,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use coapcc::scenario_file::{self, AnyScenario};
+use coapcc::networks::AnyScenario;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -212,7 +212,7 @@ fn every_scenario_gives_the_recorded_output_whatever_the_thread_count() {
             .expect("under the repository")
             .to_string_lossy()
             .replace('\\', "/");
-        let s = scenario_file::load_any(file).unwrap_or_else(|e| panic!("{e:#}"));
+        let s = AnyScenario::load(file).unwrap_or_else(|e| panic!("{e:#}"));
         let Some(s) = reduce(s) else {
             eprintln!("skipped (more than {MAX_CLIENTS} clients): {rel}");
             continue;

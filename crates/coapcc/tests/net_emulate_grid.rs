@@ -398,7 +398,7 @@ fn load_through_the_grid_is_accounted_for() {
         .map(|c| u64::from(c.completed + c.retransmissions))
         .sum();
     let g = r.grid.as_ref().unwrap();
-    eprintln!("{}", coapcc::net_cli::emulator_summary(&r));
+    eprintln!("{r:?}");
     assert_eq!(r.upstream.received, sent);
     assert_eq!(r.upstream.in_flight() + r.downstream.in_flight(), 0);
     assert_eq!(stats.datagrams, r.upstream.delivered);

@@ -8,9 +8,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use coapcc::campaign::{self, AnyPlan, StarPlan};
+use coapcc::campaign;
+use coapcc::networks::star::campaign::StarPlan;
+use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
-use coapcc::scenario_file::NetworkKind;
 use coapcc::store::Store;
 use coapcc_sim::star;
 use coapcc_sim::StarSummary;
@@ -55,7 +56,7 @@ fn bin() -> std::path::PathBuf {
 }
 
 fn star_plan(text: &str, origin: &str) -> StarPlan {
-    match campaign::parse_any(text, origin).unwrap() {
+    match AnyPlan::parse(text, origin).unwrap() {
         AnyPlan::Star(p) => *p,
         _ => panic!("a star campaign was taken for another kind"),
     }
@@ -102,7 +103,7 @@ fn a_star_campaign_file_expands_to_its_cells_and_keys() {
     // A file whose network is the star but whose set is not.
     let e = format!(
         "{:#}",
-        campaign::parse_any(
+        AnyPlan::parse(
             &SMALL.replace("stations = [24, 18]", "periods_s = [8]"),
             "small.toml"
         )
@@ -192,9 +193,9 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     }
 
     // The definition is registered as the one run last.
-    let (def, others) = report::data::choose(&a, None).unwrap();
+    let (def, others) = report::choose(&a, None).unwrap();
     assert_eq!(def.hash, plan.definition);
-    assert_eq!(def.network, NetworkKind::Star);
+    assert_eq!(def.network, NetworkKind::Star.name());
     assert!(others.is_empty());
     // Stored runs are the simulator's, exactly, traces included.
     let c = &plan.cells[4];
@@ -275,9 +276,10 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     // A dumbbell and a grid campaign in a current store, for reference.
     let reference = dir.path().join("reference.sqlite");
     let mut store = Store::open(&reference).unwrap();
-    let dumbbell = campaign::parse(DUMBBELL, "dumbbell.toml").unwrap();
+    let dumbbell =
+        coapcc::networks::dumbbell::campaign::plan::parse(DUMBBELL, "dumbbell.toml").unwrap();
     campaign::run(&dumbbell, &mut store, 0, None, false).unwrap();
-    let AnyPlan::Grid(grid) = campaign::parse_any(GRID, "grid.toml").unwrap() else {
+    let AnyPlan::Grid(grid) = AnyPlan::parse(GRID, "grid.toml").unwrap() else {
         panic!("a grid campaign");
     };
     campaign::run(&*grid, &mut store, 0, None, false).unwrap();
@@ -323,9 +325,9 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     assert_eq!(ro.layout(), 2);
     assert!(ro.done_star_keys().unwrap().is_empty());
     assert_eq!(ro.star_run_count().unwrap(), 0);
-    let (def, others) = report::data::choose(&ro, None).unwrap();
-    assert_eq!(def.network, NetworkKind::Grid);
-    let r = report::grid::data::gather(&ro, def, others).unwrap();
+    let (def, others) = report::choose(&ro, None).unwrap();
+    assert_eq!(def.network, NetworkKind::Grid.name());
+    let r = coapcc::networks::grid::report::data::gather(&ro, def, others).unwrap();
     assert_eq!(r.progress(), (1, 1));
     drop(ro);
     assert_eq!(star_tables(&old), 0, "read-only leaves it as it is");
@@ -356,8 +358,8 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     assert_eq!(o.computed, star.runs());
     let defs = up.definitions().unwrap();
     assert_eq!(
-        defs.iter().map(|d| d.network).collect::<Vec<_>>(),
-        [NetworkKind::Star, NetworkKind::Grid, NetworkKind::Dumbbell]
+        defs.iter().map(|d| d.network.as_str()).collect::<Vec<_>>(),
+        ["star", "grid", "dumbbell"]
     );
     up.verify().unwrap();
     drop(up);
@@ -606,7 +608,7 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
 #[test]
 fn the_shipped_lwip_campaign_expands() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Star(p) = campaign::load_any(&root.join("lwip.toml")).unwrap() else {
+    let AnyPlan::Star(p) = AnyPlan::load(&root.join("lwip.toml")).unwrap() else {
         panic!("lwip.toml is a star campaign");
     };
     // (1 published + 5 loaded station counts) × 5 flavours × 10 replications.
@@ -663,7 +665,7 @@ fn the_shipped_lwip_campaign_expands() {
 fn the_lwip_campaign_runs_whole() {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Star(plan) = campaign::load_any(&root.join("lwip.toml")).unwrap() else {
+    let AnyPlan::Star(plan) = AnyPlan::load(&root.join("lwip.toml")).unwrap() else {
         panic!("lwip.toml is a star campaign");
     };
     let path = dir.path().join("lwip.sqlite");
@@ -677,8 +679,8 @@ fn the_lwip_campaign_runs_whole() {
     );
     assert_eq!(out.computed, plan.runs());
     store.verify().unwrap();
-    let (def, others) = report::data::choose(&store, None).unwrap();
-    let r = report::star::data::gather(&store, def, others).unwrap();
+    let (def, others) = report::choose(&store, None).unwrap();
+    let r = coapcc::networks::star::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);
     let get = |set: &str, n: u32, label: &str| &r.cell(set, n, label).unwrap().summary;
     // The published star is not congested: every flavour carries the
@@ -711,7 +713,7 @@ fn the_lwip_campaign_runs_whole() {
             );
         }
     }
-    let w = report::star::write(&r, &dir.path().join("report")).unwrap();
+    let w = coapcc::networks::star::report::write(&r, &dir.path().join("report")).unwrap();
     // Bars: 6 points × 4; sweeps: 4 (loaded); series at 12 and 60: 2 × 10.
     assert_eq!(w.svgs.len(), 6 * 4 + 4 + 2 * 10);
 }

@@ -14,6 +14,9 @@ def algorithms() -> list[dict[str, Any]]:
 def published() -> str:
     """The published FCT rows (calibration.md §1) as a JSON array."""
 
+def networks() -> list[tuple[str, str, str, str]]:
+    """Every network with its store tables: (name, cells table, run table, item table)."""
+
 def default_scenario() -> str:
     """The embedded default scenario (TOML)."""
 

@@ -10,9 +10,13 @@ from typing import Any
 
 import pandas as pd
 
-_CELLS = {"dumbbell": "cells", "grid": "grid_cells", "star": "star_cells"}
-_RUNS = {"dumbbell": "runs", "grid": "grid_runs", "star": "star_runs"}
-_ITEMS = {"dumbbell": "clients", "grid": "grid_nodes", "star": "star_stations"}
+from . import _core
+
+# Each network's tables: its cells, its runs, the items of its runs.
+_NETWORKS = _core.networks()
+_CELLS = {name: cells for name, cells, _, _ in _NETWORKS}
+_RUNS = {name: runs for name, _, runs, _ in _NETWORKS}
+_ITEMS = {name: items for name, _, _, items in _NETWORKS}
 _DROP = ["spec", "cell", "histograms", "summaries"]
 
 

@@ -9,46 +9,26 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::Result;
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::campaign::{self, AnyPlan, Campaign, Unit, UnitResult};
+use crate::campaign::{self, Campaign, Unit};
+use crate::cost::RunCost;
+use crate::networks::{AnyPlan, UnitResult};
 use crate::store::Store;
 
 /// A campaign file, expanded.
 pub fn load(path: &Path) -> Result<AnyPlan> {
-    campaign::load_any(path)
+    AnyPlan::load(path)
 }
 
 /// `dumbbell`, `grid` or `star`.
 pub fn network(plan: &AnyPlan) -> &'static str {
-    match plan {
-        AnyPlan::Dumbbell(_) => "dumbbell",
-        AnyPlan::Grid(_) => "grid",
-        AnyPlan::Star(_) => "star",
-    }
+    plan.network()
 }
 
 /// The campaign's name and definition hash.
 pub fn identity(plan: &AnyPlan) -> (&str, &str) {
-    match plan {
-        AnyPlan::Dumbbell(p) => (&p.file.name, &p.definition),
-        AnyPlan::Grid(p) => (&p.file.name, &p.definition),
-        AnyPlan::Star(p) => (&p.file.name, &p.definition),
-    }
-}
-
-fn cell_row<C: Serialize>(cell: &C, algorithm: &str) -> Map<String, Value> {
-    let Value::Object(mut m) = serde_json::to_value(cell).expect("cells serialise") else {
-        unreachable!("a cell is a struct")
-    };
-    m.remove("spec");
-    m.remove("keys");
-    if let Some(Value::Array(groups)) = m.remove("groups") {
-        m.insert("groups".into(), Value::from(groups.len()));
-    }
-    m.insert("algorithm".into(), Value::from(algorithm));
-    m
+    plan.identity()
 }
 
 /// One JSON object per run of the plan (cell × replication), in plan order:
@@ -59,36 +39,12 @@ pub fn plan_rows(plan: &AnyPlan, store: Option<&Path>) -> Result<String> {
     let done: HashSet<String> = match store {
         Some(path) if path.exists() => {
             let db = Store::open_read_only(path)?;
-            match plan {
-                AnyPlan::Dumbbell(_) => db.done_keys()?,
-                AnyPlan::Grid(_) => db.done_grid_keys()?,
-                AnyPlan::Star(_) => db.done_star_keys()?,
-            }
+            plan.kind().done_keys(&db)?
         }
         _ => HashSet::new(),
     };
-    let cells: Vec<(Map<String, Value>, &[String])> = match plan {
-        AnyPlan::Dumbbell(p) => p
-            .cells
-            .iter()
-            .map(|c| {
-                let first = c.groups.first().map_or("", |g| g.algorithm.name.as_str());
-                (cell_row(c, first), &c.keys[..])
-            })
-            .collect(),
-        AnyPlan::Grid(p) => p
-            .cells
-            .iter()
-            .map(|c| (cell_row(c, &c.algorithm().name), &c.keys[..]))
-            .collect(),
-        AnyPlan::Star(p) => p
-            .cells
-            .iter()
-            .map(|c| (cell_row(c, &c.algorithm().name), &c.keys[..]))
-            .collect(),
-    };
     let mut rows = Vec::new();
-    for (i, (fields, keys)) in cells.into_iter().enumerate() {
+    for (i, (fields, keys)) in plan.cell_rows().into_iter().enumerate() {
         for (r, key) in keys.iter().enumerate() {
             let mut row = fields.clone();
             row.insert("cell".into(), Value::from(i));
@@ -99,6 +55,30 @@ pub fn plan_rows(plan: &AnyPlan, store: Option<&Path>) -> Result<String> {
         }
     }
     Ok(serde_json::to_string(&rows).expect("rows serialise"))
+}
+
+/// Refuses a campaign whose most expensive run, `threads` at a time, would
+/// need more memory than the machine has available, or more events than
+/// [`crate::budget::MAX_EVENTS`] (unless `force`); errors name `origin` and
+/// the field. Every front runs it before the first run.
+pub fn check_budget(plan: &AnyPlan, origin: &str, threads: usize, force: bool) -> Result<()> {
+    let largest = plan
+        .costs()
+        .into_iter()
+        .fold(RunCost::default(), RunCost::max);
+    crate::budget::check_memory(
+        crate::budget::runs_bytes(&largest, u64::MAX, threads as u64, false),
+        &format!(
+            "{origin}: {}: its largest runs on {threads} thread(s)",
+            largest.memory_field
+        ),
+        force,
+    )?;
+    crate::budget::check_events(
+        largest.events,
+        &format!("{origin}: {}", largest.events_field),
+        force,
+    )
 }
 
 /// Runs every run of `plan` missing from the store at `store` (created if
@@ -115,7 +95,7 @@ pub fn run(
 ) -> Result<campaign::Outcome> {
     let threads = crate::budget::threads_named("threads", threads)?;
     let (_, origin) = plan_text(plan);
-    campaign::check_budget(plan, origin, threads, force)?;
+    check_budget(plan, origin, threads, force)?;
     let mut db = Store::open(store)?;
     campaign::run(plan, &mut db, threads, None, progress)
 }
@@ -123,24 +103,20 @@ pub fn run(
 /// Parses campaign text (what [`plan_text`] gives) as a worker does; `origin`
 /// is the file it came from, for errors and the store's record.
 pub fn parse(text: &str, origin: &str) -> Result<AnyPlan> {
-    campaign::parse_any(text, origin)
+    AnyPlan::parse(text, origin)
 }
 
 /// The campaign file's text and where it came from: all a worker needs to
 /// expand the same plan ([`parse`]).
 pub fn plan_text(plan: &AnyPlan) -> (&str, &str) {
-    match plan {
-        AnyPlan::Dumbbell(p) => (&p.text, &p.source),
-        AnyPlan::Grid(p) => (&p.text, &p.source),
-        AnyPlan::Star(p) => (&p.text, &p.source),
-    }
+    plan.text()
 }
 
 /// Registers `plan` in `store` and lists the units it lacks, heaviest first,
 /// as `coapcc campaign` does before running; returns the campaign's distinct
 /// runs and those units.
 pub fn prepare(plan: &AnyPlan, store: &mut Store) -> Result<(usize, Vec<Unit>)> {
-    campaign::unit::prepare(plan, store)
+    campaign::prepare(plan, store)
 }
 
 /// Runs one unit of `plan`; its result as bytes for [`commit`].

@@ -17,7 +17,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use coapcc_sim::testbed;
 
 use super::{parse_kv, peak_rss};
-use crate::scenario_file::{self, AnyScenario};
+use crate::networks::AnyScenario;
 
 /// What one child reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +47,7 @@ pub struct Row {
 
 /// The dumbbell scenario of `file`; other kinds are refused.
 fn load(file: &Path) -> Result<coapcc_sim::Scenario> {
-    match scenario_file::load_any(file)? {
+    match AnyScenario::load(file)? {
         AnyScenario::Dumbbell(s) => Ok(*s),
         _ => bail!(
             "{}: --scenario takes dumbbell scenarios (such as scenarios/scale/); this one runs \
@@ -57,9 +57,9 @@ fn load(file: &Path) -> Result<coapcc_sim::Scenario> {
     }
 }
 
-/// The child's side: runs replication 0 of algorithm `index` of `file` and
-/// prints one line of `key=value` pairs.
-pub fn child(file: &Path, index: usize) -> Result<()> {
+/// The child's side: runs replication 0 of algorithm `index` of `file`;
+/// returns the line of `key=value` pairs it prints.
+pub fn child(file: &Path, index: usize) -> Result<String> {
     let s = load(file)?;
     if index >= s.algorithms.len() {
         bail!(
@@ -70,12 +70,12 @@ pub fn child(file: &Path, index: usize) -> Result<()> {
     }
     let (result, wall) = testbed::run_timed(&s.run_spec(index), 0).map_err(|e| anyhow!("{e}"))?;
     let peak = peak_rss::own()?;
-    crate::outln!(
+    Ok(format!(
         "events={} wall_s={:.6} packets={} peak_rss_bytes={peak}",
         result.events,
         wall.as_secs_f64(),
         result.conservation.sent,
-    )
+    ))
 }
 
 /// Parses a child's line.
@@ -96,7 +96,7 @@ pub fn parse_child(line: &str) -> Result<Ran> {
 
 /// The memory one run of `clients` clients is estimated to hold (bytes).
 pub fn estimate(clients: u32) -> u64 {
-    crate::budget::simulation_bytes(u64::from(clients), 1, 1, true)
+    crate::networks::dumbbell::cost::simulation_bytes(u64::from(clients), 1, 1, true)
 }
 
 /// Runs every algorithm of every file, one child each; sizes estimated

@@ -1,10 +1,15 @@
-//! What the grid's and the star's campaign files check and hash the same way:
-//! the campaign's and its sets' names, and the definition over the cells.
+//! What the networks' campaign files read, check and hash the same way: an
+//! algorithm entry, the campaign's and its sets' names, and the definition
+//! over the cells.
+
+use std::fmt;
 
 use anyhow::{bail, Result};
-use serde::Serialize;
+use coapcc_sim::AlgorithmSpec;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 
-use super::key::{digest, MODEL_VERSION};
+use crate::key::{digest, MODEL_VERSION};
 
 /// Checks a campaign's name and that it has sets.
 pub fn check_campaign(name: &str, sets: usize) -> Result<()> {
@@ -54,4 +59,35 @@ pub fn definition<C: Serialize>(marker: &str, name: &str, cells: &[C]) -> String
             .into_iter()
             .chain(cell_texts.iter().map(String::as_str)),
     )
+}
+
+/// Reads an algorithm entry of a campaign file: a registry name, whose spec
+/// `named` gives (a network's published settings), or a table with explicit
+/// parameters (spec defaults for the rest); `expecting` says what is
+/// expected in errors.
+pub fn algorithm_entry<'de, D: Deserializer<'de>>(
+    d: D,
+    named: fn(&str) -> AlgorithmSpec,
+    expecting: &'static str,
+) -> std::result::Result<AlgorithmSpec, D::Error> {
+    struct V {
+        named: fn(&str) -> AlgorithmSpec,
+        expecting: &'static str,
+    }
+    impl<'de> Visitor<'de> for V {
+        type Value = AlgorithmSpec;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<AlgorithmSpec, E> {
+            Ok((self.named)(v))
+        }
+        fn visit_map<A: MapAccess<'de>>(
+            self,
+            map: A,
+        ) -> std::result::Result<AlgorithmSpec, A::Error> {
+            AlgorithmSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V { named, expecting })
 }

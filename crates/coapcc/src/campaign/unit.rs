@@ -7,7 +7,7 @@
 //! on worker threads and commits them on the calling thread; the Python
 //! package's Ray executor computes them in other processes, possibly on other
 //! machines, and hands each result back to its driver as bytes
-//! ([`UnitResult::encode`]), which commits it with the same function. A unit
+//! ([`crate::networks::UnitResult::encode`]), which commits it with the same function. A unit
 //! is a pure function of its spec and replication (spec `architecture.md`:
 //! same scenario and seed, same results), so where it was computed leaves no
 //! trace in the store.
@@ -16,9 +16,6 @@ use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
-use coapcc_sim::grid::GridRunResult;
-use coapcc_sim::star::StarRunResult;
-use coapcc_sim::RunResult;
 use serde::{Deserialize, Serialize};
 
 use super::progress::Progress;
@@ -38,50 +35,13 @@ pub struct Unit {
     pub weight: u64,
 }
 
-/// What computing a unit gives, on one of the three networks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum UnitResult {
-    /// A dumbbell run.
-    Dumbbell(RunResult),
-    /// A grid run.
-    Grid(GridRunResult),
-    /// A star run.
-    Star(StarRunResult),
-}
-
-impl UnitResult {
-    /// The result as bytes for another process: CBOR (RFC 8949), which keeps
-    /// every `f64` exactly (NaN and infinities included) and the fields' names,
-    /// so a result decodes only into the type it was made from.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        ciborium::into_writer(self, &mut out).expect("writing to a Vec cannot fail");
-        out
-    }
-
-    /// A result from [`UnitResult::encode`]'s bytes.
-    pub fn decode(bytes: &[u8]) -> Result<UnitResult> {
-        ciborium::from_reader(bytes).map_err(|e| {
-            anyhow!(
-                "a unit result of {} bytes: expected the CBOR encoding of a run result of this \
-                 build ({e})",
-                bytes.len()
-            )
-        })
-    }
-
-    fn network(&self) -> &'static str {
-        match self {
-            UnitResult::Dumbbell(_) => "dumbbell",
-            UnitResult::Grid(_) => "grid",
-            UnitResult::Star(_) => "star",
-        }
-    }
-}
-
 /// A campaign plan seen as units: what the local runner and the remote
-/// executors need of it, on any network.
+/// executors need of it, on any network. Each network's plan is one through
+/// [`NetworkPlan`]; a plan of any network ([`crate::networks::AnyPlan`]) is
+/// one too.
 pub trait Campaign: Sync {
+    /// What computing a unit gives.
+    type Result: Send;
     /// Records the definition and its cells in `store` (idempotent).
     fn register(&self, store: &mut Store) -> Result<()>;
     /// The run keys of this network that `store` holds.
@@ -92,17 +52,84 @@ pub trait Campaign: Sync {
     /// (so the long runs do not end up alone at the end), ties by key.
     fn pending(&self, done: &HashSet<String>) -> Vec<Unit>;
     /// Runs `unit` (which must be one of this plan's).
-    fn compute(&self, unit: &Unit) -> Result<UnitResult>;
+    fn compute(&self, unit: &Unit) -> Result<Self::Result>;
     /// Writes `result` of `unit` to `store` in one transaction; a key already
     /// present is left as it is.
-    fn commit(&self, store: &mut Store, unit: &Unit, result: &UnitResult) -> Result<()>;
+    fn commit(&self, store: &mut Store, unit: &Unit, result: &Self::Result) -> Result<()>;
+}
+
+/// One cell of a network's plan: its run keys (one per replication) and its
+/// run spec.
+pub trait PlanCell {
+    /// The run spec.
+    type Spec;
+    /// Its run keys, replication by replication.
+    fn keys(&self) -> &[String];
+    /// Its run spec.
+    fn spec(&self) -> &Self::Spec;
+}
+
+/// What a network's plan provides to be a [`Campaign`].
+pub trait NetworkPlan: Sync {
+    /// Its cells.
+    type Cell: PlanCell + Sync;
+    /// One run's result.
+    type Result: Send;
+    /// The cells, in campaign order.
+    fn cells(&self) -> &[Self::Cell];
+    /// The expected cost of a run, for ordering and the ETA.
+    fn weight(spec: &<Self::Cell as PlanCell>::Spec) -> u64;
+    /// Runs replication `replication` of `spec`.
+    fn run(spec: &<Self::Cell as PlanCell>::Spec, replication: u32) -> Result<Self::Result>;
+    /// Records the definition and its cells in `store` (idempotent).
+    fn register(&self, store: &mut Store) -> Result<()>;
+    /// The run keys of this network that `store` holds.
+    fn done_keys(store: &Store) -> Result<HashSet<String>>;
+    /// Writes one run in one transaction; a key already present is left as
+    /// it is.
+    fn insert(
+        store: &mut Store,
+        key: &str,
+        spec: &<Self::Cell as PlanCell>::Spec,
+        replication: u32,
+        result: &Self::Result,
+    ) -> Result<()>;
+}
+
+impl<P: NetworkPlan> Campaign for P {
+    type Result = P::Result;
+    fn register(&self, store: &mut Store) -> Result<()> {
+        NetworkPlan::register(self, store)
+    }
+    fn done_keys(&self, store: &Store) -> Result<HashSet<String>> {
+        P::done_keys(store)
+    }
+    fn total(&self) -> usize {
+        let keys: BTreeSet<&str> = self
+            .cells()
+            .iter()
+            .flat_map(|c| c.keys().iter().map(String::as_str))
+            .collect();
+        keys.len()
+    }
+    fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
+        units(self.cells(), |c| P::weight(c.spec()), done)
+    }
+    fn compute(&self, unit: &Unit) -> Result<P::Result> {
+        let spec = spec_of(self.cells(), unit)?;
+        P::run(spec, unit.replication)
+            .map_err(|e| anyhow!("run {} (replication {}): {e}", unit.key, unit.replication))
+    }
+    fn commit(&self, store: &mut Store, unit: &Unit, result: &P::Result) -> Result<()> {
+        let spec = spec_of(self.cells(), unit)?;
+        P::insert(store, &unit.key, spec, unit.replication, result)
+    }
 }
 
 /// The units of `cells` whose keys are not in `done`, as
 /// [`Campaign::pending`] orders them.
-pub(super) fn units<C>(
+fn units<C: PlanCell>(
     cells: &[C],
-    keys: impl Fn(&C) -> &[String],
     weight: impl Fn(&C) -> u64,
     done: &HashSet<String>,
 ) -> Vec<Unit> {
@@ -110,7 +137,7 @@ pub(super) fn units<C>(
     let mut out = Vec::new();
     for (i, cell) in cells.iter().enumerate() {
         let w = weight(cell);
-        for (r, key) in keys(cell).iter().enumerate() {
+        for (r, key) in cell.keys().iter().enumerate() {
             if done.contains(key) || !seen.insert(key) {
                 continue;
             }
@@ -127,12 +154,7 @@ pub(super) fn units<C>(
 }
 
 /// The spec of `unit` in `cells`, checking that the unit belongs to them.
-pub(super) fn spec_of<'a, C, S>(
-    cells: &'a [C],
-    keys: impl Fn(&C) -> &[String],
-    spec: impl Fn(&'a C) -> &'a S,
-    unit: &Unit,
-) -> Result<&'a S> {
+fn spec_of<'a, C: PlanCell>(cells: &'a [C], unit: &Unit) -> Result<&'a C::Spec> {
     let cell = cells.get(unit.cell).ok_or_else(|| {
         anyhow!(
             "unit {} names cell {}: the campaign has {} cells (was it planned from another \
@@ -142,7 +164,7 @@ pub(super) fn spec_of<'a, C, S>(
             cells.len()
         )
     })?;
-    if keys(cell).get(unit.replication as usize) != Some(&unit.key) {
+    if cell.keys().get(unit.replication as usize) != Some(&unit.key) {
         bail!(
             "unit {}: not replication {} of cell {} of this campaign (was it planned from \
              another definition?)",
@@ -151,24 +173,12 @@ pub(super) fn spec_of<'a, C, S>(
             unit.cell
         );
     }
-    Ok(spec(cell))
-}
-
-pub(super) fn mismatch(result: &UnitResult, network: &str) -> anyhow::Error {
-    anyhow!("a {} run result for a {network} campaign", result.network())
-}
-
-pub(super) fn failed(unit: &Unit, e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("run {} (replication {}): {e}", unit.key, unit.replication)
-}
-
-pub(super) fn count(keys: BTreeSet<&str>) -> usize {
-    keys.len()
+    Ok(cell.spec())
 }
 
 /// Registers `plan` in `store` and lists the units it lacks: the first step
 /// of every executor. Returns the campaign's distinct runs and those units.
-pub fn prepare(plan: &dyn Campaign, store: &mut Store) -> Result<(usize, Vec<Unit>)> {
+pub fn prepare<C: Campaign + ?Sized>(plan: &C, store: &mut Store) -> Result<(usize, Vec<Unit>)> {
     plan.register(store)?;
     let done = plan.done_keys(store)?;
     Ok((plan.total(), plan.pending(&done)))
@@ -177,10 +187,10 @@ pub fn prepare(plan: &dyn Campaign, store: &mut Store) -> Result<(usize, Vec<Uni
 /// Runs every unit of `plan` missing from `store` on `threads` workers (0:
 /// every core), committing each as it finishes; `pause` (tests only) sleeps
 /// after each commit; `show_progress` draws the progress on stderr. One
-/// function for every network: `plan` is a dumbbell, grid or star plan, or an
-/// [`super::AnyPlan`].
-pub fn run(
-    plan: &dyn Campaign,
+/// function for every network: `plan` is one network's plan, or a
+/// [`crate::networks::AnyPlan`].
+pub fn run<C: Campaign + ?Sized>(
+    plan: &C,
     store: &mut Store,
     threads: usize,
     pause: Option<Duration>,

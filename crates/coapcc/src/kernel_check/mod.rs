@@ -14,6 +14,8 @@ pub mod kernel;
 pub mod model;
 pub mod point;
 pub mod record;
+pub mod report;
+pub mod store;
 pub mod table;
 
 use std::collections::BTreeMap;
@@ -21,8 +23,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::campaign::key::{digest, MODEL_VERSION};
-use crate::store::kernel_check::{sysctl_digest, KernelCheckRun};
+use crate::kernel_check::store::{sysctl_digest, KernelCheckRun};
+use crate::key::{digest, MODEL_VERSION};
 use crate::store::Store;
 use point::Point;
 use record::Record;

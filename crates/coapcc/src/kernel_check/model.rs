@@ -6,7 +6,6 @@ use coapcc_sim::RunResult;
 
 use super::point::Point;
 use super::record::{Counters, Record, Source};
-use crate::scenario_file;
 
 /// The scenario file of `point` with `profile` (the testbed's defaults for
 /// everything the point does not set).
@@ -69,7 +68,7 @@ pub fn record(profile: &str, replication: u32, run: &RunResult) -> Record {
 /// current rayon pool; results do not depend on its size).
 pub fn run(point: &Point, profile: &str, replications: u32, seed: u64) -> Result<Vec<Record>> {
     let text = scenario_text(point, profile, replications, seed);
-    let scenario = scenario_file::parse(&text, "kernel-check")?;
+    let scenario = crate::networks::dumbbell::parse_scenario(&text, "kernel-check")?;
     let result = coapcc_sim::run_scenario(&scenario, &|| {})
         .map_err(|e| anyhow!("kernel-check, {point}, {profile}: {e}"))?;
     let runs = result.runs.into_iter().next().unwrap_or_default();

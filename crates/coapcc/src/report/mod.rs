@@ -1,32 +1,22 @@
 //! `coapcc report`: the tables and figures of the published evaluations from a
-//! results store — FCT box plots per client count and buffer, unnecessary
-//! retransmissions per client, transmissions per exchange, measured vs
-//! published medians (spec `testbed.md` §3, `calibration.md` §1) — as one
-//! self-contained HTML file, every figure also as SVG and every table as CSV.
+//! results store, as one self-contained HTML file, every figure also as SVG
+//! and every table as CSV. What every network's report shares is here; each
+//! network's report is in its folder ([`crate::networks`]).
 //!
-//! - [`data`]: what is shown; [`svg`]: box plots; [`tables`]: tables;
-//!   [`html`]: the page;
-//! - [`grid`]: the report of a grid campaign (the pCoCoA evaluation's figures);
-//! - [`star`]: the report of a star campaign (the lwIP evaluation's figures).
+//! - [`svg`]: box plots, bars, curves, heat maps; [`tables`]: tables;
+//!   [`html`]: what every page shares; [`manifest`]: the files a report
+//!   wrote. The kernel cross-check's report: [`crate::kernel_check::report`].
 
-pub mod data;
-pub mod grid;
 pub mod html;
-pub mod kernel_check;
 pub mod manifest;
-pub mod star;
 pub mod svg;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use coapcc_sim::Summary;
+use anyhow::{bail, Context, Result};
 
-use crate::scenario_file::NetworkKind;
-use crate::store::Store;
-use data::Report;
-use svg::{BoxItem, PALETTE};
+use crate::store::{Definition, Store};
 use tables::Table;
 
 /// One figure: an SVG document and where it goes.
@@ -43,68 +33,59 @@ pub struct Figure {
     pub svg: String,
 }
 
-/// The box of one group: FCT or unnecessary retransmissions.
-fn item(r: &Report, label: &str, alg: &str, dashed: bool, s: &Summary, kind: &str) -> BoxItem {
-    let colour = PALETTE[r.labels.iter().position(|l| l == alg).unwrap_or(0) % PALETTE.len()];
-    let finished = s.clients - s.unfinished_clients;
-    let stats = match kind {
-        "fct" if finished > 0 => Some(s.fct),
-        "unnecessary" if s.clients > 0 => Some(s.unnecessary),
-        _ => None,
-    };
-    BoxItem {
-        label: label.to_string(),
-        stats,
-        colour,
-        dashed,
-    }
-}
-
-/// Every figure of the report, in campaign order.
-pub fn figures(r: &Report) -> Vec<Figure> {
-    let mut out = Vec::new();
-    for (kind, unit, what) in [
-        ("fct", "flow completion time (s)", "FCT"),
-        (
-            "unnecessary",
-            "unnecessary retransmissions per client",
-            "unnecessary",
-        ),
-    ] {
-        for p in &r.panels {
-            let mut items = Vec::new();
-            for &i in &p.cells {
-                let c = &r.cells[i];
-                for g in &c.groups {
-                    items.push(item(
-                        r,
-                        &g.label,
-                        g.algorithm.label(),
-                        c.cell.mixed,
-                        &g.summary,
-                        kind,
-                    ));
-                }
+/// A file-name stem: lower-case letters, digits and `-`; anything else `_`.
+pub fn stem(raw: &str) -> String {
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
             }
-            let title = p.title();
-            out.push(Figure {
-                kind,
-                group: p.row_title(),
-                file: format!("{kind}-{}.svg", p.stem()),
-                svg: svg::box_plot(&format!("{what}: {title}"), unit, &items),
-            });
-        }
-    }
-    out
+        })
+        .collect()
 }
 
-/// Every table of the report.
-pub fn all_tables(r: &Report) -> Vec<Table> {
-    vec![
-        tables::published(r),
-        tables::transmissions(r),
-        tables::summary(r),
-    ]
+/// Chooses the definition: `selector` is a hash prefix or a campaign name (its
+/// most recently run definition); without one, the most recently run.
+pub fn choose(store: &Store, selector: Option<&str>) -> Result<(Definition, Vec<Definition>)> {
+    let defs = store.definitions()?;
+    if defs.is_empty() {
+        bail!("the store holds no campaign; run `coapcc campaign` first");
+    }
+    let list = |defs: &[&Definition]| {
+        defs.iter()
+            .map(|d| format!("{} ({})", d.name, &d.hash[..12]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let idx = match selector {
+        None => 0,
+        Some(s) => {
+            // a name selects its most recently run definition (definitions
+            // come most recent first); otherwise a hash prefix must be unique
+            let by_name = defs.iter().position(|d| d.name == s);
+            let by_hash: Vec<usize> = (0..defs.len())
+                .filter(|&i| !s.is_empty() && defs[i].hash.starts_with(s))
+                .collect();
+            match (by_name, by_hash.as_slice()) {
+                (Some(i), _) => i,
+                (None, [i]) => *i,
+                (None, []) => bail!(
+                    "no campaign definition `{s}` in the store; it holds: {}",
+                    list(&defs.iter().collect::<Vec<_>>())
+                ),
+                (None, many) => bail!(
+                    "--campaign {s}: the prefix matches {} definitions: {}; give more of the hash",
+                    many.len(),
+                    list(&many.iter().map(|&i| &defs[i]).collect::<Vec<_>>())
+                ),
+            }
+        }
+    };
+    let mut others = defs;
+    let chosen = others.remove(idx);
+    Ok((chosen, others))
 }
 
 /// What [`write`] produced.
@@ -121,18 +102,10 @@ pub struct Written {
     pub removed: Vec<PathBuf>,
 }
 
-/// Writes the report into `out` (created if needed): `report.html`, one SVG
-/// per figure, one CSV per table.
-pub fn write(r: &Report, out: &Path) -> Result<Written> {
-    let figures = figures(r);
-    let tables = all_tables(r);
-    put_all(out, &figures, &tables, &html::page(r, &figures, &tables))
-}
-
 /// Writes `figures` as SVG files, `tables` as CSV files and `page` as
 /// `report.html` into `out` (created if needed), each by [`manifest::put`]:
 /// a symbolic link under one of these names is replaced, not written through.
-fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Result<Written> {
+pub fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Result<Written> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
     let previous = manifest::previous(out);
@@ -161,134 +134,4 @@ fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Resu
         csvs,
         removed,
     })
-}
-
-/// Refuses to report a definition with a run whose stored rows no longer
-/// match the digest written with them ([`crate::store::digest`]); notes on
-/// stderr how many of its runs were stored before digests existed.
-fn check_digests(db: &Store, def: &crate::store::Definition) -> Result<()> {
-    let keys: Vec<String> = match def.network {
-        NetworkKind::Dumbbell => db
-            .cells(&def.hash)?
-            .into_iter()
-            .flat_map(|c| c.keys)
-            .collect(),
-        NetworkKind::Grid => db
-            .grid_cells(&def.hash)?
-            .into_iter()
-            .flat_map(|c| c.keys)
-            .collect(),
-        NetworkKind::Star => db
-            .star_cells(&def.hash)?
-            .into_iter()
-            .flat_map(|c| c.keys)
-            .collect(),
-    };
-    let check = db.check_digests(def.network, keys.iter().map(String::as_str))?;
-    let t = crate::store::digest::tables(def.network);
-    if !check.altered.is_empty() {
-        let items: Vec<&str> = t.items.iter().map(|(n, _)| *n).collect();
-        anyhow::bail!(
-            "{}: {} run(s) of campaign `{}` do not match the digest stored with them — their \
-             rows in table {} or {} were changed after coapcc stored them: {}{}; refusing to \
-             report edited values as measured (nothing written). Compute them again into a new \
-             store",
-            db.path().display(),
-            check.altered.len(),
-            def.name,
-            t.runs,
-            items.join(", "),
-            check
-                .altered
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", "),
-            if check.altered.len() > 3 { ", …" } else { "" }
-        );
-    }
-    if check.unchecked > 0 {
-        eprintln!(
-            "note: {} of the {} stored runs of campaign `{}` in {} were stored before coapcc kept \
-             run digests (store layout 4 or older); whether their values were edited since \
-             cannot be checked",
-            check.unchecked,
-            check.unchecked + check.checked,
-            def.name,
-            db.path().display()
-        );
-    }
-    Ok(())
-}
-
-/// `coapcc report <store> --out DIR [--campaign NAME|HASH]`: the report of a
-/// dumbbell, grid or star campaign, as its definition says.
-pub fn cli(store: &Path, out: &Path, campaign: Option<&str>) -> Result<()> {
-    let db = Store::open_read_only(store)?;
-    if campaign.is_none() && db.definitions()?.is_empty() && !db.kernel_check_runs()?.is_empty() {
-        let w = kernel_check::write(&db, out)?;
-        crate::outln!(
-            "report of the kernel cross-check: {} (1 table)",
-            w.html.display()
-        )?;
-        return Ok(());
-    }
-    let (def, others) = data::choose(&db, campaign)
-        .with_context(|| format!("results store {}", store.display()))?;
-    check_digests(&db, &def)?;
-    let (name, hash) = (def.name.clone(), def.hash.clone());
-    let none_finished = |planned: u64| {
-        anyhow::anyhow!(
-            "{}: campaign `{name}` has no finished run (0/{planned}); run `coapcc campaign` to \
-             compute them (nothing written)",
-            store.display()
-        )
-    };
-    let (w, (done, planned)) = match def.network {
-        NetworkKind::Dumbbell => {
-            let report = data::gather(&db, def, others)
-                .with_context(|| format!("results store {}", store.display()))?;
-            let (done, planned) = report.progress();
-            if done == 0 {
-                return Err(none_finished(planned));
-            }
-            (write(&report, out)?, (done, planned))
-        }
-        NetworkKind::Grid => {
-            let report = grid::data::gather(&db, def, others)
-                .with_context(|| format!("results store {}", store.display()))?;
-            let (done, planned) = report.progress();
-            if done == 0 {
-                return Err(none_finished(planned));
-            }
-            (grid::write(&report, out)?, (done, planned))
-        }
-        NetworkKind::Star => {
-            let report = star::data::gather(&db, def, others)
-                .with_context(|| format!("results store {}", store.display()))?;
-            let (done, planned) = report.progress();
-            if done == 0 {
-                return Err(none_finished(planned));
-            }
-            (star::write(&report, out)?, (done, planned))
-        }
-    };
-    crate::outln!(
-        "report of campaign `{name}` (definition {}, {done}/{planned} runs): {} ({} figures, {} tables)",
-        &hash[..12],
-        w.html.display(),
-        w.svgs.len(),
-        w.csvs.len()
-    )?;
-    if !w.removed.is_empty() {
-        let names: Vec<String> = w.removed.iter().map(|p| p.display().to_string()).collect();
-        eprintln!(
-            "removed {} file(s) the previous report in {} wrote and this one does not: {}",
-            names.len(),
-            out.display(),
-            names.join(", ")
-        );
-    }
-    Ok(())
 }

@@ -19,7 +19,6 @@ use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use super::Store;
-use crate::scenario_file::NetworkKind;
 
 /// What layout 5 adds to layout 4. The `meta` rows `digests_from:<table>`
 /// hold, for a store upgraded from an older layout, the first row id of that
@@ -37,24 +36,6 @@ pub struct RunTables {
     pub runs: &'static str,
     /// The item tables (`run` is the run's row id) and their order column.
     pub items: &'static [(&'static str, &'static str)],
-}
-
-/// The run tables of a network.
-pub fn tables(network: NetworkKind) -> &'static RunTables {
-    match network {
-        NetworkKind::Dumbbell => &RunTables {
-            runs: "runs",
-            items: &[("clients", "idx")],
-        },
-        NetworkKind::Grid => &RunTables {
-            runs: "grid_runs",
-            items: &[("grid_nodes", "node"), ("grid_traces", "idx")],
-        },
-        NetworkKind::Star => &RunTables {
-            runs: "star_runs",
-            items: &[("star_stations", "station"), ("star_traces", "run")],
-        },
-    }
 }
 
 /// Every value of one row, typed, into `h`; columns named in `skip` left out.
@@ -93,7 +74,7 @@ fn feed_rows(h: &mut Sha256, conn: &Connection, sql: &str, id: i64, skip: &str) 
 }
 
 /// The digest of the run of row id `id` in `t`, from its rows as stored.
-pub(super) fn compute(conn: &Connection, t: &RunTables, id: i64) -> Result<String> {
+pub fn compute(conn: &Connection, t: &RunTables, id: i64) -> Result<String> {
     let mut h = Sha256::new();
     h.update(t.runs.as_bytes());
     feed_rows(
@@ -117,7 +98,7 @@ pub(super) fn compute(conn: &Connection, t: &RunTables, id: i64) -> Result<Strin
 }
 
 /// Stores the digest of the run `key` (row id `id`) just written in `t`.
-pub(super) fn record(conn: &Connection, t: &RunTables, key: &str, id: i64) -> Result<()> {
+pub fn record(conn: &Connection, t: &RunTables, key: &str, id: i64) -> Result<()> {
     let d = compute(conn, t, id)?;
     conn.execute(
         "INSERT OR REPLACE INTO run_digests (run_table, key, digest) VALUES (?1, ?2, ?3)",
@@ -129,8 +110,9 @@ pub(super) fn record(conn: &Connection, t: &RunTables, key: &str, id: i64) -> Re
 /// On upgrading a store of layout 4 or older: the runs already stored have
 /// no digest; runs from the next row id on will.
 pub(super) fn mark_upgrade(conn: &Connection) -> Result<()> {
-    for n in [NetworkKind::Dumbbell, NetworkKind::Grid, NetworkKind::Star] {
-        let t = tables(n).runs;
+    // The run tables of layouts 1 to 4 (tables added later have no runs from
+    // before digests).
+    for t in ["runs", "grid_runs", "star_runs"] {
         conn.execute(
             &format!(
                 "INSERT OR REPLACE INTO meta (key, value) \
@@ -156,18 +138,14 @@ pub struct DigestCheck {
 
 impl Store {
     /// Checks the digests of the stored runs among `keys` (keys not stored
-    /// are skipped), on `network`.
+    /// are skipped) in the run tables `t`, which layouts from `since` on
+    /// hold.
     pub fn check_digests<'a>(
         &self,
-        network: NetworkKind,
+        t: &RunTables,
+        since: u32,
         keys: impl IntoIterator<Item = &'a str>,
     ) -> Result<DigestCheck> {
-        let t = tables(network);
-        let since = match network {
-            NetworkKind::Dumbbell => 1,
-            NetworkKind::Grid => 2,
-            NetworkKind::Star => 3,
-        };
         let mut out = DigestCheck::default();
         if self.layout < since {
             return Ok(out);
@@ -215,17 +193,5 @@ impl Store {
             }
         }
         Ok(out)
-    }
-
-    /// Checks the digests of every stored run of `network`.
-    pub fn check_all_digests(&self, network: NetworkKind) -> Result<DigestCheck> {
-        let keys: Vec<String> = match network {
-            NetworkKind::Dumbbell => self.done_keys()?,
-            NetworkKind::Grid => self.done_grid_keys()?,
-            NetworkKind::Star => self.done_star_keys()?,
-        }
-        .into_iter()
-        .collect();
-        self.check_digests(network, keys.iter().map(String::as_str))
     }
 }

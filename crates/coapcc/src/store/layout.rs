@@ -7,7 +7,7 @@
 //! - Layout 3: layout 2 and the star tables `star_cells`, `star_runs`,
 //!   `star_stations`, `star_traces` (`definitions.network` may be `star`).
 //! - Layout 4: layout 3 and the kernel cross-check's `kernel_check_runs`
-//!   ([`super::kernel_check`]).
+//!   ([`crate::kernel_check`]).
 //! - Layout 5: layout 4 and `run_digests`, a digest of every run's stored
 //!   rows ([`super::digest`]); `meta` rows `digests_from:<run table>` in a
 //!   store upgraded from an older layout (its older runs have no digest).
@@ -20,6 +20,14 @@
 
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+/// What layout 4 adds to layout 3.
+const LAYOUT_4_ADDS: &str = "
+CREATE TABLE kernel_check_runs (
+    key TEXT PRIMARY KEY, point TEXT NOT NULL, label TEXT NOT NULL,
+    kernel TEXT, sysctl TEXT, model_version TEXT, replication INTEGER NOT NULL,
+    record TEXT NOT NULL, raw TEXT NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID;
+";
 
 /// The layout this build writes.
 pub const CURRENT: u32 = 5;
@@ -96,7 +104,7 @@ CREATE TABLE grid_traces (
 
 /// What layout 3 adds to layout 2: star runs, one row per station, and the
 /// stations' sampled TCP state as one compact BLOB per run
-/// ([`super::trace_codec`]).
+/// (`networks/star/trace_codec.rs`).
 const LAYOUT_3_ADDS: &str = "
 CREATE TABLE star_cells (
     definition TEXT NOT NULL, idx INTEGER NOT NULL, set_name TEXT NOT NULL,
@@ -173,7 +181,7 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             tx.execute_batch(LAYOUT_1)?;
             tx.execute_batch(LAYOUT_2_ADDS)?;
             tx.execute_batch(LAYOUT_3_ADDS)?;
-            tx.execute_batch(super::kernel_check::LAYOUT_4_ADDS)?;
+            tx.execute_batch(LAYOUT_4_ADDS)?;
             tx.execute_batch(super::digest::LAYOUT_5_ADDS)?;
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
@@ -190,7 +198,7 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
                 tx.execute_batch(LAYOUT_3_ADDS)?;
             }
             if found <= 3 {
-                tx.execute_batch(super::kernel_check::LAYOUT_4_ADDS)?;
+                tx.execute_batch(LAYOUT_4_ADDS)?;
             }
             if found <= 4 {
                 tx.execute_batch(super::digest::LAYOUT_5_ADDS)?;

@@ -1,0 +1,493 @@
+//! The arguments of `coapcc client`, `server`, `load` and `emulate` (with
+//! its IP mode), and what `load` measured.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+use coapcc_proto::message::Code;
+use coapcc_sim::metrics::{RunResult, Summary};
+
+use coapcc_link::NodeId;
+use coapcc_net::load::{self, LoadSpec};
+
+use coapcc::networks::NetworkKind;
+
+/// A request method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    /// GET.
+    Get,
+    /// PUT.
+    Put,
+    /// POST.
+    Post,
+    /// DELETE.
+    Delete,
+}
+
+impl Method {
+    pub fn code(self) -> Code {
+        match self {
+            Method::Get => Code::GET,
+            Method::Put => Code::PUT,
+            Method::Post => Code::POST,
+            Method::Delete => Code::DELETE,
+        }
+    }
+}
+
+/// `coapcc client`.
+#[derive(Args, Debug, Clone)]
+pub struct ClientArgs {
+    /// The resource: coap://host[:port]/path.
+    pub uri: String,
+    /// Request method.
+    #[arg(short = 'm', long, value_enum, default_value = "get")]
+    pub method: Method,
+    /// Request payload; `-` reads it from standard input.
+    #[arg(short = 'p', long, value_name = "TEXT|-")]
+    pub payload: Option<String>,
+    /// Retransmission-timeout algorithm (see `coapcc algorithms`).
+    #[arg(
+        long = "cc",
+        alias = "algorithm",
+        default_value = "default",
+        value_name = "ALGORITHM"
+    )]
+    pub cc: String,
+    /// Run this many exchanges back to back and print each one's RTT sample
+    /// and the timers the algorithm chose.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub count: u32,
+    /// Send Non-confirmable requests.
+    #[arg(long)]
+    pub non: bool,
+    /// MAX_RETRANSMIT.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_retransmit: u8,
+    /// Token length in bytes (0–8).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub token_len: u8,
+    /// Give up on an exchange after this many seconds of wall time.
+    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    pub timeout: f64,
+    /// Seed of the client's random stream (timer dithering, tokens, Message IDs).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Exit 0 even when an exchange fails (no acknowledgement after
+    /// MAX_RETRANSMIT, a reset) or is answered with a 4.xx or 5.xx response;
+    /// by default either, though reported, makes the exit status non-zero
+    /// (the rule of `coapcc load` too).
+    #[arg(long)]
+    pub no_fail: bool,
+    /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); it is on
+    /// by default, as the evaluations ran.
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp:// only: the kernel's congestion control for the connection
+    /// (TCP_CONGESTION, e.g. reno or cubic; see
+    /// /proc/sys/net/ipv4/tcp_available_congestion_control).
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
+}
+
+/// `coapcc server`.
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Address to listen on (loopback by default; 0.0.0.0:5683 serves every
+    /// interface, see docs/security.md).
+    #[arg(long, default_value = "127.0.0.1:5683", value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// Answer a source that has not proven it receives at its address (an
+    /// Echo round trip, RFC 9175; loopback sources are exempt) with at most F
+    /// times its request's size: larger responses become a 4.01 carrying an
+    /// Echo option. 0 turns the bound off.
+    #[arg(long, default_value_t = 3, value_name = "F")]
+    pub amplification_factor: usize,
+    /// A resource: PATH=SIZE (GET returns SIZE bytes), PATH=text:STRING or
+    /// PATH=store (GET/PUT/POST/DELETE). Repeatable; default: sense=60,
+    /// large=1000, hello=text, store.
+    #[arg(long = "resource", value_name = "SPEC")]
+    pub resources: Vec<String>,
+    /// Do not echo the TC / Rexmit-Cnt options (a server without support).
+    #[arg(long)]
+    pub no_echo: bool,
+    /// Most exchanges remembered for deduplication.
+    #[arg(long, default_value_t = 16_384, value_name = "N")]
+    pub cache: usize,
+    /// How long an exchange is remembered (s); RFC 7252 EXCHANGE_LIFETIME.
+    #[arg(long, default_value_t = 247.0, value_name = "S")]
+    pub lifetime: f64,
+    /// Stop after this many seconds (default: run until interrupted).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Do not listen on coap+tcp (by default the server also accepts CoAP
+    /// over TCP, RFC 8323, on the --listen address's port).
+    #[arg(long)]
+    pub no_tcp: bool,
+    /// Listen on coap+tcp on this address instead of the --listen address.
+    #[arg(long, value_name = "ADDR")]
+    pub tcp_listen: Option<SocketAddr>,
+    /// coap+tcp: most connections open at once; connections over the limit
+    /// are closed at once (the open ones keep their place).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_connections: usize,
+    /// coap+tcp: close a connection that sent nothing for this many seconds.
+    #[arg(long, default_value_t = 300.0, value_name = "S")]
+    pub idle_timeout: f64,
+    /// coap+tcp: the Max-Message-Size the server's CSM states; larger
+    /// messages are refused with Abort.
+    #[arg(long, default_value_t = 1152, value_name = "BYTES")]
+    pub max_message_size: u32,
+    /// coap+tcp: turn Nagle's algorithm off on accepted connections (on by
+    /// default, as the evaluations ran).
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp: the kernel's congestion control for accepted connections
+    /// (TCP_CONGESTION, e.g. reno); default: the system's.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
+}
+
+/// The transport a load ran over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// coap:// (UDP).
+    Udp,
+    /// coap+tcp:// (TCP, RFC 8323).
+    Tcp,
+}
+
+impl Transport {
+    /// `udp` or `tcp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+        }
+    }
+}
+
+/// Output format of `coapcc load`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LoadFormat {
+    /// The table of `coapcc run`.
+    Table,
+    /// One JSON document.
+    Json,
+}
+
+/// `coapcc load`.
+#[derive(Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// The resource every client GETs: coap://host[:port]/path (UDP) or
+    /// coap+tcp://host[:port]/path (TCP, RFC 8323).
+    pub uri: String,
+    /// Concurrent clients (one UDP socket, or one TCP connection at a time,
+    /// each).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub clients: u32,
+    /// Exchanges per client.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub exchanges: u32,
+    /// Workload: continuous or random.
+    #[arg(long, default_value = "continuous", value_name = "KIND")]
+    pub workload: String,
+    /// Batch sizes of random clients: LO-HI.
+    #[arg(long, default_value = "1-10", value_name = "LO-HI")]
+    pub batch: String,
+    /// Algorithm (see `coapcc algorithms`).
+    #[arg(
+        long = "cc",
+        alias = "algorithm",
+        default_value = "default",
+        value_name = "ALGORITHM"
+    )]
+    pub cc: String,
+    /// MAX_RETRANSMIT (the evaluations used 20).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max_retransmit: u8,
+    /// Token length (0 as in the testbed).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub token_len: u8,
+    /// Seed of the clients' random streams.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// Stop after this many seconds of wall time; unfinished clients have no FCT.
+    #[arg(long, default_value_t = 600.0, value_name = "S")]
+    pub time_limit: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: LoadFormat,
+    /// Source addresses, given to clients round-robin (client i binds the
+    /// (i mod n)th); default: the kernel's choice (loopback for a loopback
+    /// target over UDP).
+    #[arg(long, value_name = "ADDR[,ADDR…]")]
+    pub bind: Vec<String>,
+    /// Exit 0 even when an exchange fails (no acknowledgement after
+    /// MAX_RETRANSMIT, a reset), a client does not finish within
+    /// --time-limit, or a response is a 4.xx or 5.xx; by default any of them,
+    /// once the results are printed, makes the exit status non-zero (the rule
+    /// of `coapcc client` too).
+    #[arg(long)]
+    pub no_fail: bool,
+    /// coap+tcp:// only: turn Nagle's algorithm off (TCP_NODELAY); on by
+    /// default, as the evaluations ran.
+    #[arg(long)]
+    pub nodelay: bool,
+    /// coap+tcp:// only: the kernel's congestion control for every
+    /// connection (TCP_CONGESTION, e.g. reno); refused names fail the run
+    /// before it starts.
+    #[arg(long, value_name = "NAME")]
+    pub tcp_congestion: Option<String>,
+}
+
+/// The network `coapcc emulate --network` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NetworkChoice {
+    /// The constrained, asymmetric link of the Helsinki testbed.
+    Dumbbell,
+    /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
+    Grid,
+    /// The 12-station IEEE 802.11 star of the lwIP evaluation.
+    Star,
+}
+
+impl NetworkChoice {
+    pub fn kind(self) -> NetworkKind {
+        match self {
+            NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
+            NetworkChoice::Grid => NetworkKind::Grid,
+            NetworkChoice::Star => NetworkKind::Star,
+        }
+    }
+}
+
+/// `coapcc emulate`.
+#[derive(Args, Debug, Clone)]
+#[command(after_long_help = EMULATE_HELP)]
+pub struct EmulateArgs {
+    /// Address clients send to (loopback by default; see docs/security.md
+    /// before serving other hosts).
+    #[arg(
+        long,
+        default_value = "127.0.0.1:5684",
+        value_name = "ADDR",
+        conflicts_with = "ip"
+    )]
+    pub listen: SocketAddr,
+    /// The CoAP server to relay to (host:port); not with --ip.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        required_unless_present = "ip",
+        conflicts_with = "ip"
+    )]
+    pub server: Option<String>,
+    /// The network model: `dumbbell` (the constrained link; the default) or
+    /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
+    /// defaults: Contiki MAC, storing routing, border router on node 1,
+    /// server on node 3), or `star` (the 12-station 802.11 star of the lwIP
+    /// evaluation).
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub network: Option<NetworkChoice>,
+    /// Take the network from the `[network]` table of a scenario file
+    /// (`kind = "grid"`, or the dumbbell); dumbbell options given here
+    /// override the file's values.
+    #[arg(long, value_name = "FILE.toml")]
+    pub scenario: Option<PathBuf>,
+    /// Dumbbell: uplink (client → server) rate, bit/s [default: 60000].
+    #[arg(long, value_name = "BPS")]
+    pub uplink_bps: Option<u64>,
+    /// Dumbbell: downlink (server → client) rate, bit/s [default: 30000].
+    #[arg(long, value_name = "BPS")]
+    pub downlink_bps: Option<u64>,
+    /// Dumbbell: uplink one-way propagation delay, ms [default: 200].
+    #[arg(long, value_name = "MS")]
+    pub uplink_delay_ms: Option<f64>,
+    /// Dumbbell: downlink one-way propagation delay, ms [default: 400].
+    #[arg(long, value_name = "MS")]
+    pub downlink_delay_ms: Option<f64>,
+    /// Dumbbell: router ↔ server one-way delay, uniform in LO,HI ms per
+    /// packet [default: 10,20].
+    #[arg(long, value_name = "LO,HI")]
+    pub path_delay_ms: Option<String>,
+    /// Dumbbell: router buffer per direction, bytes of waiting IP packets, or
+    /// `inf` [default: inf].
+    #[arg(long, value_name = "BYTES|inf")]
+    pub buffer: Option<String>,
+    /// Dumbbell: link-error profile, none, low, medium or high [default:
+    /// none].
+    #[arg(long, value_name = "PROFILE")]
+    pub errors: Option<String>,
+    /// Dumbbell: speed the link up F times: rates × F, delays ÷ F (link
+    /// errors keep their time scale). The grid refuses it: its timings are
+    /// radio constants, not link rates.
+    #[arg(long, value_name = "F")]
+    pub scale: Option<f64>,
+    /// Grid: the nodes clients attach to, in the order clients first send
+    /// (wrapping around when there are more clients) [default: every node but
+    /// the border router and the server, in node order].
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
+    pub nodes: Vec<NodeId>,
+    /// Seed of the model's random streams (dumbbell: link errors and path
+    /// jitter; grid: MAC backoffs and sequence numbers).
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// Most client mappings at once.
+    #[arg(long, default_value_t = 4096, value_name = "N", conflicts_with = "ip")]
+    pub max_clients: usize,
+    /// Close a mapping unused for this many seconds.
+    #[arg(long, default_value_t = 300.0, value_name = "S", conflicts_with = "ip")]
+    pub idle_timeout: f64,
+    /// Stop after this many seconds (default: run until interrupted).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// The IP mode (`--ip`, `--server-cmd`, … `-- CLIENT COMMAND`).
+    #[command(flatten)]
+    pub ip: Box<IpArgs>,
+}
+
+const EMULATE_HELP: &str = "\
+Each client address gets its own upstream socket, so the server sees one endpoint per client.
+
+On the grid the server runs on the grid's server node and the Nth client address to send (from \
+the relay's start) gets the Nth client node: by default every node but the border router and the \
+server, in node order (on the 6 × 6 grid: 2, 4, 5, …, 36, then 2 again). A client whose mapping \
+expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments carry are refused and \
+counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
+cause and MAC buffer overflows for the grid.
+
+On the star the Nth client address gets station N (wrapping around).
+
+IP mode (--ip): two network namespaces joined by TUN devices with the network between them; the \
+server command runs in one (address 10.0.0.1), the client command in the other (10.0.0.2; on the \
+grid and the star also 10.1.H.L for node 256·H+L), with COAPCC_SERVER_ADDR, COAPCC_CLIENT_ADDR and \
+COAPCC_CLIENT_ADDRS set; everything is torn down when the client command ends, the server command \
+ends (exit 125) or on Ctrl-C (exit 130). See docs/real-network.md, \"IP mode\".
+
+Examples:
+  coapcc emulate --ip --server-cmd 'coap-server-notls -A $COAPCC_SERVER_ADDR' -- \
+    coap-client-notls coap+tcp://10.0.0.1/.well-known/core
+  coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
+  coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
+  coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
+
+/// What `coapcc load` measured.
+#[derive(Debug, Clone)]
+pub struct LoadOutcome {
+    /// What ran.
+    pub spec: LoadSpec,
+    /// The URI given.
+    pub uri: String,
+    /// Per-client records, as the simulator's.
+    pub result: RunResult,
+    /// The summary `coapcc run` prints.
+    pub summary: Summary,
+    /// Responses received, by code.
+    pub codes: load::ResponseCodes,
+    /// Requests sent again with an Echo option after the server's 4.01
+    /// challenge (RFC 9175 §2.4; UDP only).
+    pub echo_retries: u64,
+    /// UDP or TCP.
+    pub transport: Transport,
+    /// TCP: connections opened (None over UDP).
+    pub connections: Option<u64>,
+}
+
+impl LoadOutcome {
+    /// Responses with a 4.xx or 5.xx code.
+    pub fn error_responses(&self) -> u64 {
+        self.codes
+            .iter()
+            .filter(|(c, _)| load::is_error(**c))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// `2.05 × 480, 4.04 × 20`, or `none`.
+    pub fn codes_line(&self) -> String {
+        if self.codes.is_empty() {
+            return "none".into();
+        }
+        let parts: Vec<String> = self
+            .codes
+            .iter()
+            .map(|(c, n)| format!("{c} × {n}"))
+            .collect();
+        parts.join(", ")
+    }
+
+    /// An error if an exchange failed, a client did not finish or a
+    /// response was an error response, unless `no_fail` (after the results
+    /// are printed: they say what was measured). The rule of `coapcc client`.
+    pub fn check(&self, no_fail: bool) -> Result<()> {
+        if no_fail {
+            return Ok(());
+        }
+        let failed = self.summary.failed_exchanges;
+        let unfinished = self.summary.unfinished_clients;
+        let errors = self.error_responses();
+        let mut what = Vec::new();
+        if failed > 0 {
+            what.push(format!("{failed} exchange(s) failed"));
+        }
+        if unfinished > 0 {
+            what.push(format!(
+                "{unfinished} of {} client(s) did not finish within the time limit",
+                self.spec.clients
+            ));
+        }
+        if errors > 0 {
+            let total: u64 = self.codes.values().sum();
+            what.push(format!(
+                "{errors} of {total} responses were errors ({}); the metrics do not measure the resource",
+                self.codes_line()
+            ));
+        }
+        if !what.is_empty() {
+            bail!("{} (exit 0 with --no-fail)", what.join("; "));
+        }
+        Ok(())
+    }
+}
+
+/// The options of the IP mode (flattened into `coapcc emulate`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct IpArgs {
+    /// IP mode: put the network between two network namespaces joined by TUN
+    /// devices, run --server-cmd in the server namespace and the command
+    /// after `--` in the client namespace, tear everything down when the
+    /// client command ends (or the server command, or on Ctrl-C) and exit
+    /// with the client command's status. Needs CAP_NET_ADMIN and
+    /// /dev/net/tun.
+    #[arg(long)]
+    pub ip: bool,
+    /// IP mode: the server command, run by `sh -c` in the server namespace
+    /// (its output goes to standard error).
+    #[arg(long, value_name = "'SHELL COMMAND'", requires = "ip")]
+    pub server_cmd: Option<String>,
+    /// IP mode: set a sysctl in both namespaces before the commands start
+    /// (repeatable), e.g. net.ipv4.tcp_sack=0.
+    #[arg(long, value_name = "KEY=VALUE", requires = "ip")]
+    pub sysctl: Vec<String>,
+    /// IP mode: write a JSON report at exit (kernel, network, sysctls, relay
+    /// counters, kernel counter deltas, exit statuses).
+    #[arg(long, value_name = "FILE", requires = "ip")]
+    pub report_json: Option<PathBuf>,
+    /// IP mode: log every packet the relay reads (JSON lines).
+    #[arg(long, value_name = "FILE", requires = "ip")]
+    pub packet_log: Option<PathBuf>,
+    /// Most IP bytes the relay holds per direction inside the network model
+    /// (queued, being sent or propagating), whatever its buffer; a packet
+    /// that would exceed it is refused and counted [default: 4194304, above
+    /// the 1410000 B that stand for an infinite buffer in the evaluations].
+    /// UDP relay and IP mode.
+    #[arg(long, value_name = "BYTES")]
+    pub max_held_bytes: Option<u64>,
+    /// IP mode: the client command and its arguments (after `--`).
+    #[arg(last = true, value_name = "CLIENT COMMAND")]
+    pub client_cmd: Vec<String>,
+}

@@ -1,0 +1,12 @@
+//! The command line's own modules: argument types, progress on stderr and
+//! printing on stdout, around the library (`coapcc`).
+
+pub mod args;
+pub mod campaign;
+pub mod emulated;
+pub mod ip;
+pub mod net;
+pub mod progress;
+pub mod report;
+pub mod stdout;
+pub mod tcp;

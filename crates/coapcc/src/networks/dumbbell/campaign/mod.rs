@@ -1,0 +1,63 @@
+//! Dumbbell campaigns: [`mod@file`]: the TOML schema, [`plan`]: expansion and
+//! checks; this module: the cost of a run and the plan as a
+//! [`NetworkPlan`] (its units computed and stored).
+
+pub mod file;
+pub mod plan;
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use coapcc_sim::{testbed, RunResult, RunSpec};
+
+use crate::campaign::{NetworkPlan, PlanCell};
+use crate::store::Store;
+use plan::{DumbbellCell, DumbbellPlan};
+
+/// The expected cost of a dumbbell run (clients × exchanges), for ordering
+/// and the ETA.
+pub fn weight(spec: &RunSpec) -> u64 {
+    spec.groups
+        .iter()
+        .map(|g| u64::from(g.clients) * u64::from(g.workload.exchanges))
+        .sum()
+}
+
+impl PlanCell for DumbbellCell {
+    type Spec = RunSpec;
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn spec(&self) -> &RunSpec {
+        &self.spec
+    }
+}
+
+impl NetworkPlan for DumbbellPlan {
+    type Cell = DumbbellCell;
+    type Result = RunResult;
+    fn cells(&self) -> &[DumbbellCell] {
+        &self.cells
+    }
+    fn weight(spec: &RunSpec) -> u64 {
+        weight(spec)
+    }
+    fn run(spec: &RunSpec, replication: u32) -> Result<RunResult> {
+        Ok(testbed::run(spec, replication)?)
+    }
+    fn register(&self, store: &mut Store) -> Result<()> {
+        store.register(self).map(drop)
+    }
+    fn done_keys(store: &Store) -> Result<HashSet<String>> {
+        store.done_keys()
+    }
+    fn insert(
+        store: &mut Store,
+        key: &str,
+        spec: &RunSpec,
+        replication: u32,
+        result: &RunResult,
+    ) -> Result<()> {
+        store.insert_run(key, spec, replication, result)
+    }
+}

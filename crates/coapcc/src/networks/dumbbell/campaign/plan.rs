@@ -1,0 +1,510 @@
+//! Expanding a campaign file into its cells (one population at one point of a
+//! set's matrix) and their runs, checking everything a run would reject before
+//! any run starts.
+//!
+//! Order: sets as written; within a set, errors × buffers × workloads × clients
+//! × populations (the single algorithms, then the mixed ones), outermost first.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Result};
+use coapcc_sim::{testbed, AlgorithmSpec, Buffer, ErrorProfile, Group, RunSpec, WorkloadKind};
+use serde::{Deserialize, Serialize};
+
+use super::file::{AlgorithmEntry, DumbbellCampaignFile, MixedEntry};
+use crate::key::{digest, run_key, MODEL_VERSION};
+
+/// One group of a cell's population, as reports name it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupInfo {
+    /// The group's label in reports: the algorithm's label, prefixed by the
+    /// population's for mixed populations (`default+default-fb2: default`).
+    pub label: String,
+    /// The algorithm.
+    pub algorithm: AlgorithmSpec,
+    /// Its clients.
+    pub clients: u32,
+}
+
+/// One population at one point of a set's matrix, replicated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DumbbellCell {
+    /// The set's name.
+    pub set: String,
+    /// Clients in all.
+    pub clients: u32,
+    /// Router buffer.
+    pub buffer: Buffer,
+    /// Workload kind.
+    pub workload: WorkloadKind,
+    /// Link-error profile.
+    pub errors: ErrorProfile,
+    /// The population's label (an algorithm label or a mixed population's).
+    pub population: String,
+    /// Whether the population is mixed.
+    pub mixed: bool,
+    /// Its groups, in run-spec order.
+    pub groups: Vec<GroupInfo>,
+    /// The run.
+    pub spec: RunSpec,
+    /// One key per replication.
+    pub keys: Vec<String>,
+}
+
+pub use crate::store::Skipped;
+
+/// A dumbbell campaign ready to run.
+pub type DumbbellPlan = crate::campaign::Plan<DumbbellCampaignFile, DumbbellCell>;
+
+/// Loads and expands a dumbbell campaign file.
+pub fn load(path: &Path) -> Result<DumbbellPlan> {
+    crate::campaign::plan::load(path, parse)
+}
+
+/// Parses and expands campaign text; `origin` names it in errors.
+pub fn parse(text: &str, origin: &str) -> Result<DumbbellPlan> {
+    let file: DumbbellCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
+}
+
+/// Splits `clients` between groups in proportion to `shares`: each group gets
+/// the floor of its share, and the clients left over go one each to the groups
+/// with the largest remainders (earlier groups first on ties).
+pub fn split(clients: u32, shares: &[u32]) -> Vec<u32> {
+    let total: u64 = shares.iter().map(|&s| u64::from(s)).sum();
+    if total == 0 {
+        return vec![0; shares.len()];
+    }
+    let exact: Vec<(u32, u64)> = shares
+        .iter()
+        .map(|&s| {
+            let num = u64::from(clients) * u64::from(s);
+            ((num / total) as u32, num % total)
+        })
+        .collect();
+    let mut out: Vec<u32> = exact.iter().map(|e| e.0).collect();
+    let left = clients - out.iter().sum::<u32>();
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&a, &b| exact[b].1.cmp(&exact[a].1).then(a.cmp(&b)));
+    for &i in order.iter().take(left as usize) {
+        out[i] += 1;
+    }
+    out
+}
+
+/// Whether `a` runs in this build: `Ok(true)` if the simulator accepts it,
+/// `Ok(false)` if it is missing (not in the registry), `Err` if it exists but its
+/// parameters are wrong.
+fn available(a: &AlgorithmSpec) -> Result<Option<String>> {
+    let probe = RunSpec {
+        network: Default::default(),
+        coap: Default::default(),
+        groups: vec![Group {
+            algorithm: a.clone(),
+            workload: Default::default(),
+            clients: 1,
+        }],
+        seed: 1,
+    };
+    match testbed::validate(&probe) {
+        Ok(()) => Ok(None),
+        // Only a name the build does not know is "unavailable"; a known one
+        // (a registered algorithm, or CoAP over TCP) with a bad parameter is an
+        // error, never silently skipped.
+        Err(e)
+            if coapcc_rto::registry::find(&a.name).is_none()
+                && !coapcc_sim::client_factory::is_tcp(a) =>
+        {
+            Ok(Some(e.0))
+        }
+        Err(e) => bail!("algorithm `{}`: {e}", a.label()),
+    }
+}
+
+/// A population before expansion: its label and groups (algorithm, share).
+struct Population {
+    label: String,
+    mixed: bool,
+    members: Vec<(AlgorithmSpec, u32)>,
+}
+
+fn expand(file: DumbbellCampaignFile, text: &str, origin: &str) -> Result<DumbbellPlan> {
+    if file.name.trim().is_empty() {
+        bail!("name: expected a non-empty campaign name");
+    }
+    if file.sets.is_empty() {
+        bail!("set: expected at least one [[set]]");
+    }
+    let mut skipped: Vec<Skipped> = Vec::new();
+    let check = |a: &AlgorithmSpec, skipped: &mut Vec<Skipped>| -> Result<bool> {
+        match available(a)? {
+            None => Ok(true),
+            Some(reason) if file.skip_unavailable.allows(&a.name) => {
+                if !skipped.iter().any(|s| s.name == a.name) {
+                    skipped.push(Skipped {
+                        name: a.name.clone(),
+                        reason,
+                    });
+                }
+                Ok(false)
+            }
+            Some(reason) => bail!(
+                "algorithm `{}` is not available in this build ({reason}); remove it, or allow \
+                 skipping it with `skip_unavailable = [\"{}\"]`",
+                a.name,
+                a.name
+            ),
+        }
+    };
+    let mut cells = Vec::new();
+    for set in &file.sets {
+        let ctx = |what: &str| format!("set `{}`: {what}", set.name);
+        if !(1..=crate::budget::MAX_REPLICATIONS).contains(&set.replications) {
+            bail!(
+                "{}",
+                ctx(&format!(
+                    "replications: expected 1 to {}, found {}",
+                    crate::budget::MAX_REPLICATIONS,
+                    set.replications
+                ))
+            );
+        }
+        if set.clients.is_empty() || set.clients.contains(&0) {
+            bail!(
+                "{}",
+                ctx("clients: expected a list of counts, each at least 1")
+            );
+        }
+        let algorithms: &[AlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
+        let mixes: &[MixedEntry] = set.mixed.as_deref().unwrap_or(&file.mixed);
+        let mut populations: Vec<Population> = Vec::new();
+        for a in algorithms {
+            if check(&a.0, &mut skipped)? {
+                populations.push(Population {
+                    label: a.0.label().to_string(),
+                    mixed: false,
+                    members: vec![(a.0.clone(), 1)],
+                });
+            }
+        }
+        for m in mixes {
+            let shares = m.shares.clone().unwrap_or_else(|| vec![1; m.of.len()]);
+            if m.of.len() < 2 || shares.len() != m.of.len() || shares.contains(&0) {
+                bail!(
+                    "{}",
+                    ctx(&format!(
+                        "mixed `{}`: expected at least two algorithms in `of` and, if given, \
+                         one positive share each",
+                        m.label
+                    ))
+                );
+            }
+            let mut ok = true;
+            for a in &m.of {
+                ok &= check(&a.0, &mut skipped)?;
+            }
+            if ok {
+                populations.push(Population {
+                    label: m.label.clone(),
+                    mixed: true,
+                    members: m.of.iter().map(|a| a.0.clone()).zip(shares).collect(),
+                });
+            }
+        }
+        if populations.is_empty() && skipped.is_empty() {
+            bail!(
+                "{}",
+                ctx("expected at least one algorithm or mixed population")
+            );
+        }
+        for (i, p) in populations.iter().enumerate() {
+            if populations[..i].iter().any(|q| q.label == p.label) {
+                bail!(
+                    "{}",
+                    ctx(&format!(
+                        "`{}` is listed twice; give one a distinct `label`",
+                        p.label
+                    ))
+                );
+            }
+        }
+        let buffers = set.buffers.clone().unwrap_or(vec![file.network.buffer]);
+        let workloads = set.workloads.clone().unwrap_or(vec![file.workload.kind]);
+        let errors = set.errors.clone().unwrap_or(vec![file.network.errors]);
+        for &e in &errors {
+            for &b in &buffers {
+                for &w in &workloads {
+                    for &n in &set.clients {
+                        for p in &populations {
+                            cells.push(cell(&file, set, p, n, b, w, e)?);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for c in &cells {
+        let coord = (
+            c.set.as_str(),
+            c.clients,
+            c.buffer.label(),
+            c.workload.name(),
+            c.errors.name(),
+            c.population.as_str(),
+        );
+        if !seen.insert(coord) {
+            bail!(
+                "set `{}` lists {} clients, buffer {}, {} workload, errors {} twice",
+                c.set,
+                c.clients,
+                c.buffer.label(),
+                c.workload.name(),
+                c.errors.name()
+            );
+        }
+    }
+    let cell_texts: Vec<String> = cells
+        .iter()
+        .map(|c| serde_json::to_string(c).expect("a cell serialises"))
+        .collect();
+    let definition = digest(
+        ["coapcc-campaign", MODEL_VERSION, file.name.as_str()]
+            .into_iter()
+            .chain(cell_texts.iter().map(String::as_str)),
+    );
+    Ok(DumbbellPlan {
+        file,
+        text: text.to_string(),
+        source: origin.to_string(),
+        cells,
+        skipped,
+        definition,
+    })
+}
+
+fn cell(
+    file: &DumbbellCampaignFile,
+    set: &super::file::SetFile,
+    p: &Population,
+    clients: u32,
+    buffer: Buffer,
+    workload: WorkloadKind,
+    errors: ErrorProfile,
+) -> Result<DumbbellCell> {
+    let shares: Vec<u32> = p.members.iter().map(|m| m.1).collect();
+    let counts = split(clients, &shares);
+    if counts.contains(&0) {
+        bail!(
+            "set `{}`: mixed `{}` cannot split {clients} clients between {} algorithms; \
+             use client counts of at least {} in a set of its own",
+            set.name,
+            p.label,
+            p.members.len(),
+            p.members.len()
+        );
+    }
+    let mut network = file.network.clone();
+    network.buffer = buffer;
+    network.errors = errors;
+    let mut wl = file.workload.clone();
+    wl.kind = workload;
+    let groups: Vec<GroupInfo> = p
+        .members
+        .iter()
+        .zip(&counts)
+        .map(|((a, _), &n)| GroupInfo {
+            label: if p.mixed {
+                format!("{}: {}", p.label, a.label())
+            } else {
+                a.label().to_string()
+            },
+            algorithm: a.clone(),
+            clients: n,
+        })
+        .collect();
+    let spec = RunSpec {
+        network,
+        coap: file.coap.clone(),
+        groups: groups
+            .iter()
+            .map(|g| Group {
+                algorithm: g.algorithm.clone(),
+                workload: wl.clone(),
+                clients: g.clients,
+            })
+            .collect(),
+        seed: file.seed,
+    };
+    testbed::validate(&spec).map_err(|e| {
+        anyhow!(
+            "set `{}`, {} ({clients} clients, buffer {}, {}, errors {}): {e}",
+            set.name,
+            p.label,
+            buffer.label(),
+            workload.name(),
+            errors.name()
+        )
+    })?;
+    let keys = (0..set.replications).map(|r| run_key(&spec, r)).collect();
+    Ok(DumbbellCell {
+        set: set.name.clone(),
+        clients,
+        buffer,
+        workload,
+        errors,
+        population: p.label.clone(),
+        mixed: p.mixed,
+        groups,
+        spec,
+        keys,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+        name = "t"
+        seed = 7
+        algorithms = ["default", { name = "default", label = "default-cap30", cap = 30 }]
+        [workload]
+        exchanges = 5
+        [[set]]
+        name = "a"
+        clients = [2, 5]
+        buffers = [2500, "inf"]
+        workloads = ["continuous", "random"]
+        replications = 3
+        mixed = [{ label = "mix", of = ["default", { name = "default", label = "d30", cap = 30 }], shares = [1, 2] }]
+        [[set]]
+        name = "b"
+        clients = [10]
+        errors = ["low", "high"]
+        replications = 4
+    "#;
+
+    #[test]
+    fn split_follows_the_largest_remainder() {
+        assert_eq!(split(10, &[1, 1]), [5, 5]);
+        assert_eq!(split(5, &[1, 1]), [3, 2]);
+        assert_eq!(split(5, &[1, 2]), [2, 3]);
+        assert_eq!(split(7, &[1, 1, 1]), [3, 2, 2]);
+        assert_eq!(split(1, &[1, 1]), [1, 0]);
+        assert_eq!(split(400, &[1, 1]), [200, 200]);
+    }
+
+    #[test]
+    fn the_matrix_expands_in_order() {
+        let p = parse(BASE, "t.toml").unwrap();
+        // set a: 2 clients × 2 buffers × 2 workloads × 3 populations; set b: 2 errors × 2.
+        assert_eq!(p.cells.len(), 2 * 2 * 2 * 3 + 2 * 2);
+        assert_eq!(p.runs(), 24 * 3 + 4 * 4);
+        assert_eq!(p.distinct_keys().len(), p.runs());
+        let c = &p.cells[0];
+        assert_eq!(
+            (
+                c.set.as_str(),
+                c.clients,
+                c.buffer,
+                c.workload,
+                c.population.as_str()
+            ),
+            (
+                "a",
+                2,
+                Buffer::Bytes(2500),
+                WorkloadKind::Continuous,
+                "default"
+            )
+        );
+        assert_eq!(c.spec.seed, 7);
+        assert_eq!(c.spec.groups[0].workload.exchanges, 5);
+        assert_eq!(c.spec.groups[0].algorithm.cap, Some(60.0));
+        let mix = &p.cells[2];
+        assert!(mix.mixed);
+        assert_eq!(
+            mix.groups
+                .iter()
+                .map(|g| (g.label.as_str(), g.clients))
+                .collect::<Vec<_>>(),
+            [("mix: default", 1), ("mix: d30", 1)]
+        );
+        let mix5 = &p.cells[5];
+        assert_eq!((mix5.clients, mix5.groups[1].clients), (5, 3));
+        let b = &p.cells[24];
+        assert_eq!(
+            (b.set.as_str(), b.errors, b.buffer),
+            ("b", ErrorProfile::Low, Buffer::Infinite)
+        );
+        assert_eq!(b.keys.len(), 4);
+        assert_eq!(p.cells[25].population, "default-cap30");
+        assert_eq!(p.cells.last().unwrap().errors, ErrorProfile::High);
+    }
+
+    #[test]
+    fn the_definition_ignores_comments_and_follows_parameters() {
+        let a = parse(BASE, "t").unwrap().definition;
+        let commented = format!("# a comment\n{BASE}");
+        assert_eq!(a, parse(&commented, "t").unwrap().definition);
+        let more = BASE.replace("replications = 4", "replications = 5");
+        let b = parse(&more, "t").unwrap();
+        assert_ne!(a, b.definition);
+        let old = parse(BASE, "t").unwrap();
+        // The first 4 replications of set b keep their keys: they are reused.
+        assert!(old.distinct_keys().is_subset(&b.distinct_keys()));
+        let seed = BASE.replace("seed = 7", "seed = 8");
+        let c = parse(&seed, "t").unwrap();
+        assert!(old.distinct_keys().is_disjoint(&c.distinct_keys()));
+    }
+
+    #[test]
+    fn unavailable_algorithms_fail_unless_skipped() {
+        let text = BASE.replace("algorithms = [", "algorithms = [\"no-such-algorithm\", ");
+        let e = format!("{:#}", parse(&text, "t.toml").unwrap_err());
+        assert!(
+            e.contains("t.toml") && e.contains("`no-such-algorithm` is not available"),
+            "{e}"
+        );
+        assert!(e.contains("skip_unavailable"), "{e}");
+        let listed = format!("skip_unavailable = [\"no-such-algorithm\"]\n{text}");
+        let p = parse(&listed, "t").unwrap();
+        assert_eq!(p.skipped.len(), 1);
+        assert_eq!(p.skipped[0].name, "no-such-algorithm");
+        assert!(p.cells.iter().all(|c| c.population != "no-such-algorithm"));
+        assert_eq!(p.cells.len(), 28);
+        let other = format!("skip_unavailable = [\"tcp\"]\n{text}");
+        assert!(parse(&other, "t").is_err());
+        let all = format!("skip_unavailable = true\n{text}");
+        assert_eq!(parse(&all, "t").unwrap().skipped.len(), 1);
+    }
+
+    #[test]
+    fn bad_parameters_of_an_available_algorithm_always_fail() {
+        let text = format!(
+            "skip_unavailable = true\n{}",
+            BASE.replace(
+                "cap = 30 }]\n        [workload]",
+                "cap = 30, first_sample = \"sometimes\" }]\n        [workload]"
+            )
+        );
+        let e = format!("{:#}", parse(&text, "t").unwrap_err());
+        assert!(e.contains("first_sample"), "{e}");
+    }
+
+    #[test]
+    fn mixed_populations_need_enough_clients() {
+        let text = BASE.replace("clients = [2, 5]", "clients = [1, 5]");
+        let e = format!("{:#}", parse(&text, "t").unwrap_err());
+        assert!(e.contains("mixed `mix` cannot split 1 clients"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_labels_are_refused() {
+        let text = BASE.replace("label = \"default-cap30\", ", "");
+        let e = format!("{:#}", parse(&text, "t").unwrap_err());
+        assert!(e.contains("`default` is listed twice"), "{e}");
+    }
+}

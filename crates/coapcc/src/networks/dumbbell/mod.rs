@@ -1,0 +1,199 @@
+//! The constrained-link dumbbell of the Helsinki evaluations (spec
+//! `testbed.md` §1–3) in the lab layer.
+//!
+//! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
+//!   a run (memory and events);
+//! - [`campaign`]: campaign files ([`campaign::file`]), their expansion
+//!   ([`campaign::plan`]) and the cost of a run;
+//! - [`store`]: its tables in the results store (`cells`, `runs`, `clients`);
+//! - [`report`]: its report (FCT and unnecessary-retransmission box plots,
+//!   measured vs published).
+
+pub mod campaign;
+pub mod cost;
+pub mod output;
+pub mod report;
+pub mod store;
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{anyhow, bail, Result};
+use coapcc_sim::metrics::ClientRecord;
+use coapcc_sim::{
+    Buffer, ErrorProfile, RunResult, RunSpec, Scenario, ScenarioResult, WorkloadKind,
+};
+
+use crate::cost::RunCost;
+use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::report::Written;
+use crate::scenario_file::{self, revalidate, Overrides};
+use crate::store::digest::RunTables;
+use crate::store::{Definition, Store};
+use campaign::plan::{DumbbellCell, DumbbellPlan};
+use report::data::DumbbellReport;
+
+/// The dumbbell.
+pub struct Dumbbell;
+
+/// Parses a dumbbell scenario from TOML text; `origin` names the file in
+/// errors.
+pub fn parse_scenario(text: &str, origin: &str) -> Result<Scenario> {
+    scenario_file::parse_toml(text, origin, Scenario::validate)
+}
+
+/// Loads and validates a dumbbell scenario file.
+pub fn load_scenario(path: &Path) -> Result<Scenario> {
+    parse_scenario(&scenario_file::read(path)?, &path.display().to_string())
+}
+
+impl LabNetwork for Dumbbell {
+    const KIND: NetworkKind = NetworkKind::Dumbbell;
+    const NAME: &'static str = "dumbbell";
+    const SINCE_LAYOUT: u32 = 1;
+    const RUN_TABLES: RunTables = RunTables {
+        runs: "runs",
+        items: &[("clients", "idx")],
+    };
+    const CELLS_TABLE: &'static str = "cells";
+
+    type Scenario = Scenario;
+    type Spec = RunSpec;
+    type RunResult = RunResult;
+    type Outcome = ScenarioResult;
+    type Item = ClientRecord;
+    type File = campaign::file::DumbbellCampaignFile;
+    type Cell = DumbbellCell;
+
+    fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
+        AnyNetwork::Dumbbell(x)
+    }
+    fn get<F: Family>(x: &AnyNetwork<F>) -> Option<&F::Of<Self>> {
+        match x {
+            AnyNetwork::Dumbbell(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    fn parse_scenario(text: &str, origin: &str) -> Result<Scenario> {
+        parse_scenario(text, origin)
+    }
+
+    /// `--algorithms` keeps the parameters the scenario gives an algorithm of
+    /// the same name (so the published settings stay), and uses the spec
+    /// defaults for names the scenario does not list.
+    fn apply(o: &Overrides, mut s: Scenario, origin: &str) -> Result<Scenario> {
+        if o.period.is_some() {
+            bail!("--period: applies to grid scenarios only; {origin} runs on the dumbbell");
+        }
+        if let Some(n) = o.clients {
+            if n == 0 {
+                bail!("--clients: expected at least 1");
+            }
+            s.clients = n;
+        }
+        if let Some(b) = &o.buffer {
+            s.network.buffer = Buffer::parse(b).ok_or_else(|| {
+                anyhow!("--buffer: expected a size in bytes (e.g. 2500) or `inf`, found `{b}`")
+            })?;
+        }
+        if let Some(e) = &o.errors {
+            s.network.errors = ErrorProfile::parse(e).ok_or_else(|| {
+                anyhow!("--errors: expected none, low, medium or high, found `{e}`")
+            })?;
+        }
+        if let Some(w) = &o.workload {
+            s.workload.kind = WorkloadKind::parse(w)
+                .ok_or_else(|| anyhow!("--workload: expected continuous or random, found `{w}`"))?;
+        }
+        o.apply_common(&mut s.algorithms, &mut s.replications, &mut s.seed)?;
+        revalidate(s, origin, Scenario::validate)
+    }
+
+    fn labels(s: &Scenario) -> Vec<&str> {
+        s.algorithms.iter().map(|a| a.label()).collect()
+    }
+    fn replications(s: &Scenario) -> u32 {
+        s.replications
+    }
+    fn run_spec(s: &Scenario, i: usize) -> RunSpec {
+        s.run_spec(i)
+    }
+    fn run_cost(spec: &RunSpec) -> RunCost {
+        cost::run_cost(spec)
+    }
+    fn run(
+        s: &Scenario,
+        progress: &(dyn Fn() + Sync),
+        stop: &AtomicBool,
+    ) -> Result<ScenarioResult> {
+        Ok(coapcc_sim::scenario::run_scenario_stoppable(
+            s, progress, stop,
+        )?)
+    }
+    fn runs(r: &ScenarioResult) -> &[Vec<RunResult>] {
+        &r.runs
+    }
+    fn events(r: &RunResult) -> u64 {
+        r.events
+    }
+    fn items(r: &RunResult) -> &[ClientRecord] {
+        &r.clients
+    }
+    fn json(s: &Scenario, r: &ScenarioResult) -> String {
+        output::json(s, &r.summaries)
+    }
+    fn table(s: &Scenario, r: &ScenarioResult) -> String {
+        output::table(s, &r.summaries)
+    }
+    fn markdown(s: &Scenario, r: &ScenarioResult) -> String {
+        output::markdown(s, &r.summaries)
+    }
+    fn histograms(s: &Scenario, r: &ScenarioResult) -> String {
+        output::histograms(s, &r.runs)
+    }
+    fn pcap_unit() -> Result<&'static str> {
+        Ok("packets")
+    }
+    fn write_pcap(s: &Scenario, i: usize, file: &Path) -> Result<u64> {
+        let mut tap = crate::pcap::PcapTap::create(file)?;
+        coapcc_sim::testbed::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
+        tap.finish()
+    }
+
+    fn parse_plan(text: &str, origin: &str) -> Result<DumbbellPlan> {
+        campaign::plan::parse(text, origin)
+    }
+    fn cell_algorithm(c: &DumbbellCell) -> &str {
+        c.groups.first().map_or("", |g| g.algorithm.name.as_str())
+    }
+
+    fn definition_keys(store: &Store, hash: &str) -> Result<Vec<String>> {
+        Ok(store
+            .cells(hash)?
+            .into_iter()
+            .flat_map(|c| c.keys)
+            .collect())
+    }
+    fn verify(store: &Store) -> Result<()> {
+        store.verify_dumbbell()
+    }
+    fn dump(store: &Store, out: &mut String) -> Result<()> {
+        store.dump_dumbbell(out)
+    }
+
+    type Report = DumbbellReport;
+    fn gather(
+        store: &Store,
+        definition: Definition,
+        others: Vec<Definition>,
+    ) -> Result<DumbbellReport> {
+        report::data::gather(store, definition, others)
+    }
+    fn progress(r: &DumbbellReport) -> (u64, u64) {
+        r.progress()
+    }
+    fn write_report(r: &DumbbellReport, out: &Path) -> Result<Written> {
+        report::write(r, out)
+    }
+}

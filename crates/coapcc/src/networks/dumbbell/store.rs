@@ -1,0 +1,415 @@
+//! Dumbbell campaigns in the store (layout 1): their definitions and cells
+//! (`cells`), and every finished run — its link and conservation figures,
+//! retransmissions histograms and per-group summaries (`runs`), and one row
+//! per client (`clients`, spec `testbed.md` §3).
+
+use std::collections::HashSet;
+
+use anyhow::{Context, Result};
+use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
+use coapcc_sim::{RunResult, RunSpec, Summary};
+use rusqlite::{params, OptionalExtension};
+
+use super::campaign::plan::{DumbbellCell, DumbbellPlan};
+use super::Dumbbell;
+use crate::key::{canonical, MODEL_VERSION};
+use crate::networks::LabNetwork;
+use crate::store::{column_names, digest, u, Registered, Store};
+
+impl Store {
+    /// Records `plan`'s definition and cells (once), and marks it as the most
+    /// recently run definition.
+    pub fn register(&mut self, plan: &DumbbellPlan) -> Result<Registered> {
+        plan.register(self, Dumbbell::NAME, |tx| {
+            let mut stmt = tx.prepare(
+                "INSERT INTO cells (definition, idx, set_name, clients, buffer, workload, \
+                 errors, population, cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for (i, c) in plan.cells.iter().enumerate() {
+                stmt.execute(params![
+                    plan.definition,
+                    i as i64,
+                    c.set,
+                    c.clients,
+                    c.buffer.label(),
+                    c.workload.name(),
+                    c.errors.name(),
+                    c.population,
+                    serde_json::to_string(c)?
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Keys of every finished run.
+    pub fn done_keys(&self) -> Result<HashSet<String>> {
+        self.keys_in("runs", 1)
+    }
+
+    /// Finished runs.
+    pub fn run_count(&self) -> Result<u64> {
+        self.rows_in("runs", 1)
+    }
+
+    /// Writes one finished run, its clients and its per-group summaries in one
+    /// transaction. A key already present is left as it is.
+    pub fn insert_run(
+        &mut self,
+        key: &str,
+        spec: &RunSpec,
+        replication: u32,
+        result: &RunResult,
+    ) -> Result<()> {
+        let summaries: Vec<Summary> = spec
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(g, grp)| {
+                Summary::of(
+                    grp.algorithm.label(),
+                    g as u32,
+                    std::slice::from_ref(result),
+                )
+            })
+            .collect();
+        let tx = self.conn.transaction()?;
+        let (u, d, c) = (&result.uplink, &result.downlink, &result.conservation);
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO runs (key, model_version, spec, replication, duration, events, \
+             up_packets, up_bytes, up_busy, up_unnecessary_bytes, up_dropped_buffer, \
+             up_dropped_error, down_packets, down_bytes, down_busy, down_unnecessary_bytes, \
+             down_dropped_buffer, down_dropped_error, sent, delivered, dropped, in_flight, \
+             histograms, summaries) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+            params![
+                key,
+                MODEL_VERSION,
+                canonical(spec),
+                replication,
+                result.duration,
+                result.events as i64,
+                u.packets as i64,
+                u.bytes as i64,
+                u.busy,
+                u.unnecessary_bytes as i64,
+                u.dropped_buffer as i64,
+                u.dropped_error as i64,
+                d.packets as i64,
+                d.bytes as i64,
+                d.busy,
+                d.unnecessary_bytes as i64,
+                d.dropped_buffer as i64,
+                d.dropped_error as i64,
+                c.sent as i64,
+                c.delivered as i64,
+                c.dropped as i64,
+                c.in_flight as i64,
+                serde_json::to_string(&result.histograms)?,
+                serde_json::to_string(&summaries)?,
+            ],
+        )?;
+        if inserted == 1 {
+            let id = tx.last_insert_rowid();
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )?;
+            for (i, cl) in result.clients.iter().enumerate() {
+                stmt.execute(params![
+                    id,
+                    i as i64,
+                    cl.group,
+                    cl.fct,
+                    cl.completed,
+                    cl.failed,
+                    cl.unnecessary,
+                    cl.retransmissions,
+                    cl.expirations,
+                    cl.max_expired_timer,
+                    cl.rtt_sum,
+                    cl.spurious_detected,
+                    cl.tcp.as_ref().map(serde_json::to_string).transpose()?
+                ])?;
+            }
+            drop(stmt);
+            digest::record(&tx, &Dumbbell::RUN_TABLES, key, id)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Checks that every stored dumbbell run has one client row per client
+    /// of its spec.
+    pub(super) fn verify_dumbbell(&self) -> Result<()> {
+        self.check_item_rows(
+            ("runs", "clients"),
+            ("run", "client"),
+            |spec: &RunSpec| spec.groups.iter().map(|g| i64::from(g.clients)).sum(),
+            |_| Ok(()),
+        )
+    }
+
+    /// The stored result of a run, if finished.
+    pub fn load_run(&self, key: &str) -> Result<Option<RunResult>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT duration, events, up_packets, up_bytes, up_busy, up_unnecessary_bytes, \
+             up_dropped_buffer, up_dropped_error, down_packets, down_bytes, down_busy, \
+             down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
+             dropped, in_flight, histograms, id FROM runs WHERE key = ?1",
+        )?;
+        let columns = column_names(&stmt);
+        let row = stmt
+            .query_row([key], |r| {
+                let link = |o: usize| -> rusqlite::Result<LinkRecord> {
+                    Ok(LinkRecord {
+                        packets: u(r, o)?,
+                        bytes: u(r, o + 1)?,
+                        busy: r.get(o + 2)?,
+                        unnecessary_bytes: u(r, o + 3)?,
+                        dropped_buffer: u(r, o + 4)?,
+                        dropped_error: u(r, o + 5)?,
+                    })
+                };
+                Ok((
+                    RunResult {
+                        clients: Vec::new(),
+                        histograms: Vec::new(),
+                        uplink: link(2)?,
+                        downlink: link(8)?,
+                        duration: r.get(0)?,
+                        events: u(r, 1)?,
+                        conservation: Conservation {
+                            sent: u(r, 14)?,
+                            delivered: u(r, 15)?,
+                            dropped: u(r, 16)?,
+                            in_flight: u(r, 17)?,
+                        },
+                    },
+                    r.get::<_, String>(18)?,
+                    r.get::<_, i64>(19)?,
+                ))
+            })
+            .optional()
+            .map_err(|e| self.read_error("runs", &columns, &format!("run {key}"), e))?;
+        let Some((mut run, histograms, id)) = row else {
+            return Ok(None);
+        };
+        run.histograms = serde_json::from_str(&histograms)
+            .with_context(|| format!("run {key}: unreadable histograms"))?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
+             max_expired_timer, rtt_sum, spurious_detected, tcp FROM clients WHERE run = ?1 \
+             ORDER BY idx",
+        )?;
+        let columns = column_names(&stmt);
+        run.clients = stmt
+            .query_map([id], |r| {
+                Ok((
+                    ClientRecord {
+                        group: r.get(0)?,
+                        fct: r.get(1)?,
+                        completed: r.get(2)?,
+                        failed: r.get(3)?,
+                        unnecessary: r.get(4)?,
+                        retransmissions: r.get(5)?,
+                        expirations: r.get(6)?,
+                        max_expired_timer: r.get(7)?,
+                        rtt_sum: r.get(8)?,
+                        spurious_detected: r.get(9)?,
+                        // Not a column of the store: the simulated servers
+                        // always echo the request's token, so it is 0 in
+                        // every run a campaign computes.
+                        mismatched_responses: 0,
+                        tcp: None,
+                    },
+                    r.get::<_, Option<String>>(10)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.read_error("clients", &columns, &format!("run {key}"), e))?
+            .into_iter()
+            .map(|(mut c, tcp)| {
+                if let Some(t) = tcp {
+                    c.tcp = Some(serde_json::from_str(&t)?);
+                }
+                Ok(c)
+            })
+            .collect::<Result<_, serde_json::Error>>()
+            .with_context(|| format!("run {key}: unreadable TCP counters"))?;
+        Ok(Some(run))
+    }
+
+    /// The cells of a definition, in campaign order.
+    pub fn cells(&self, definition: &str) -> Result<Vec<DumbbellCell>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT cell FROM cells WHERE definition = ?1 ORDER BY idx")?;
+        let texts = stmt
+            .query_map([definition], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        texts
+            .iter()
+            .map(|t| serde_json::from_str(t).context("unreadable cell"))
+            .collect()
+    }
+
+    /// The dumbbell's tables for [`Store::dump`].
+    pub(super) fn dump_dumbbell(&self, out: &mut String) -> Result<()> {
+        self.dump_queries(
+            out,
+            &[
+                ("cells", "SELECT * FROM cells ORDER BY definition, idx"),
+                ("runs", "SELECT * FROM runs ORDER BY key"),
+                (
+                    "clients",
+                    "SELECT r.key, c.* FROM clients c JOIN runs r ON r.id = c.run ORDER BY r.key, c.idx",
+                ),
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coapcc_sim::{AlgorithmSpec, Group, Network, Workload};
+
+    fn spec() -> RunSpec {
+        RunSpec {
+            network: Network::default(),
+            coap: Default::default(),
+            groups: vec![
+                Group {
+                    algorithm: AlgorithmSpec::named("a"),
+                    workload: Workload::default(),
+                    clients: 1,
+                },
+                Group {
+                    algorithm: AlgorithmSpec::named("b"),
+                    workload: Workload::default(),
+                    clients: 1,
+                },
+            ],
+            seed: 3,
+        }
+    }
+
+    fn result() -> RunResult {
+        RunResult {
+            clients: vec![
+                ClientRecord {
+                    group: 0,
+                    fct: Some(33.003_000_000_000_1),
+                    completed: 50,
+                    unnecessary: 3,
+                    rtt_sum: 0.1 + 0.2,
+                    max_expired_timer: 2.5 + 1e-12,
+                    ..Default::default()
+                },
+                ClientRecord {
+                    group: 1,
+                    fct: None,
+                    failed: 2,
+                    spurious_detected: 1,
+                    tcp: Some(coapcc_sim::tcp_metrics::TcpRecord {
+                        connections: 7,
+                        unnecessary_syn: 2,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            ],
+            histograms: vec![vec![49, 1], vec![40, 5, 3]],
+            uplink: LinkRecord {
+                packets: 10,
+                bytes: 380,
+                busy: 1.0 / 3.0,
+                unnecessary_bytes: 38,
+                dropped_buffer: 1,
+                dropped_error: 2,
+            },
+            downlink: LinkRecord {
+                packets: 9,
+                busy: 7.0 / 9.0,
+                ..Default::default()
+            },
+            duration: 123.456_789,
+            events: 1234,
+            conservation: Conservation {
+                sent: 19,
+                delivered: 16,
+                dropped: 3,
+                in_flight: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn a_run_round_trips_exactly_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        assert!(store.load_run("k").unwrap().is_none());
+        store.insert_run("k", &spec(), 0, &result()).unwrap();
+        store.insert_run("k", &spec(), 0, &result()).unwrap();
+        assert_eq!(store.run_count().unwrap(), 1);
+        assert_eq!(store.load_run("k").unwrap().unwrap(), result());
+        assert_eq!(store.done_keys().unwrap(), HashSet::from(["k".to_string()]));
+        drop(store);
+        let ro = Store::open_read_only(&path).unwrap();
+        assert_eq!(ro.load_run("k").unwrap().unwrap(), result());
+        let summaries: String = ro
+            .conn
+            .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
+            .unwrap();
+        let s: Vec<Summary> = serde_json::from_str(&summaries).unwrap();
+        assert_eq!((s[0].label.as_str(), s[0].clients), ("a", 1));
+        assert_eq!((s[1].label.as_str(), s[1].unfinished_clients), ("b", 1));
+        assert!(ro.dump().unwrap().contains("33.0030000000001"));
+        ro.verify().unwrap();
+    }
+
+    #[test]
+    fn summaries_written_before_the_rename_still_read() {
+        // Stores written before the key was named for what it counts keep
+        // the per-group retransmission counts under "histogram".
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        store.insert_run("k", &spec(), 0, &result()).unwrap();
+        let new: String = store
+            .conn
+            .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert!(
+            new.contains("\"retransmissions_per_exchange\":[49,1]"),
+            "{new}"
+        );
+        assert!(!new.contains("\"histogram\""));
+        let old = new.replace("\"retransmissions_per_exchange\"", "\"histogram\"");
+        store
+            .conn
+            .execute("UPDATE runs SET summaries = ?1", [&old])
+            .unwrap();
+        // as such a store holds it: its digest is of the old text
+        let id: i64 = store
+            .conn
+            .query_row("SELECT id FROM runs", [], |r| r.get(0))
+            .unwrap();
+        digest::record(&store.conn, &Dumbbell::RUN_TABLES, "k", id).unwrap();
+        drop(store);
+        let ro = Store::open_read_only(&path).unwrap();
+        let read: String = ro
+            .conn
+            .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(read, old);
+        let s: Vec<Summary> = serde_json::from_str(&read).unwrap();
+        let n: Vec<Summary> = serde_json::from_str(&new).unwrap();
+        assert_eq!(s, n);
+        assert_eq!(s[0].retransmissions_per_exchange, vec![49, 1]);
+        assert_eq!(s[1].retransmissions_per_exchange, vec![40, 5, 3]);
+        ro.verify().unwrap();
+    }
+}

@@ -1,0 +1,294 @@
+//! Expanding a grid campaign file into its cells (one algorithm at one point
+//! of a set's sweep) and their runs, checking everything a run would reject
+//! before any run starts.
+//!
+//! Order: sets as written; within a set, points as written × algorithms.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
+use coapcc_sim::AlgorithmSpec;
+use serde::{Deserialize, Serialize};
+
+use super::file::{GridAlgorithmEntry, GridCampaignFile, GridSetFile};
+use crate::campaign::sets;
+use crate::key::run_key;
+
+/// One algorithm at one point of a set's sweep, replicated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GridCell {
+    /// The set's name.
+    pub set: String,
+    /// The sweep: periodic (the point is the period T) or bursty (the point is
+    /// the interferers' ON duration).
+    pub kind: GridWorkloadKind,
+    /// The period T or the ON duration (s).
+    pub point: f64,
+    /// The algorithm's label.
+    pub label: String,
+    /// The run (its `algorithm` is the cell's).
+    pub spec: GridRunSpec,
+    /// One key per replication.
+    pub keys: Vec<String>,
+}
+
+impl GridCell {
+    /// The algorithm of the clients under test.
+    pub fn algorithm(&self) -> &AlgorithmSpec {
+        &self.spec.algorithm
+    }
+}
+
+/// A grid campaign ready to run.
+pub type GridPlan = crate::campaign::Plan<GridCampaignFile, GridCell>;
+
+/// Loads and expands a grid campaign file.
+pub fn load(path: &Path) -> Result<GridPlan> {
+    crate::campaign::plan::load(path, parse)
+}
+
+/// Parses and expands grid campaign text; `origin` names it in errors.
+pub fn parse(text: &str, origin: &str) -> Result<GridPlan> {
+    let file: GridCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
+}
+
+/// `0.5` → `0.5`, `8.0` → `8`: how points are written in messages and labels.
+pub fn point_text(v: f64) -> String {
+    format!("{v}")
+}
+
+fn expand(file: GridCampaignFile, text: &str, origin: &str) -> Result<GridPlan> {
+    sets::check_campaign(&file.name, file.sets.len())?;
+    let mut cells = Vec::new();
+    for (i, set) in file.sets.iter().enumerate() {
+        sets::check_set_name(i, &set.name, file.sets[..i].iter().map(|s| s.name.as_str()))?;
+        cells.extend(expand_set(&file, set)?);
+    }
+    let definition = sets::definition("coapcc-grid-campaign", &file.name, &cells);
+    Ok(GridPlan {
+        file,
+        text: text.to_string(),
+        source: origin.to_string(),
+        cells,
+        skipped: Vec::new(),
+        definition,
+    })
+}
+
+fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell>> {
+    let ctx = |what: String| anyhow!("set `{}`: {what}", set.name);
+    sets::check_replications(set.replications).map_err(|e| ctx(e.to_string()))?;
+    let (kind, field, points) = match (&set.periods_s, &set.on_s) {
+        (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
+        (None, Some(o)) => (GridWorkloadKind::Bursty, "on_s", o),
+        _ => {
+            return Err(ctx(
+                "expected exactly one of `periods_s` (a periodic sweep of the request period) \
+                 and `on_s` (a bursty sweep of the interferers' ON duration)"
+                    .into(),
+            ))
+        }
+    };
+    if points.is_empty() {
+        return Err(ctx(format!("{field}: expected at least one value (s)")));
+    }
+    for (i, &p) in points.iter().enumerate() {
+        if !(p > 0.0 && p.is_finite()) {
+            return Err(ctx(format!(
+                "{field}: expected positive durations in seconds, found {p}"
+            )));
+        }
+        if points[..i].contains(&p) {
+            return Err(ctx(format!("{field}: {} is listed twice", point_text(p))));
+        }
+    }
+    let algorithms: &[GridAlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
+    if algorithms.is_empty() {
+        return Err(ctx(
+            "algorithms: expected at least one algorithm (in the set or the campaign)".into(),
+        ));
+    }
+    for (i, a) in algorithms.iter().enumerate() {
+        if algorithms[..i].iter().any(|b| b.0.label() == a.0.label()) {
+            return Err(ctx(format!(
+                "algorithm `{}` is listed twice; give one a distinct `label`",
+                a.0.label()
+            )));
+        }
+    }
+    let mut cells = Vec::new();
+    for &point in points {
+        let mut workload = file.workload.clone();
+        workload.kind = kind;
+        match kind {
+            GridWorkloadKind::Periodic => workload.period_s = point,
+            GridWorkloadKind::Bursty => workload.on_s = point,
+        }
+        if let Some(d) = set.duration_s {
+            workload.duration_s = d;
+        }
+        for a in algorithms {
+            let spec = GridRunSpec {
+                network: file.network.clone(),
+                coap: file.coap.clone(),
+                workload: workload.clone(),
+                algorithm: a.0.clone(),
+                seed: file.seed,
+            };
+            grid::validate(&spec).map_err(|e| {
+                ctx(format!(
+                    "{}, {field} = {}: {e}",
+                    a.0.label(),
+                    point_text(point)
+                ))
+            })?;
+            let keys = (0..set.replications).map(|r| run_key(&spec, r)).collect();
+            cells.push(GridCell {
+                set: set.name.clone(),
+                kind,
+                point,
+                label: a.0.label().to_string(),
+                spec,
+                keys,
+            });
+        }
+    }
+    Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+        name = "g"
+        seed = 9
+        algorithms = ["default", "cocoa-plus"]
+        [network]
+        kind = "grid"
+        [workload]
+        period_s = 14
+        duration_s = 100
+        [[set]]
+        name = "periodic"
+        periods_s = [2, 8, 0.5]
+        replications = 3
+        [[set]]
+        name = "bursty"
+        on_s = [10, 20]
+        duration_s = 200
+        replications = 2
+        algorithms = ["pcocoa"]
+    "#;
+
+    #[test]
+    fn sweeps_expand_in_order() {
+        let p = parse(BASE, "g.toml").unwrap();
+        assert_eq!(p.cells.len(), 3 * 2 + 2);
+        assert_eq!(p.runs(), 3 * 2 * 3 + 2 * 2);
+        assert_eq!(p.distinct_keys().len(), p.runs());
+        let c = &p.cells[1];
+        assert_eq!(
+            (c.set.as_str(), c.kind, c.point, c.label.as_str()),
+            ("periodic", GridWorkloadKind::Periodic, 2.0, "cocoa-plus")
+        );
+        assert_eq!(c.spec.workload.period_s, 2.0);
+        assert_eq!(c.spec.workload.duration_s, 100.0);
+        assert_eq!(c.spec.seed, 9);
+        assert_eq!(p.cells[0].algorithm().ack_timeout, Some(3.0));
+        assert_eq!(p.cells[4].point, 0.5);
+        let b = &p.cells[6];
+        assert_eq!(
+            (b.kind, b.point, b.label.as_str()),
+            (GridWorkloadKind::Bursty, 10.0, "pcocoa")
+        );
+        assert_eq!(b.spec.workload.kind, GridWorkloadKind::Bursty);
+        assert_eq!(
+            (b.spec.workload.period_s, b.spec.workload.on_s),
+            (14.0, 10.0)
+        );
+        assert_eq!(b.spec.workload.duration_s, 200.0);
+        assert_eq!(b.keys, [run_key(&b.spec, 0), run_key(&b.spec, 1)]);
+    }
+
+    #[test]
+    fn the_definition_ignores_comments_and_follows_parameters() {
+        let a = parse(BASE, "g").unwrap();
+        assert_eq!(
+            a.definition,
+            parse(&format!("# c\n{BASE}"), "g").unwrap().definition
+        );
+        let more = parse(&BASE.replace("replications = 2", "replications = 3"), "g").unwrap();
+        assert_ne!(a.definition, more.definition);
+        assert!(a.distinct_keys().is_subset(&more.distinct_keys()));
+        let reseeded = parse(&BASE.replace("seed = 9", "seed = 10"), "g").unwrap();
+        assert!(a.distinct_keys().is_disjoint(&reseeded.distinct_keys()));
+    }
+
+    #[test]
+    fn bad_sets_are_refused_with_file_and_field() {
+        for (from, to, want) in [
+            (
+                "periods_s = [2, 8, 0.5]",
+                "periods_s = [2, 8]\non_s = [1]",
+                "exactly one of `periods_s`",
+            ),
+            (
+                "periods_s = [2, 8, 0.5]",
+                "periods_s = []",
+                "periods_s: expected at least one",
+            ),
+            (
+                "periods_s = [2, 8, 0.5]",
+                "periods_s = [2, -8]",
+                "periods_s: expected positive durations in seconds, found -8",
+            ),
+            (
+                "periods_s = [2, 8, 0.5]",
+                "periods_s = [2, 2]",
+                "periods_s: 2 is listed twice",
+            ),
+            (
+                "replications = 3",
+                "replications = 0",
+                "replications: expected 1 to 10000, found 0",
+            ),
+            (
+                "name = \"bursty\"",
+                "name = \"periodic\"",
+                "name: listed twice",
+            ),
+            (
+                "algorithms = [\"pcocoa\"]",
+                "algorithms = [\"pcocoa\", \"pcocoa\"]",
+                "`pcocoa` is listed twice",
+            ),
+            (
+                "algorithms = [\"pcocoa\"]",
+                "algorithms = [\"no-such\"]",
+                "no-such",
+            ),
+            ("duration_s = 200", "duration_s = -1", "workload.duration_s"),
+            (
+                "kind = \"grid\"",
+                "kind = \"grid\"\nserver = 1",
+                "network.server",
+            ),
+            (
+                "period_s = 14",
+                "period_s = 14\ntrace_node = 3",
+                "workload.trace_node: node 3 is not a client",
+            ),
+        ] {
+            assert!(BASE.contains(from), "{from}");
+            let e = format!(
+                "{:#}",
+                parse(&BASE.replacen(from, to, 1), "g.toml").unwrap_err()
+            );
+            assert!(e.starts_with("g.toml: "), "{e}");
+            assert!(e.contains(want), "{want} not in {e}");
+        }
+    }
+}

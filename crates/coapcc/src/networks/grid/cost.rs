@@ -1,0 +1,26 @@
+//! What one grid run will cost, estimated from its spec before it starts
+//! (checked by [`crate::budget`]; [`crate::cost`] says what is measured).
+
+use coapcc_sim::grid::{GridNodeResult, GridRunSpec};
+
+use crate::cost::{count, size, RunCost, LIVE_BYTES_PER_NODE};
+
+/// Events the grid processes per request generated (measured: 76 on the
+/// pCoCoA periodic grid).
+pub const EVENTS_PER_REQUEST: u64 = 80;
+
+/// One run on the grid.
+pub fn run_cost(spec: &GridRunSpec) -> RunCost {
+    let nodes = spec.network.nodes() as u64;
+    let w = &spec.workload;
+    let requests_per_node = count(w.duration_s / w.period_s);
+    RunCost {
+        live: nodes.saturating_mul(LIVE_BYTES_PER_NODE),
+        result: nodes.saturating_mul(size::<GridNodeResult>()),
+        memory_field: "network",
+        events: nodes
+            .saturating_mul(requests_per_node)
+            .saturating_mul(EVENTS_PER_REQUEST),
+        events_field: "workload.period_s",
+    }
+}

@@ -1,0 +1,165 @@
+//! The 6 × 6 IEEE 802.15.4 grid of the pCoCoA evaluation (spec `testbed.md`
+//! §4, `radio.md` §1) in the lab layer.
+//!
+//! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
+//!   a run (memory and events);
+//! - [`campaign`]: campaign files ([`campaign::file`]), their expansion
+//!   ([`campaign::plan`]) and the cost of a run;
+//! - [`store`]: its tables in the results store (`grid_cells`, `grid_runs`,
+//!   `grid_nodes`, `grid_traces`);
+//! - [`report`]: its report (the paper's figures with 95 % confidence intervals).
+
+pub mod campaign;
+pub mod cost;
+pub mod output;
+pub mod report;
+pub mod store;
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Result;
+use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec};
+use coapcc_sim::grid_scenario::{GridScenario, GridScenarioResult};
+
+use crate::cost::RunCost;
+use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::report::Written;
+use crate::scenario_file::{self, revalidate, Overrides};
+use crate::store::digest::RunTables;
+use crate::store::{Definition, Store};
+use campaign::plan::{GridCell, GridPlan};
+use report::data::GridReport;
+
+/// The 802.15.4 grid.
+pub struct Grid;
+
+impl LabNetwork for Grid {
+    const KIND: NetworkKind = NetworkKind::Grid;
+    const NAME: &'static str = "grid";
+    const SINCE_LAYOUT: u32 = 2;
+    const RUN_TABLES: RunTables = RunTables {
+        runs: "grid_runs",
+        items: &[("grid_nodes", "node"), ("grid_traces", "idx")],
+    };
+    const CELLS_TABLE: &'static str = "grid_cells";
+
+    type Scenario = GridScenario;
+    type Spec = GridRunSpec;
+    type RunResult = GridRunResult;
+    type Outcome = GridScenarioResult;
+    type Item = GridNodeResult;
+    type File = campaign::file::GridCampaignFile;
+    type Cell = GridCell;
+
+    fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
+        AnyNetwork::Grid(x)
+    }
+    fn get<F: Family>(x: &AnyNetwork<F>) -> Option<&F::Of<Self>> {
+        match x {
+            AnyNetwork::Grid(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    fn parse_scenario(text: &str, origin: &str) -> Result<GridScenario> {
+        scenario_file::parse_toml(text, origin, GridScenario::validate)
+    }
+    fn apply(o: &Overrides, mut s: GridScenario, origin: &str) -> Result<GridScenario> {
+        Overrides::refuse(
+            &[
+                ("--clients", o.clients.is_some()),
+                ("--buffer", o.buffer.is_some()),
+                ("--errors", o.errors.is_some()),
+                ("--workload", o.workload.is_some()),
+            ],
+            || {
+                format!(
+                    "applies to dumbbell scenarios only; {origin} runs on the grid (its clients \
+                     are its nodes)"
+                )
+            },
+        )?;
+        o.apply_common(&mut s.algorithms, &mut s.replications, &mut s.seed)?;
+        if let Some(p) = o.period {
+            s.workload.period_s = p;
+        }
+        revalidate(s, origin, GridScenario::validate)
+    }
+    fn labels(s: &GridScenario) -> Vec<&str> {
+        s.algorithms.iter().map(|a| a.label()).collect()
+    }
+    fn replications(s: &GridScenario) -> u32 {
+        s.replications
+    }
+    fn run_spec(s: &GridScenario, i: usize) -> GridRunSpec {
+        s.run_spec(i)
+    }
+    fn run_cost(spec: &GridRunSpec) -> RunCost {
+        cost::run_cost(spec)
+    }
+    fn run(
+        s: &GridScenario,
+        progress: &(dyn Fn() + Sync),
+        stop: &AtomicBool,
+    ) -> Result<GridScenarioResult> {
+        Ok(coapcc_sim::grid_scenario::run_grid_scenario_stoppable(
+            s, progress, stop,
+        )?)
+    }
+    fn runs(r: &GridScenarioResult) -> &[Vec<GridRunResult>] {
+        &r.runs
+    }
+    fn events(r: &GridRunResult) -> u64 {
+        r.events
+    }
+    fn items(r: &GridRunResult) -> &[GridNodeResult] {
+        &r.nodes
+    }
+    fn json(s: &GridScenario, r: &GridScenarioResult) -> String {
+        output::json(s, &r.summaries)
+    }
+    fn table(s: &GridScenario, r: &GridScenarioResult) -> String {
+        output::table(s, r)
+    }
+    fn markdown(s: &GridScenario, r: &GridScenarioResult) -> String {
+        output::markdown(s, &r.summaries)
+    }
+    fn pcap_unit() -> Result<&'static str> {
+        Ok("frames")
+    }
+    fn write_pcap(s: &GridScenario, i: usize, file: &Path) -> Result<u64> {
+        let mut tap = crate::pcap::Ieee802154Tap::create(file)?;
+        coapcc_sim::grid::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
+        tap.finish()
+    }
+
+    fn parse_plan(text: &str, origin: &str) -> Result<GridPlan> {
+        campaign::plan::parse(text, origin)
+    }
+    fn cell_algorithm(c: &GridCell) -> &str {
+        &c.algorithm().name
+    }
+
+    fn verify(store: &Store) -> Result<()> {
+        store.verify_grid()
+    }
+    fn dump(store: &Store, out: &mut String) -> Result<()> {
+        store.dump_grid(out)
+    }
+
+    type Report = GridReport;
+    fn gather(
+        store: &Store,
+        definition: Definition,
+        others: Vec<Definition>,
+    ) -> Result<GridReport> {
+        report::data::gather(store, definition, others)
+    }
+    fn progress(r: &GridReport) -> (u64, u64) {
+        r.progress()
+    }
+    fn write_report(r: &GridReport, out: &Path) -> Result<Written> {
+        report::write(r, out)
+    }
+}

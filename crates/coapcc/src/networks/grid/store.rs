@@ -1,0 +1,427 @@
+//! Grid campaigns in the store (layout 2): their definitions and cells, and
+//! every finished grid run — its totals (`grid_runs`), one row per node with
+//! every field of [`GridNodeResult`] and its MAC counters (`grid_nodes`), and
+//! the trace node's RTO and RTT samples (`grid_traces`).
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use coapcc_link::grid::{DropCounts, NodeRecord};
+use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec, Role, TraceKind, TracePoint};
+use coapcc_sim::metrics::Conservation;
+use rusqlite::{params, OptionalExtension};
+
+use super::campaign::plan::{GridCell, GridPlan};
+use super::Grid;
+use crate::key::{canonical, MODEL_VERSION};
+use crate::networks::LabNetwork;
+use crate::store::{column_names, digest, u, Registered, Store};
+
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Root => "root",
+        Role::Server => "server",
+        Role::Client => "client",
+        Role::Interferer => "interferer",
+    }
+}
+
+fn parse_role(s: &str) -> Option<Role> {
+    Some(match s {
+        "root" => Role::Root,
+        "server" => Role::Server,
+        "client" => Role::Client,
+        "interferer" => Role::Interferer,
+        _ => return None,
+    })
+}
+
+/// The name of a trace point's kind, as stored and as the report prints it.
+pub fn trace_kind_name(k: TraceKind) -> &'static str {
+    match k {
+        TraceKind::Rto => "rto",
+        TraceKind::Backoff => "backoff",
+        TraceKind::Rtt => "rtt",
+    }
+}
+
+fn parse_trace_kind(s: &str) -> Option<TraceKind> {
+    Some(match s {
+        "rto" => TraceKind::Rto,
+        "backoff" => TraceKind::Backoff,
+        "rtt" => TraceKind::Rtt,
+        _ => return None,
+    })
+}
+
+fn bad_text(col: usize, what: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        col,
+        rusqlite::types::Type::Text,
+        format!("unknown {what}").into(),
+    )
+}
+
+impl Store {
+    fn require_grid_layout(&self) -> Result<()> {
+        self.require_layout(2, "grid")
+    }
+
+    /// Records a grid campaign's definition and cells (once), and marks it as
+    /// the most recently run definition.
+    pub fn register_grid(&mut self, plan: &GridPlan) -> Result<Registered> {
+        self.require_grid_layout()?;
+        plan.register(self, Grid::NAME, |tx| {
+            let mut stmt = tx.prepare(
+                "INSERT INTO grid_cells (definition, idx, set_name, workload, point, algorithm, \
+                 cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for (i, c) in plan.cells.iter().enumerate() {
+                stmt.execute(params![
+                    plan.definition,
+                    i as i64,
+                    c.set,
+                    c.kind.name(),
+                    c.point,
+                    c.label,
+                    serde_json::to_string(c)?
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The cells of a grid definition, in campaign order.
+    pub fn grid_cells(&self, definition: &str) -> Result<Vec<GridCell>> {
+        self.require_grid_layout()?;
+        self.cells_in("grid_cells", definition, "grid")
+    }
+
+    /// Keys of every finished grid run.
+    pub fn done_grid_keys(&self) -> Result<HashSet<String>> {
+        self.keys_in("grid_runs", 2)
+    }
+
+    /// Finished grid runs.
+    pub fn grid_run_count(&self) -> Result<u64> {
+        self.rows_in("grid_runs", 2)
+    }
+
+    /// Writes one finished grid run, its nodes and its trace in one
+    /// transaction. A key already present is left as it is.
+    pub fn insert_grid_run(
+        &mut self,
+        key: &str,
+        spec: &GridRunSpec,
+        replication: u32,
+        result: &GridRunResult,
+    ) -> Result<()> {
+        self.require_grid_layout()?;
+        let clients = || result.nodes.iter().filter(|n| n.role == Role::Client);
+        let total = |f: &dyn Fn(&GridNodeResult) -> u64| clients().map(f).sum::<u64>() as i64;
+        let (d, c) = (&result.drops, &result.conservation);
+        let tx = self.conn.transaction()?;
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO grid_runs (key, model_version, spec, replication, duration, \
+             request_size, events, frames, collisions, drop_mac_queue, drop_mac_retries, \
+             drop_channel_access, drop_reassembly, drop_fragments_aborted, drop_hop_limit, \
+             sent, delivered, dropped, in_flight, generated, app_drops, requests_sent, \
+             transmissions, completed, failed, acks, carried) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
+             ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, \
+             ?24, ?25, ?26, ?27)",
+            params![
+                key,
+                MODEL_VERSION,
+                canonical(spec),
+                replication,
+                result.duration,
+                result.request_size as i64,
+                result.events as i64,
+                result.frames as i64,
+                result.collisions as i64,
+                d.mac_queue as i64,
+                d.mac_retries as i64,
+                d.channel_access as i64,
+                d.reassembly as i64,
+                d.fragments_aborted as i64,
+                d.hop_limit as i64,
+                c.sent as i64,
+                c.delivered as i64,
+                c.dropped as i64,
+                c.in_flight as i64,
+                total(&|n| n.generated),
+                total(&|n| n.app_drops),
+                total(&|n| n.sent),
+                total(&|n| n.transmissions),
+                total(&|n| n.completed),
+                total(&|n| n.failed),
+                total(&|n| n.acks),
+                total(&|n| n.carried),
+            ],
+        )?;
+        if inserted == 1 {
+            let id = tx.last_insert_rowid();
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO grid_nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+            )?;
+            for n in &result.nodes {
+                let m = &n.mac;
+                stmt.execute(params![
+                    id,
+                    n.node,
+                    role_name(n.role),
+                    n.generated as i64,
+                    n.app_drops as i64,
+                    n.sent as i64,
+                    n.transmissions as i64,
+                    n.completed as i64,
+                    n.failed as i64,
+                    n.completed_transmissions as i64,
+                    n.acks as i64,
+                    n.carried as i64,
+                    n.rtt_sum,
+                    m.data_frames as i64,
+                    m.ack_frames as i64,
+                    m.deferrals as i64,
+                    m.mac_drops as i64,
+                    m.channel_access_failures as i64,
+                    m.overflows as i64,
+                    m.reassembly_drops as i64,
+                    m.duplicates as i64,
+                    m.forwarded as i64,
+                    m.airtime,
+                ])?;
+            }
+            let mut stmt =
+                tx.prepare_cached("INSERT INTO grid_traces VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+            for (i, p) in result.trace.iter().enumerate() {
+                stmt.execute(params![
+                    id,
+                    i as i64,
+                    p.t,
+                    trace_kind_name(p.kind),
+                    p.value,
+                    p.retransmissions
+                ])?;
+            }
+            drop(stmt);
+            digest::record(&tx, &Grid::RUN_TABLES, key, id)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The stored result of a grid run, if finished; with `trace = false` its
+    /// `trace` is left empty (cheaper when only the metrics are wanted).
+    pub fn load_grid_run(&self, key: &str, trace: bool) -> Result<Option<GridRunResult>> {
+        if self.layout() < 2 {
+            return Ok(None);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, duration, request_size, events, frames, collisions, drop_mac_queue, \
+             drop_mac_retries, drop_channel_access, drop_reassembly, drop_fragments_aborted, \
+             drop_hop_limit, sent, delivered, dropped, in_flight FROM grid_runs WHERE key = ?1",
+        )?;
+        let columns = column_names(&stmt);
+        let row = stmt
+            .query_row([key], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    GridRunResult {
+                        nodes: Vec::new(),
+                        drops: DropCounts {
+                            mac_queue: u(r, 6)?,
+                            mac_retries: u(r, 7)?,
+                            channel_access: u(r, 8)?,
+                            reassembly: u(r, 9)?,
+                            fragments_aborted: u(r, 10)?,
+                            hop_limit: u(r, 11)?,
+                        },
+                        frames: u(r, 4)?,
+                        collisions: u(r, 5)?,
+                        duration: r.get(1)?,
+                        request_size: u(r, 2)? as usize,
+                        events: u(r, 3)?,
+                        conservation: Conservation {
+                            sent: u(r, 12)?,
+                            delivered: u(r, 13)?,
+                            dropped: u(r, 14)?,
+                            in_flight: u(r, 15)?,
+                        },
+                        trace: Vec::new(),
+                    },
+                ))
+            })
+            .optional()
+            .map_err(|e| self.read_error("grid_runs", &columns, &format!("grid run {key}"), e))?;
+        let Some((id, mut run)) = row else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT * FROM grid_nodes WHERE run = ?1 ORDER BY node")?;
+        let columns = column_names(&stmt);
+        run.nodes = stmt
+            .query_map([id], |r| {
+                Ok(GridNodeResult {
+                    node: r.get(1)?,
+                    role: parse_role(&r.get::<_, String>(2)?).ok_or_else(|| bad_text(2, "role"))?,
+                    generated: u(r, 3)?,
+                    app_drops: u(r, 4)?,
+                    sent: u(r, 5)?,
+                    transmissions: u(r, 6)?,
+                    completed: u(r, 7)?,
+                    failed: u(r, 8)?,
+                    completed_transmissions: u(r, 9)?,
+                    acks: u(r, 10)?,
+                    carried: u(r, 11)?,
+                    rtt_sum: r.get(12)?,
+                    mac: NodeRecord {
+                        data_frames: u(r, 13)?,
+                        ack_frames: u(r, 14)?,
+                        deferrals: u(r, 15)?,
+                        mac_drops: u(r, 16)?,
+                        channel_access_failures: u(r, 17)?,
+                        overflows: u(r, 18)?,
+                        reassembly_drops: u(r, 19)?,
+                        duplicates: u(r, 20)?,
+                        forwarded: u(r, 21)?,
+                        airtime: r.get(22)?,
+                    },
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<_, _>>())
+            .map_err(|e| self.read_error("grid_nodes", &columns, &format!("grid run {key}"), e))?;
+        if trace {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT t, kind, value, retransmissions FROM grid_traces WHERE run = ?1 ORDER BY idx",
+            )?;
+            let columns = column_names(&stmt);
+            run.trace = stmt
+                .query_map([id], |r| {
+                    Ok(TracePoint {
+                        t: r.get(0)?,
+                        kind: parse_trace_kind(&r.get::<_, String>(1)?)
+                            .ok_or_else(|| bad_text(1, "trace kind"))?,
+                        value: r.get(2)?,
+                        retransmissions: r.get(3)?,
+                    })
+                })
+                .and_then(|rows| rows.collect::<Result<_, _>>())
+                .map_err(|e| {
+                    self.read_error("grid_traces", &columns, &format!("grid run {key}"), e)
+                })?;
+        }
+        Ok(Some(run))
+    }
+
+    /// Every grid run has one node row per node of its network.
+    pub(super) fn verify_grid(&self) -> Result<()> {
+        self.check_item_rows(
+            ("grid_runs", "grid_nodes"),
+            ("grid run", "node"),
+            |spec: &GridRunSpec| spec.network.nodes() as i64,
+            |_| Ok(()),
+        )
+    }
+
+    /// The grid tables for [`Store::dump`].
+    pub(super) fn dump_grid(&self, out: &mut String) -> Result<()> {
+        self.dump_queries(
+            out,
+            &[
+                (
+                    "grid_cells",
+                    "SELECT * FROM grid_cells ORDER BY definition, idx",
+                ),
+                ("grid_runs", "SELECT * FROM grid_runs ORDER BY key"),
+                (
+                    "grid_nodes",
+                    "SELECT r.key, n.* FROM grid_nodes n JOIN grid_runs r ON r.id = n.run \
+                     ORDER BY r.key, n.node",
+                ),
+                (
+                    "grid_traces",
+                    "SELECT r.key, t.* FROM grid_traces t JOIN grid_runs r ON r.id = t.run \
+                     ORDER BY r.key, t.idx",
+                ),
+            ],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::networks::NetworkKind;
+    use coapcc_sim::AlgorithmSpec;
+
+    fn spec() -> GridRunSpec {
+        GridRunSpec {
+            network: Default::default(),
+            coap: Default::default(),
+            workload: coapcc_sim::grid::GridWorkload {
+                duration_s: 30.0,
+                period_s: 4.0,
+                trace_node: Some(36),
+                ..Default::default()
+            },
+            algorithm: AlgorithmSpec::named("pcocoa"),
+            seed: 4,
+        }
+    }
+
+    #[test]
+    fn a_grid_run_round_trips_exactly_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        let result = coapcc_sim::grid::run(&spec(), 0).unwrap();
+        assert!(!result.trace.is_empty(), "node 36 is traced");
+        assert!(result.nodes.iter().any(|n| n.mac.airtime > 0.0));
+        assert!(store.load_grid_run("k", true).unwrap().is_none());
+        store.insert_grid_run("k", &spec(), 0, &result).unwrap();
+        store.insert_grid_run("k", &spec(), 0, &result).unwrap();
+        assert_eq!(store.grid_run_count().unwrap(), 1);
+        assert_eq!(store.load_grid_run("k", true).unwrap().unwrap(), result);
+        let no_trace = store.load_grid_run("k", false).unwrap().unwrap();
+        assert!(no_trace.trace.is_empty() && no_trace.nodes == result.nodes);
+        assert_eq!(
+            store.done_grid_keys().unwrap(),
+            HashSet::from(["k".to_string()])
+        );
+        // The run's totals are the sums over the clients under test.
+        let carried: i64 = store
+            .conn
+            .query_row("SELECT carried FROM grid_runs", [], |r| r.get(0))
+            .unwrap();
+        let want: u64 = result
+            .nodes
+            .iter()
+            .filter(|n| n.role == Role::Client)
+            .map(|n| n.carried)
+            .sum();
+        assert_eq!(carried as u64, want);
+        store.verify().unwrap();
+        let dump = store.dump().unwrap();
+        assert_eq!(
+            dump.lines()
+                .skip_while(|l| *l != "[grid_nodes]")
+                .skip(1)
+                .take_while(|l| !l.starts_with('['))
+                .count(),
+            36
+        );
+        // an edited value no longer matches the run's digest
+        let ok = store.check_all_digests(NetworkKind::Grid).unwrap();
+        assert_eq!((ok.checked, ok.unchecked, ok.altered.len()), (1, 0, 0));
+        store
+            .conn
+            .execute("UPDATE grid_traces SET value = value + 1 WHERE idx = 0", [])
+            .unwrap();
+        let bad = store.check_all_digests(NetworkKind::Grid).unwrap();
+        assert_eq!(bad.altered, vec!["k".to_string()]);
+        assert!(store.verify().is_err());
+    }
+}

@@ -1,0 +1,128 @@
+//! The star campaign file (TOML) as written: a `[network]` with
+//! `kind = "star"`, the bulk senders' workload, the TCP flavours, and one or
+//! more sets, each sweeping the number of stations with its own replication
+//! count (spec `testbed.md` §5, `radio.md` §2). See `docs/campaigns.md`.
+
+use coapcc_link::star::Config;
+use coapcc_sim::star::StarWorkload;
+use coapcc_sim::AlgorithmSpec;
+use serde::de::Deserializer;
+
+use crate::campaign::sets;
+use serde::Deserialize;
+
+/// A whole star campaign file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StarCampaignFile {
+    /// A short name (`lwip`, …); names the campaign in the store and reports.
+    pub name: String,
+    /// The published work it reproduces (title, authors, venue).
+    #[serde(default)]
+    pub title: String,
+    /// What it runs, in a sentence or two.
+    #[serde(default)]
+    pub description: String,
+    /// The seed of every run; each replication derives its own.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// The star of every run (`kind = "star"`, the rest as in star scenario
+    /// files, except `stations`, which each set sweeps).
+    pub network: Config,
+    /// The bulk senders of every run.
+    #[serde(default)]
+    pub workload: StarWorkload,
+    /// The TCP flavours, in every set that does not list its own.
+    #[serde(default)]
+    pub algorithms: Vec<StarAlgorithmEntry>,
+    /// The sets (at least one).
+    #[serde(rename = "set")]
+    pub sets: Vec<StarSetFile>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// One sweep of the number of stations.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StarSetFile {
+    /// Names the set in reports (`published`, `loaded`, …).
+    pub name: String,
+    /// The station counts.
+    pub stations: Vec<u32>,
+    /// Replications of every run of the set.
+    pub replications: u32,
+    /// Replaces the campaign's flavours for this set.
+    #[serde(default)]
+    pub algorithms: Option<Vec<StarAlgorithmEntry>>,
+}
+
+/// A TCP flavour: its name (`tcp-lwip`, …, `tcp`), or a table
+/// `{ name = "…", label = "…" }`. The TCP names take no parameters; a table
+/// that gives one is refused when the campaign is expanded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StarAlgorithmEntry(pub AlgorithmSpec);
+
+impl<'de> Deserialize<'de> for StarAlgorithmEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        sets::algorithm_entry(
+            d,
+            AlgorithmSpec::named,
+            "a TCP flavour's name or a table { name = \"…\", label = \"…\" }",
+        )
+        .map(StarAlgorithmEntry)
+    }
+}
+
+impl crate::campaign::CampaignFile for StarCampaignFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "name = \"s\"\n[network]\nkind = \"star\"\n[[set]]\nname = \"p\"\nstations = [12]\nreplications = 1\n";
+
+    #[test]
+    fn names_and_tables() {
+        let f: StarCampaignFile = toml::from_str(&MINIMAL.replace(
+            "[network]",
+            "algorithms = [\"tcp\", { name = \"tcp-lwip\", label = \"lwIP\" }]\n[network]",
+        ))
+        .unwrap();
+        assert_eq!(f.algorithms[0].0, AlgorithmSpec::named("tcp"));
+        assert_eq!(f.algorithms[1].0.label(), "lwIP");
+        assert_eq!(f.seed, 1);
+        assert_eq!(f.network, Config::default());
+        assert_eq!(f.workload, StarWorkload::default());
+        assert_eq!(f.sets[0].stations, [12]);
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        for (bad, field) in [("stations = [12]", "station"), ("replications = 1", "reps")] {
+            let text = MINIMAL.replace(bad, &bad.replace(bad.split(' ').next().unwrap(), field));
+            let e = toml::from_str::<StarCampaignFile>(&text)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("unknown field `{field}`")), "{e}");
+        }
+        let e = toml::from_str::<StarCampaignFile>(
+            &MINIMAL.replace("[network]", "clients = 4\n[network]"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown field `clients`"), "{e}");
+    }
+}

@@ -1,0 +1,93 @@
+//! Star campaigns: the lwIP evaluation (spec `testbed.md` §5, `radio.md` §2)
+//! as sweeps of the number of stations × TCP flavours × replications, run on
+//! all cores into the results store ([`crate::store`]) beside the dumbbell
+//! and grid campaigns.
+//!
+//! - [`file`](mod@file): the TOML schema; [`plan`]: expansion and checks; this module:
+//!   the cost of a run and the plan as a [`NetworkPlan`] (its units computed
+//!   and stored).
+
+pub mod file;
+pub mod plan;
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use coapcc_sim::star::{StarRunResult, StarRunSpec};
+
+use crate::campaign::{NetworkPlan, PlanCell};
+use crate::store::Store;
+pub use plan::{load, parse, StarCell, StarPlan};
+
+/// The expected cost of a run: the segments its stations try to send
+/// (stations × writes × segments per write). Measured: a run's time grows
+/// about linearly with the stations (0.05 s for 12, 0.2 s for 36, 0.3 s for
+/// 72; saturated runs lose segments and end no later).
+pub fn weight(spec: &StarRunSpec) -> u64 {
+    let w = &spec.workload;
+    let segments = u64::from(w.write_bytes).div_ceil(u64::from(w.mss.max(1)));
+    (u64::from(spec.network.stations) * u64::from(w.writes) * segments).max(1)
+}
+
+impl PlanCell for StarCell {
+    type Spec = StarRunSpec;
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn spec(&self) -> &StarRunSpec {
+        &self.spec
+    }
+}
+
+impl NetworkPlan for StarPlan {
+    type Cell = StarCell;
+    type Result = StarRunResult;
+    fn cells(&self) -> &[StarCell] {
+        &self.cells
+    }
+    fn weight(spec: &StarRunSpec) -> u64 {
+        weight(spec)
+    }
+    fn run(spec: &StarRunSpec, replication: u32) -> Result<StarRunResult> {
+        Ok(coapcc_sim::star::run(spec, replication)?)
+    }
+    fn register(&self, store: &mut Store) -> Result<()> {
+        store.register_star(self).map(drop)
+    }
+    fn done_keys(store: &Store) -> Result<HashSet<String>> {
+        store.done_star_keys()
+    }
+    fn insert(
+        store: &mut Store,
+        key: &str,
+        spec: &StarRunSpec,
+        replication: u32,
+        result: &StarRunResult,
+    ) -> Result<()> {
+        store.insert_star_run(key, spec, replication, result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::Campaign;
+
+    #[test]
+    fn weights_grow_with_the_stations() {
+        let plan = parse(
+            "name = \"w\"\nalgorithms = [\"tcp-lwip\"]\n[network]\nkind = \"star\"\n\
+             [[set]]\nname = \"a\"\nstations = [12, 60]\nreplications = 2\n",
+            "w",
+        )
+        .unwrap();
+        let w: Vec<u64> = plan.cells.iter().map(|c| weight(&c.spec)).collect();
+        // 1024-byte writes in 536-byte segments: two each.
+        assert_eq!(w, [12 * 1000 * 2, 60 * 1000 * 2]);
+        let jobs = plan.pending(&HashSet::new());
+        assert_eq!(jobs.len(), 4);
+        assert!(jobs.windows(2).all(|j| j[0].weight >= j[1].weight));
+        let done: HashSet<String> = plan.cells[0].keys.iter().cloned().collect();
+        assert_eq!(plan.pending(&done).len(), 2);
+    }
+}

@@ -1,0 +1,157 @@
+//! The 12-station IEEE 802.11 star of the lwIP evaluation (spec
+//! `testbed.md` §5, `radio.md` §2) in the lab layer.
+//!
+//! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
+//!   a run (memory and events);
+//! - [`campaign`]: campaign files ([`campaign::file`]), their expansion
+//!   ([`campaign::plan`]) and the cost of a run;
+//! - [`store`]: its tables in the results store (`star_cells`, `star_runs`,
+//!   `star_stations`, `star_traces`);
+//! - [`report`]: its report (goodput and retransmission bars, cwnd/RTO/RTT traces).
+
+pub mod campaign;
+pub mod cost;
+pub mod output;
+pub mod report;
+pub mod store;
+pub mod trace_codec;
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{bail, Result};
+use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
+use coapcc_sim::star_scenario::{StarScenario, StarScenarioResult};
+
+use crate::cost::RunCost;
+use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::report::Written;
+use crate::scenario_file::{self, revalidate, Overrides};
+use crate::store::digest::RunTables;
+use crate::store::{Definition, Store};
+use campaign::plan::{StarCell, StarPlan};
+use report::data::StarReport;
+
+/// The Wi-Fi star.
+pub struct Star;
+
+impl LabNetwork for Star {
+    const KIND: NetworkKind = NetworkKind::Star;
+    const NAME: &'static str = "star";
+    const SINCE_LAYOUT: u32 = 3;
+    const RUN_TABLES: RunTables = RunTables {
+        runs: "star_runs",
+        items: &[("star_stations", "station"), ("star_traces", "run")],
+    };
+    const CELLS_TABLE: &'static str = "star_cells";
+
+    type Scenario = StarScenario;
+    type Spec = StarRunSpec;
+    type RunResult = StarRunResult;
+    type Outcome = StarScenarioResult;
+    type Item = StationResult;
+    type File = campaign::file::StarCampaignFile;
+    type Cell = StarCell;
+
+    fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
+        AnyNetwork::Star(x)
+    }
+    fn get<F: Family>(x: &AnyNetwork<F>) -> Option<&F::Of<Self>> {
+        match x {
+            AnyNetwork::Star(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    fn parse_scenario(text: &str, origin: &str) -> Result<StarScenario> {
+        scenario_file::parse_toml(text, origin, StarScenario::validate)
+    }
+    fn apply(o: &Overrides, mut s: StarScenario, origin: &str) -> Result<StarScenario> {
+        Overrides::refuse(
+            &[
+                ("--clients", o.clients.is_some()),
+                ("--buffer", o.buffer.is_some()),
+                ("--errors", o.errors.is_some()),
+                ("--workload", o.workload.is_some()),
+                ("--period", o.period.is_some()),
+            ],
+            || format!("does not apply to {origin}, which runs on the Wi-Fi star"),
+        )?;
+        o.apply_common(&mut s.algorithms, &mut s.replications, &mut s.seed)?;
+        revalidate(s, origin, StarScenario::validate)
+    }
+    fn labels(s: &StarScenario) -> Vec<&str> {
+        s.algorithms.iter().map(|a| a.label()).collect()
+    }
+    fn replications(s: &StarScenario) -> u32 {
+        s.replications
+    }
+    fn run_spec(s: &StarScenario, i: usize) -> StarRunSpec {
+        s.run_spec(i)
+    }
+    fn run_cost(spec: &StarRunSpec) -> RunCost {
+        cost::run_cost(spec)
+    }
+    fn run(
+        s: &StarScenario,
+        progress: &(dyn Fn() + Sync),
+        stop: &AtomicBool,
+    ) -> Result<StarScenarioResult> {
+        Ok(coapcc_sim::star_scenario::run_star_scenario_stoppable(
+            s, progress, stop,
+        )?)
+    }
+    fn runs(r: &StarScenarioResult) -> &[Vec<StarRunResult>] {
+        &r.runs
+    }
+    fn events(r: &StarRunResult) -> u64 {
+        r.events
+    }
+    fn items(r: &StarRunResult) -> &[StationResult] {
+        &r.stations
+    }
+    fn json(s: &StarScenario, r: &StarScenarioResult) -> String {
+        output::json(s, &r.summaries)
+    }
+    fn table(s: &StarScenario, r: &StarScenarioResult) -> String {
+        output::table(s, &r.summaries)
+    }
+    fn markdown(s: &StarScenario, r: &StarScenarioResult) -> String {
+        output::markdown(s, &r.summaries)
+    }
+    fn pcap_unit() -> Result<&'static str> {
+        bail!("--pcap: not available on the Wi-Fi star yet")
+    }
+    fn write_pcap(_s: &StarScenario, _i: usize, _file: &Path) -> Result<u64> {
+        Self::pcap_unit().map(|_| 0)
+    }
+
+    fn parse_plan(text: &str, origin: &str) -> Result<StarPlan> {
+        campaign::plan::parse(text, origin)
+    }
+    fn cell_algorithm(c: &StarCell) -> &str {
+        &c.algorithm().name
+    }
+
+    fn verify(store: &Store) -> Result<()> {
+        store.verify_star()
+    }
+    fn dump(store: &Store, out: &mut String) -> Result<()> {
+        store.dump_star(out)
+    }
+
+    type Report = StarReport;
+    fn gather(
+        store: &Store,
+        definition: Definition,
+        others: Vec<Definition>,
+    ) -> Result<StarReport> {
+        report::data::gather(store, definition, others)
+    }
+    fn progress(r: &StarReport) -> (u64, u64) {
+        r.progress()
+    }
+    fn write_report(r: &StarReport, out: &Path) -> Result<Written> {
+        report::write(r, out)
+    }
+}

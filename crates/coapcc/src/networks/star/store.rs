@@ -1,0 +1,368 @@
+//! Star campaigns in the store (layout 3): their definitions and cells, and
+//! every finished star run — its totals (`star_runs`: goodput, the 802.11
+//! counters, packet conservation and the sums over stations), one row per
+//! station (`star_stations`) with every other field of [`StationResult`],
+//! and every station's sampled TCP state as one BLOB per run
+//! (`star_traces`, encoded by [`super::trace_codec`]). A stored run loads
+//! back exactly as the simulator returned it.
+
+use std::collections::HashSet;
+
+use anyhow::{bail, Context, Result};
+use coapcc_link::star::StarRecord;
+use coapcc_sim::metrics::Conservation;
+use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
+use rusqlite::{params, OptionalExtension};
+
+use super::campaign::plan::{StarCell, StarPlan};
+use super::{trace_codec, Star};
+use crate::key::{canonical, MODEL_VERSION};
+use crate::networks::LabNetwork;
+use crate::store::{column_names, digest, u, Registered, Store};
+
+impl Store {
+    fn require_star_layout(&self) -> Result<()> {
+        self.require_layout(3, "star")
+    }
+
+    /// Records a star campaign's definition and cells (once), and marks it as
+    /// the most recently run definition.
+    pub fn register_star(&mut self, plan: &StarPlan) -> Result<Registered> {
+        self.require_star_layout()?;
+        plan.register(self, Star::NAME, |tx| {
+            let mut stmt = tx.prepare(
+                "INSERT INTO star_cells (definition, idx, set_name, stations, algorithm, cell) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for (i, c) in plan.cells.iter().enumerate() {
+                stmt.execute(params![
+                    plan.definition,
+                    i as i64,
+                    c.set,
+                    c.stations,
+                    c.label,
+                    serde_json::to_string(c)?
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The cells of a star definition, in campaign order.
+    pub fn star_cells(&self, definition: &str) -> Result<Vec<StarCell>> {
+        self.require_star_layout()?;
+        self.cells_in("star_cells", definition, "star")
+    }
+
+    /// Keys of every finished star run.
+    pub fn done_star_keys(&self) -> Result<HashSet<String>> {
+        self.keys_in("star_runs", 3)
+    }
+
+    /// Finished star runs.
+    pub fn star_run_count(&self) -> Result<u64> {
+        self.rows_in("star_runs", 3)
+    }
+
+    /// Writes one finished star run and its stations in one transaction. A
+    /// key already present is left as it is.
+    pub fn insert_star_run(
+        &mut self,
+        key: &str,
+        spec: &StarRunSpec,
+        replication: u32,
+        result: &StarRunResult,
+    ) -> Result<()> {
+        self.require_star_layout()?;
+        let total =
+            |f: &dyn Fn(&StationResult) -> u64| result.stations.iter().map(f).sum::<u64>() as i64;
+        let (m, c) = (&result.mac, &result.conservation);
+        let tx = self.conn.transaction()?;
+        let inserted = tx.execute(
+            "INSERT OR IGNORE INTO star_runs (key, model_version, spec, replication, duration, \
+             events, goodput_bps, data_frames, collided_frames, collisions, mac_retries, \
+             retry_drops, queue_drops, delivered_frames, busy, sent, delivered, dropped, \
+             in_flight, written, received, complete_stations, retransmitted_segments, timeouts, \
+             fast_retransmits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
+             ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+            params![
+                key,
+                MODEL_VERSION,
+                canonical(spec),
+                replication,
+                result.duration,
+                result.events as i64,
+                result.goodput_bps,
+                m.data_frames as i64,
+                m.collided_frames as i64,
+                m.collisions as i64,
+                m.retries as i64,
+                m.retry_drops as i64,
+                m.queue_drops as i64,
+                m.delivered_frames as i64,
+                m.busy,
+                c.sent as i64,
+                c.delivered as i64,
+                c.dropped as i64,
+                c.in_flight as i64,
+                total(&|s| s.written),
+                total(&|s| s.received),
+                total(&|s| u64::from(s.complete)),
+                total(&|s| s.retransmitted_segments),
+                total(&|s| s.timeouts),
+                total(&|s| s.fast_retransmits),
+            ],
+        )?;
+        if inserted == 1 {
+            let id = tx.last_insert_rowid();
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO star_stations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+                 ?12)",
+            )?;
+            for s in &result.stations {
+                stmt.execute(params![
+                    id,
+                    s.station,
+                    s.written as i64,
+                    s.received as i64,
+                    s.complete,
+                    s.retransmitted_segments as i64,
+                    s.timeouts as i64,
+                    s.fast_retransmits as i64,
+                    s.rtt_samples as i64,
+                    s.max_expired_rto,
+                    s.max_rto,
+                    s.trace.len() as i64,
+                ])?;
+            }
+            let blob = trace_codec::encode(result.stations.iter().map(|s| s.trace.as_slice()));
+            tx.execute(
+                "INSERT INTO star_traces (run, trace) VALUES (?1, ?2)",
+                params![id, blob],
+            )?;
+            drop(stmt);
+            digest::record(&tx, &Star::RUN_TABLES, key, id)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The stored result of a star run, if finished; with `traces = false`
+    /// every station's `trace` is left empty (cheaper when only the counters
+    /// are wanted).
+    pub fn load_star_run(&self, key: &str, traces: bool) -> Result<Option<StarRunResult>> {
+        if self.layout() < 3 {
+            return Ok(None);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, duration, events, goodput_bps, data_frames, collided_frames, collisions, \
+             mac_retries, retry_drops, queue_drops, delivered_frames, busy, sent, delivered, \
+             dropped, in_flight FROM star_runs WHERE key = ?1",
+        )?;
+        let columns = column_names(&stmt);
+        let row = stmt
+            .query_row([key], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    StarRunResult {
+                        stations: Vec::new(),
+                        goodput_bps: r.get(3)?,
+                        mac: StarRecord {
+                            data_frames: u(r, 4)?,
+                            collided_frames: u(r, 5)?,
+                            collisions: u(r, 6)?,
+                            retries: u(r, 7)?,
+                            retry_drops: u(r, 8)?,
+                            queue_drops: u(r, 9)?,
+                            delivered_frames: u(r, 10)?,
+                            busy: r.get(11)?,
+                        },
+                        duration: r.get(1)?,
+                        events: u(r, 2)?,
+                        conservation: Conservation {
+                            sent: u(r, 12)?,
+                            delivered: u(r, 13)?,
+                            dropped: u(r, 14)?,
+                            in_flight: u(r, 15)?,
+                        },
+                    },
+                ))
+            })
+            .optional()
+            .map_err(|e| self.read_error("star_runs", &columns, &format!("star run {key}"), e))?;
+        let Some((id, mut run)) = row else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT station, written, received, complete, retransmitted_segments, timeouts, \
+             fast_retransmits, rtt_samples, max_expired_rto, max_rto, samples \
+             FROM star_stations WHERE run = ?1 ORDER BY station",
+        )?;
+        let columns = column_names(&stmt);
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    StationResult {
+                        station: r.get(0)?,
+                        written: u(r, 1)?,
+                        received: u(r, 2)?,
+                        complete: r.get(3)?,
+                        retransmitted_segments: u(r, 4)?,
+                        timeouts: u(r, 5)?,
+                        fast_retransmits: u(r, 6)?,
+                        rtt_samples: u(r, 7)?,
+                        max_expired_rto: r.get(8)?,
+                        max_rto: r.get(9)?,
+                        trace: Vec::new(),
+                    },
+                    u(r, 10)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| {
+                self.read_error("star_stations", &columns, &format!("star run {key}"), e)
+            })?;
+        let mut series = if traces {
+            let blob: Vec<u8> = self
+                .conn
+                .prepare_cached("SELECT trace FROM star_traces WHERE run = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?
+                .with_context(|| format!("star run {key}: no trace"))?;
+            let series = trace_codec::decode(&blob).with_context(|| format!("star run {key}"))?;
+            if series.len() != rows.len() {
+                bail!(
+                    "star run {key}: {} stations in the trace, {} station rows",
+                    series.len(),
+                    rows.len()
+                );
+            }
+            series
+        } else {
+            Vec::new()
+        }
+        .into_iter();
+        for (mut s, samples) in rows {
+            if let Some(trace) = series.next() {
+                if trace.len() as u64 != samples {
+                    bail!(
+                        "star run {key}, station {}: {} samples in the trace, {samples} recorded",
+                        s.station,
+                        trace.len()
+                    );
+                }
+                s.trace = trace;
+            }
+            run.stations.push(s);
+        }
+        Ok(Some(run))
+    }
+
+    /// Every star run has one station row per station of its network and a
+    /// trace that decodes to the number of samples recorded for each.
+    pub(super) fn verify_star(&self) -> Result<()> {
+        self.check_item_rows(
+            ("star_runs", "star_stations"),
+            ("star run", "station"),
+            |spec: &StarRunSpec| i64::from(spec.network.stations),
+            |key| self.load_star_run(key, true).map(drop),
+        )
+    }
+
+    /// The star tables for [`Store::dump`] (traces in hexadecimal).
+    pub(super) fn dump_star(&self, out: &mut String) -> Result<()> {
+        self.dump_queries(
+            out,
+            &[
+                (
+                    "star_cells",
+                    "SELECT * FROM star_cells ORDER BY definition, idx",
+                ),
+                ("star_runs", "SELECT * FROM star_runs ORDER BY key"),
+                (
+                    "star_stations",
+                    "SELECT r.key, s.* FROM star_stations s JOIN star_runs r ON r.id = s.run \
+                     ORDER BY r.key, s.station",
+                ),
+                (
+                    "star_traces",
+                    "SELECT r.key, hex(t.trace) FROM star_traces t \
+                     JOIN star_runs r ON r.id = t.run ORDER BY r.key",
+                ),
+            ],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::networks::NetworkKind;
+    use coapcc_sim::AlgorithmSpec;
+
+    fn spec() -> StarRunSpec {
+        let mut s = StarRunSpec {
+            network: Default::default(),
+            workload: coapcc_sim::star::StarWorkload {
+                writes: 40,
+                ..Default::default()
+            },
+            algorithm: AlgorithmSpec::named("tcp"),
+            seed: 4,
+        };
+        s.network.stations = 5;
+        s
+    }
+
+    #[test]
+    fn a_star_run_round_trips_exactly_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        let result = coapcc_sim::star::run(&spec(), 0).unwrap();
+        assert!(result.stations.iter().all(|s| !s.trace.is_empty()));
+        assert!(store.load_star_run("k", true).unwrap().is_none());
+        store.insert_star_run("k", &spec(), 0, &result).unwrap();
+        store.insert_star_run("k", &spec(), 0, &result).unwrap();
+        assert_eq!(store.star_run_count().unwrap(), 1);
+        assert_eq!(store.load_star_run("k", true).unwrap().unwrap(), result);
+        let bare = store.load_star_run("k", false).unwrap().unwrap();
+        assert!(bare.stations.iter().all(|s| s.trace.is_empty()));
+        assert_eq!(bare.goodput_bps, result.goodput_bps);
+        assert_eq!(
+            store.done_star_keys().unwrap(),
+            HashSet::from(["k".to_string()])
+        );
+        let written: i64 = store
+            .conn
+            .query_row("SELECT written FROM star_runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            written as u64,
+            result.stations.iter().map(|s| s.written).sum::<u64>()
+        );
+        store.verify().unwrap();
+        let dump = store.dump().unwrap();
+        assert_eq!(
+            dump.lines()
+                .skip_while(|l| *l != "[star_stations]")
+                .skip(1)
+                .take_while(|l| !l.starts_with('['))
+                .count(),
+            5
+        );
+        // an edited value no longer matches the run's digest
+        let ok = store.check_all_digests(NetworkKind::Star).unwrap();
+        assert_eq!((ok.checked, ok.unchecked, ok.altered.len()), (1, 0, 0));
+        store
+            .conn
+            .execute(
+                "UPDATE star_stations SET written = written + 1 WHERE station = (SELECT MIN(station) FROM star_stations)",
+                [],
+            )
+            .unwrap();
+        let bad = store.check_all_digests(NetworkKind::Star).unwrap();
+        assert_eq!(bad.altered, vec!["k".to_string()]);
+        assert!(store.verify().is_err());
+    }
+}
