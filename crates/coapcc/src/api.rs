@@ -16,9 +16,10 @@ use serde::Serialize;
 
 use crate::budget;
 
-use coapcc_sim::{
-    GridScenario, GridScenarioResult, Scenario, ScenarioResult, StarScenario, StarScenarioResult,
-};
+use coapcc_sim::dumbbell::{DumbbellSim, Scenario};
+use coapcc_sim::grid::{GridScenario, GridSim};
+use coapcc_sim::star::{StarScenario, StarSim};
+use coapcc_sim::ScenarioResult;
 
 use crate::scenario_file::{self, AnyScenario, Overrides};
 use crate::{grid_output, output, star_output};
@@ -202,11 +203,11 @@ pub fn planned_runs(scenario: &AnyScenario) -> u64 {
 #[derive(Debug)]
 pub enum Ran<'a> {
     /// On the constrained-link dumbbell.
-    Dumbbell(&'a Scenario, ScenarioResult),
+    Dumbbell(&'a Scenario, ScenarioResult<DumbbellSim>),
     /// On the 802.15.4 grid.
-    Grid(&'a GridScenario, GridScenarioResult),
+    Grid(&'a GridScenario, ScenarioResult<GridSim>),
     /// On the Wi-Fi star.
-    Star(&'a StarScenario, StarScenarioResult),
+    Star(&'a StarScenario, ScenarioResult<StarSim>),
 }
 
 /// Runs every replication of every algorithm of `scenario` on `pool`:
@@ -222,19 +223,15 @@ pub fn run_on<'a>(
     Ok(match scenario {
         AnyScenario::Dumbbell(s) => Ran::Dumbbell(
             s,
-            pool.install(|| coapcc_sim::scenario::run_scenario_stoppable(s, progress, stop))?,
+            pool.install(|| coapcc_sim::run_scenario_stoppable(&**s, progress, stop))?,
         ),
         AnyScenario::Grid(s) => Ran::Grid(
             s,
-            pool.install(|| {
-                coapcc_sim::grid_scenario::run_grid_scenario_stoppable(s, progress, stop)
-            })?,
+            pool.install(|| coapcc_sim::run_scenario_stoppable(&**s, progress, stop))?,
         ),
         AnyScenario::Star(s) => Ran::Star(
             s,
-            pool.install(|| {
-                coapcc_sim::star_scenario::run_star_scenario_stoppable(s, progress, stop)
-            })?,
+            pool.install(|| coapcc_sim::run_scenario_stoppable(&**s, progress, stop))?,
         ),
     })
 }
@@ -513,7 +510,7 @@ mod tests {
         let AnyScenario::Dumbbell(s) = tiny().apply_any(s, "x").unwrap() else {
             panic!("the default runs on the dumbbell")
         };
-        let r = coapcc_sim::run_scenario(&s, &|| {}).unwrap();
+        let r = coapcc_sim::run_scenario(&*s, &|| {}).unwrap();
         assert_eq!(o.json, output::json(&s, &r.summaries));
     }
 

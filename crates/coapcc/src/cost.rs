@@ -19,10 +19,12 @@
 //!   station and sample time (its trace, the summaries' series: 61 B
 //!   measured with 10⁶ samples).
 
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::RunSpec;
 use coapcc_sim::grid::{GridNodeResult, GridRunSpec};
 use coapcc_sim::metrics::ClientRecord;
 use coapcc_sim::star::{StarRunSpec, StationResult};
-use coapcc_sim::{AlgorithmSpec, ErrorProfile, RunSpec};
+use coapcc_sim::AlgorithmSpec;
 
 /// Memory a running dumbbell simulation holds per client (bytes), measured
 /// on the scale set: 1.5–1.9 KiB at 10⁵–10⁶ clients (`docs/performance.md`).

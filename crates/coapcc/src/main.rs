@@ -8,6 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use coapcc::output;
 use coapcc::scenario_file::{self, AnyScenario, Overrides};
+use coapcc_sim::dumbbell::DumbbellSim;
+use coapcc_sim::grid::GridSim;
+use coapcc_sim::network::Tapped;
 use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
@@ -692,12 +695,15 @@ fn pcap_path(path: &std::path::Path, label: &str, several: bool) -> std::path::P
 
 /// Re-runs replication 0 of each algorithm of a grid scenario with a tap
 /// writing its 802.15.4 frames.
-fn write_grid_pcaps(scenario: &coapcc_sim::GridScenario, path: &std::path::Path) -> Result<()> {
+fn write_grid_pcaps(
+    scenario: &coapcc_sim::grid::GridScenario,
+    path: &std::path::Path,
+) -> Result<()> {
     let several = scenario.algorithms.len() > 1;
     for (i, alg) in scenario.algorithms.iter().enumerate() {
         let file = pcap_path(path, alg.label(), several);
         let mut tap = coapcc::pcap::Ieee802154Tap::create(&file)?;
-        coapcc_sim::grid::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
+        GridSim::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
         let n = tap.finish()?;
         eprintln!("wrote {n} frames to {}", file.display());
     }
@@ -706,12 +712,12 @@ fn write_grid_pcaps(scenario: &coapcc_sim::GridScenario, path: &std::path::Path)
 
 /// Re-runs replication 0 of each algorithm with a pcap tap (runs are
 /// deterministic, so this is the same traffic as the run just reported).
-fn write_pcaps(scenario: &coapcc_sim::Scenario, path: &std::path::Path) -> Result<()> {
+fn write_pcaps(scenario: &coapcc_sim::dumbbell::Scenario, path: &std::path::Path) -> Result<()> {
     let several = scenario.algorithms.len() > 1;
     for (i, alg) in scenario.algorithms.iter().enumerate() {
         let file = pcap_path(path, alg.label(), several);
         let mut tap = coapcc::pcap::PcapTap::create(&file)?;
-        coapcc_sim::testbed::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
+        DumbbellSim::run_with_tap(&scenario.run_spec(i), 0, &mut tap)?;
         let n = tap.finish()?;
         eprintln!("wrote {n} packets to {}", file.display());
     }

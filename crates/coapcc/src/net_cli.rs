@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
 use coapcc_net::tokio;
 use coapcc_proto::client::Request;
 use coapcc_proto::message::Code;
-use coapcc_sim::config::{AlgorithmSpec, Buffer, Network, Workload, WorkloadKind};
-use coapcc_sim::link_errors::ErrorProfile;
+use coapcc_sim::dumbbell::Network;
 use coapcc_sim::metrics::{Percentiles, RunResult, Summary};
+use coapcc_sim::{AlgorithmSpec, Workload, WorkloadKind};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 

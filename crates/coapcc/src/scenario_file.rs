@@ -8,9 +8,12 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, GridScenario, Scenario, StarScenario, WorkloadKind,
-};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::Scenario;
+use coapcc_sim::grid::GridScenario;
+use coapcc_sim::star::StarScenario;
+use coapcc_sim::{AlgorithmSpec, NetworkScenario, WorkloadKind};
 use serde::Deserialize;
 
 /// The scenario `coapcc run` uses when no file is given: the constrained-link

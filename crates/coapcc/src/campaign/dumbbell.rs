@@ -5,7 +5,8 @@
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::{testbed, RunSpec};
+use coapcc_sim::dumbbell::{DumbbellSim, RunSpec};
+use coapcc_sim::network::SimNetwork;
 
 use super::plan::Plan;
 use super::unit::{count, failed, mismatch, spec_of, units, Campaign, Unit, UnitResult};
@@ -35,7 +36,7 @@ impl Campaign for Plan {
     }
     fn compute(&self, unit: &Unit) -> Result<UnitResult> {
         let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        testbed::run(spec, unit.replication)
+        DumbbellSim::run(spec, unit.replication)
             .map(UnitResult::Dumbbell)
             .map_err(|e| failed(unit, e))
     }

@@ -389,6 +389,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coapcc_sim::grid::GridSim;
+    use coapcc_sim::network::SimNetwork;
     use coapcc_sim::AlgorithmSpec;
 
     fn spec() -> GridRunSpec {
@@ -411,7 +413,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.sqlite");
         let mut store = Store::open(&path).unwrap();
-        let result = coapcc_sim::grid::run(&spec(), 0).unwrap();
+        let result = GridSim::run(&spec(), 0).unwrap();
         assert!(!result.trace.is_empty(), "node 36 is traced");
         assert!(result.nodes.iter().any(|n| n.mac.airtime > 0.0));
         assert!(store.load_grid_run("k", true).unwrap().is_none());

@@ -40,8 +40,9 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use coapcc_sim::dumbbell::RunSpec;
 use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
-use coapcc_sim::{RunResult, RunSpec, Summary};
+use coapcc_sim::{RunResult, Summary};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
 use crate::campaign::key::MODEL_VERSION;
@@ -917,7 +918,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coapcc_sim::{AlgorithmSpec, Group, Network, Workload};
+    use coapcc_sim::dumbbell::{Group, Network};
+    use coapcc_sim::{AlgorithmSpec, Workload};
 
     fn spec() -> RunSpec {
         RunSpec {

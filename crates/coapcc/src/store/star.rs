@@ -333,6 +333,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coapcc_sim::network::SimNetwork;
+    use coapcc_sim::star::StarSim;
     use coapcc_sim::AlgorithmSpec;
 
     fn spec() -> StarRunSpec {
@@ -354,7 +356,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
         let mut store = Store::open(&path).unwrap();
-        let result = coapcc_sim::star::run(&spec(), 0).unwrap();
+        let result = StarSim::run(&spec(), 0).unwrap();
         assert!(result.stations.iter().all(|s| !s.trace.is_empty()));
         assert!(store.load_star_run("k", true).unwrap().is_none());
         store.insert_star_run("k", &spec(), 0, &result).unwrap();

@@ -13,7 +13,8 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::grid::{GridRunSpec, GridWorkloadKind};
+use coapcc_sim::grid::{GridRunSpec, GridSim, GridWorkloadKind};
+use coapcc_sim::network::SimNetwork;
 
 use super::unit::{count, failed, mismatch, spec_of, units, Campaign, Unit, UnitResult};
 use crate::store::Store;
@@ -55,7 +56,7 @@ impl Campaign for GridPlan {
     }
     fn compute(&self, unit: &Unit) -> Result<UnitResult> {
         let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        coapcc_sim::grid::run(spec, unit.replication)
+        GridSim::run(spec, unit.replication)
             .map(UnitResult::Grid)
             .map_err(|e| failed(unit, e))
     }

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{anyhow, Context, Result};
-use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
-use coapcc_sim::AlgorithmSpec;
+use coapcc_sim::grid::{GridRunSpec, GridWorkloadKind};
+use coapcc_sim::{grid, AlgorithmSpec};
 use serde::{Deserialize, Serialize};
 
 use super::file::{GridAlgorithmEntry, GridCampaignFile, GridSetFile};

@@ -13,7 +13,8 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::star::StarRunSpec;
+use coapcc_sim::network::SimNetwork;
+use coapcc_sim::star::{StarRunSpec, StarSim};
 
 use super::unit::{count, failed, mismatch, spec_of, units, Campaign, Unit, UnitResult};
 use crate::store::Store;
@@ -44,7 +45,7 @@ impl Campaign for StarPlan {
     }
     fn compute(&self, unit: &Unit) -> Result<UnitResult> {
         let spec = spec_of(&self.cells, |c| &c.keys, |c| &c.spec, unit)?;
-        coapcc_sim::star::run(spec, unit.replication)
+        StarSim::run(spec, unit.replication)
             .map(UnitResult::Star)
             .map_err(|e| failed(unit, e))
     }

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::star::{self, StarRunSpec};
-use coapcc_sim::AlgorithmSpec;
+use coapcc_sim::star::StarRunSpec;
+use coapcc_sim::{star, AlgorithmSpec};
 use serde::{Deserialize, Serialize};
 
 use super::file::{StarAlgorithmEntry, StarCampaignFile, StarSetFile};

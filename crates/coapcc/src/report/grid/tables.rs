@@ -3,13 +3,13 @@
 //! ones (per ON duration), the per-node carried load at the mapped periods,
 //! and the traces drawn.
 
+use coapcc_sim::grid::GridWorkloadKind;
 use coapcc_sim::metrics::Estimate;
 
 use super::data::GridReport;
 use crate::campaign::grid::plan::point_text;
 use crate::report::tables::Table;
 use crate::store::grid::trace_kind_name;
-use coapcc_sim::grid::GridWorkloadKind;
 
 fn f3(v: f64) -> String {
     format!("{v:.3}")

@@ -1,18 +1,14 @@
-//! The constrained-link testbed (spec `testbed.md` §1–2) as a discrete-event
-//! simulation: CoAP clients and a server on the dumbbell network of
-//! [`coapcc_link::dumbbell`].
-//!
-//! The event loop interleaves two sources in time order: the network's own
-//! events ([`Network::next_wakeup`] / [`Network::poll`]: serialisation ends,
-//! arrivals) and the endpoints' timers (a binary heap). At equal times the
-//! network's event goes first.
+//! The dumbbell's world (spec `testbed.md` §1–2): CoAP clients and a server
+//! on the network of [`coapcc_link::dumbbell`], their workloads, and their
+//! records; the event loop ([`crate::event_loop`]) hands it the network's
+//! events and the endpoints' timers.
 //!
 //! Clients and the server are the real sans-IO CoAP endpoints of `coapcc-proto`:
 //! every packet carries the bytes they encoded, and its size on the wire is the
 //! IPv4 + UDP header plus those bytes.
 //!
 //! Clients of the algorithms `tcp` and `tcp-lwip*` run CoAP over TCP instead
-//! (transport-tcp.md §1–3, [`crate::tcp_endpoint`]): their packets are TCP segments of real size
+//! (transport-tcp.md §1–3, [`super::tcp`]): their packets are TCP segments of real size
 //! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
 //! error model and delays. A run may mix UDP and TCP groups.
 
@@ -29,14 +25,13 @@ use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, Serve
 use coapcc_workload::metrics::{ClientRecord, Conservation, RunResult};
 use coapcc_workload::WorkloadKind;
 
-use crate::client_factory::is_tcp;
-use crate::config::{Group, RunSpec};
-use crate::packets::PacketStore;
+use super::clients::{self, is_tcp};
+use super::config::{validate, Group, RunSpec, UDP_HEADER};
+use super::packets::PacketStore;
+use super::tcp::{TcpTrace, TcpWorld};
+use crate::event_loop::World;
 use crate::spec_error::SpecError;
-use crate::tcp_endpoint::{TcpTrace, TcpWorld};
 
-/// UDP header bytes.
-pub const UDP_HEADER: usize = 8;
 /// Largest CoAP message a packet can carry (the testbed's 296-byte MTU less
 /// the IPv4 and UDP headers).
 pub const MAX_DATAGRAM: usize = 296 - IPV4_HEADER - UDP_HEADER;
@@ -52,8 +47,9 @@ type PacketId = u32;
 /// Marks a [`PacketId`] as a TCP segment.
 const TCP_PACKET: PacketId = 1 << 31;
 
+/// A timer event of the endpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Event {
+pub enum Event {
     /// A client's retransmission deadline (stale if the client moved it).
     ClientTimer(u32),
     /// A TCP endpoint's timer (`connection * 2 + side`; stale if moved).
@@ -97,132 +93,12 @@ enum Slot {
     Tcp(u32),
 }
 
-/// Runs one replication of `spec`, stopping early with
-/// an error (`cancelled after N events`) once `stop` is set.
-pub fn run_stoppable(
-    spec: &RunSpec,
-    replication: u32,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<RunResult, SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    tb.stop = stop;
-    tb.run();
-    crate::stop::check(stop, tb.processed)?;
-    Ok(tb.finish())
-}
-
-/// Runs one replication of `spec`.
-pub fn run(spec: &RunSpec, replication: u32) -> Result<RunResult, SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    tb.run();
-    Ok(tb.finish())
-}
-
-/// Runs one replication of `spec`, showing every sent packet to `tap`.
-pub fn run_with_tap(
-    spec: &RunSpec,
-    replication: u32,
-    tap: &mut dyn Tap,
-) -> Result<RunResult, SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    tb.tcp.trace = true;
-    tb.tap = Some(tap);
-    tb.run();
-    Ok(tb.finish())
-}
-
-/// Runs one replication of `spec` and also returns the wall time of the event
-/// loop alone (set-up and result collection excluded), for benchmarks.
-pub fn run_timed(
-    spec: &RunSpec,
-    replication: u32,
-) -> Result<(RunResult, std::time::Duration), SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    let t0 = std::time::Instant::now();
-    tb.run();
-    let wall = t0.elapsed();
-    Ok((tb.finish(), wall))
-}
-
-/// Checks that `spec` can run: algorithms known and parameters valid, messages fit
-/// the MTU, rates positive.
-pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
-    let n = &spec.network;
-    for (field, bps) in [
-        ("uplink_bps", n.uplink_bps),
-        ("downlink_bps", n.downlink_bps),
-    ] {
-        if bps == 0 {
-            return Err(SpecError(format!(
-                "network.{field}: expected a link rate greater than 0"
-            )));
-        }
-    }
-    if n.mtu < IPV4_HEADER + UDP_HEADER + 4 || n.mtu > 296 {
-        return Err(SpecError(format!(
-            "network.mtu: expected 32..=296 bytes, found {}",
-            n.mtu
-        )));
-    }
-    n.validate_delays().map_err(SpecError)?;
-    let any_tcp = spec.groups.iter().any(|g| is_tcp(&g.algorithm));
-    let any_udp = spec.groups.iter().any(|g| !is_tcp(&g.algorithm));
-    let largest = IPV4_HEADER + UDP_HEADER + 4 + 8 + 1 + spec.coap.response_payload + 8;
-    if any_udp && largest > n.mtu {
-        return Err(SpecError(format!(
-            "coap.response_payload: {} bytes do not fit the {}-byte MTU with headers",
-            spec.coap.response_payload, n.mtu
-        )));
-    }
-    if any_tcp {
-        // The MSS is the MTU less 40 bytes of IPv4 and TCP headers; the response
-        // must fit the client's Max-Message-Size (RFC 8323 base value 1152).
-        if n.mtu < 48 {
-            return Err(SpecError(format!(
-                "network.mtu: CoAP over TCP needs at least 48 bytes, found {}",
-                n.mtu
-            )));
-        }
-        let frame = coapcc_proto::tcp::frame_len(0, &[], &vec![0; spec.coap.response_payload]);
-        if frame > 1152 {
-            return Err(SpecError(format!(
-                "coap.response_payload: a {frame}-byte response exceeds the 1152-byte \
-                 Max-Message-Size of CoAP over TCP"
-            )));
-        }
-    }
-    if spec.coap.path.len() > 200 {
-        return Err(SpecError(
-            "coap.path: expected at most 200 characters".into(),
-        ));
-    }
-    if spec.groups.is_empty() || spec.groups.iter().all(|g| g.clients == 0) {
-        return Err(SpecError("the population has no clients".into()));
-    }
-    for g in &spec.groups {
-        g.algorithm.check_label().map_err(SpecError)?;
-        crate::client_factory::check(&g.algorithm)?;
-        let [a, b] = g.workload.batch;
-        if g.workload.kind == WorkloadKind::Random && (a == 0 || b < a) {
-            return Err(SpecError(
-                "workload.batch: expected [lo, hi] with 1 <= lo <= hi".into(),
-            ));
-        }
-        if g.workload.exchanges == 0 {
-            return Err(SpecError("workload.exchanges: expected at least 1".into()));
-        }
-    }
-    Ok(())
-}
-
-struct Testbed<'a> {
+/// One replication on the dumbbell in progress.
+pub struct Testbed<'a> {
     spec: &'a RunSpec,
     now: Nanos,
     /// The endpoints' timers.
     events: Agenda<Event>,
-    processed: u64,
-    /// Set from outside to stop the run ([`crate::stop`]).
-    stop: &'a std::sync::atomic::AtomicBool,
     packets: PacketStore,
     net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
@@ -247,7 +123,8 @@ struct Testbed<'a> {
 }
 
 impl<'a> Testbed<'a> {
-    fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
+    /// Replication `replication` of `spec`, before time 0.
+    pub(super) fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let n = &spec.network;
@@ -276,7 +153,7 @@ impl<'a> Testbed<'a> {
                     max_retransmit: spec.coap.max_retransmit,
                     ..ClientConfig::default()
                 };
-                Some(crate::client_factory::settings(&g.algorithm, config)?)
+                Some(clients::settings(&g.algorithm, config)?)
             };
             for _ in 0..g.clients {
                 let index = order.len() as u32;
@@ -316,8 +193,6 @@ impl<'a> Testbed<'a> {
             spec,
             now: 0,
             events: Agenda::new(0, 2 * order.len() + 64),
-            processed: 0,
-            stop: &crate::stop::NEVER,
             packets: PacketStore::default(),
             net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
@@ -334,15 +209,21 @@ impl<'a> Testbed<'a> {
         })
     }
 
+    /// Shows every packet sent, and every TCP happening, to `tap`.
+    pub(super) fn attach(&mut self, tap: &'a mut dyn Tap) {
+        self.tcp.trace = true;
+        self.tap = Some(tap);
+    }
+
     /// Schedules an endpoint's timer event.
     fn schedule(&mut self, at: Nanos, ev: Event) {
         self.events.push(at, ev);
     }
 
-    fn run(&mut self) {
-        // Decision (testbed.md §1.3): all clients start at time 0, in index order.
-        // Continuous TCP clients set up their connection first (transport-tcp.md
-        // §2); then time 0 of the workload is when the last of them is ready.
+    /// Time 0 (testbed.md §1.3): all clients start, in index order.
+    /// Continuous TCP clients set up their connection first (transport-tcp.md
+    /// §2); then time 0 of the workload is when the last of them is ready.
+    fn start_clients(&mut self) {
         if self.tcp.warming == 0 {
             self.start_all();
         } else {
@@ -353,46 +234,6 @@ impl<'a> Testbed<'a> {
                         self.drain_tcp();
                     }
                 }
-            }
-        }
-        while self.unfinished > 0 {
-            let net_at = self.net.next_wakeup();
-            let timer_at = self.events.peek_time();
-            if net_at.is_some_and(|n| timer_at.is_none_or(|t| n <= t)) {
-                let (at, out) = self
-                    .net
-                    .poll(Nanos::MAX)
-                    .expect("the network has an event due");
-                self.now = at;
-                match out {
-                    Some(Output::Delivered { id, node }) if node == SERVER => self.at_server(id),
-                    Some(Output::Delivered { id, .. }) => self.at_client(id),
-                    Some(Output::Dropped { id, .. }) => {
-                        self.conservation.dropped += 1;
-                        self.release(id);
-                    }
-                    None => {}
-                }
-                continue;
-            }
-            let Some((at, ev)) = self.events.pop() else {
-                break;
-            };
-            self.now = at;
-            self.processed += 1;
-            if crate::stop::due(self.processed, self.stop) {
-                break;
-            }
-            match ev {
-                Event::ClientTimer(c) => {
-                    let c = c as usize;
-                    if self.clients[c].timer_queued == Some(at) {
-                        self.clients[c].timer_queued = None;
-                        self.clients[c].coap.handle_timeout(at);
-                        self.service(c);
-                    }
-                }
-                Event::TcpTimer(ep) => self.tcp_timer(ep),
             }
         }
     }
@@ -694,7 +535,7 @@ impl<'a> Testbed<'a> {
         }
     }
 
-    fn finish(mut self) -> RunResult {
+    fn finish_run(mut self, processed: u64) -> RunResult {
         // Count what is still in the network, independently of the counters.
         self.conservation.in_flight = self.net.in_flight();
         assert!(
@@ -738,9 +579,68 @@ impl<'a> Testbed<'a> {
             uplink: self.net.record(Direction::Up),
             downlink: self.net.record(Direction::Down),
             duration: to_secs(self.now),
-            events: self.processed + self.net.events(),
+            events: processed + self.net.events(),
             conservation: self.conservation,
         }
+    }
+}
+
+impl<'a> World for Testbed<'a> {
+    type Net = Dumbbell;
+    type Timer = Event;
+    type Result = RunResult;
+
+    fn start(&mut self) {
+        self.start_clients();
+    }
+
+    #[inline]
+    fn net(&mut self) -> &mut Dumbbell {
+        &mut self.net
+    }
+
+    #[inline]
+    fn agenda(&mut self) -> &mut Agenda<Event> {
+        &mut self.events
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.unfinished == 0
+    }
+
+    #[inline]
+    fn on_network_output(&mut self, at: Nanos, out: Option<Output>) {
+        self.now = at;
+        match out {
+            Some(Output::Delivered { id, node }) if node == SERVER => self.at_server(id),
+            Some(Output::Delivered { id, .. }) => self.at_client(id),
+            Some(Output::Dropped { id, .. }) => {
+                self.conservation.dropped += 1;
+                self.release(id);
+            }
+            None => {}
+        }
+    }
+
+    #[inline]
+    fn on_timer(&mut self, at: Nanos, timer: Event) {
+        self.now = at;
+        match timer {
+            Event::ClientTimer(c) => {
+                let c = c as usize;
+                if self.clients[c].timer_queued == Some(at) {
+                    self.clients[c].timer_queued = None;
+                    self.clients[c].coap.handle_timeout(at);
+                    self.service(c);
+                }
+            }
+            Event::TcpTimer(ep) => self.tcp_timer(ep),
+        }
+    }
+
+    fn finish(self, processed: u64) -> RunResult {
+        self.finish_run(processed)
     }
 }
 
@@ -748,7 +648,7 @@ fn new_client(settings: &Arc<ClientSettings>, g: &Group, group: u32, seed: u64) 
     let mut rng = SimRng::new(seed);
     let coap_rng = SimRng::new(rng.next_u64());
     let first_mid = rng.next_u64() as u16;
-    let coap = crate::client_factory::client(settings, coap_rng, first_mid);
+    let coap = clients::client(settings, coap_rng, first_mid);
     SimClient {
         coap,
         group,

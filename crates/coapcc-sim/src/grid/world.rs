@@ -1,25 +1,9 @@
-//! The pCoCoA evaluation (spec `testbed.md` §2–4, `radio.md` §1.7): CoAP
-//! clients on the nodes of the 802.15.4 grid of [`coapcc_link::grid`], one
-//! CoAP server, periodic clients and bursty interferers, and the paper's
-//! metrics.
-//!
-//! - Every node but the border router and the server runs a client. After a
-//!   warm-up (when the paper's RPL formed its tree; ours is static) each
-//!   periodic client starts at a random offset in [0, T) and generates a
-//!   Confirmable POST every T seconds. A client holds at most `app_buffer`
-//!   requests, the one in flight included (Erbium's open transactions); a
-//!   request that finds them all taken is dropped at the client. NSTART 1:
-//!   the next held request is sent when the current one completes or fails.
-//! - Bursty interferers alternate OFF and ON periods: after a random offset in
-//!   [0, OFF) they send back to back for ON seconds, then stay silent for OFF
-//!   seconds, and so on; they run their own algorithm (the paper: Default
-//!   CoAP with ACK_TIMEOUT 1 s, ACK_RANDOM_FACTOR 1, MAX_RETRANSMIT 1).
-//! - The server answers every request with a piggybacked 2.04 Changed.
-//! - The run ends `duration` seconds after the warm-up; what is still in
-//!   flight then is not counted.
+//! The grid's world: the clients, interferers and server on the nodes of
+//! the 802.15.4 grid, their workload and records; the event loop
+//! ([`crate::event_loop`]) hands it the network's events and the timers.
 
 use coapcc_link::agenda::Agenda;
-use coapcc_link::grid::{self, FrameTrace, Grid, NodeRecord};
+use coapcc_link::grid::{self, FrameTrace, Grid};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, Network, Output, PacketId};
@@ -27,220 +11,11 @@ use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
 use coapcc_proto::message::{Code, MessageView};
 use coapcc_proto::server::{DenseIndex, Handler, Response, Server, ServerConfig, ServerOutput};
 use coapcc_workload::metrics::Conservation;
-use coapcc_workload::AlgorithmSpec;
-use serde::{Deserialize, Serialize};
 
+use super::config::{request_payload, validate, GridRunSpec, GridWorkloadKind, MAX_MESSAGE};
+use super::result::{node_result, GridNodeResult, GridRunResult, Role, TraceKind, TracePoint};
+use crate::event_loop::World as EventWorld;
 use crate::spec_error::SpecError;
-
-/// Largest CoAP message a grid packet carries (marking included).
-pub const MAX_MESSAGE: usize = 512;
-
-/// CoAP settings of the grid (the pCoCoA paper, Table II).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GridCoap {
-    /// Bytes of a request message (header, options, payload), before any
-    /// marking an algorithm adds (the TC option of pCoCoA).
-    pub request_size: usize,
-    /// Uri-Path of the requests.
-    pub path: String,
-    /// Payload bytes of the server's 2.04 response.
-    pub response_payload: usize,
-    /// MAX_RETRANSMIT of the clients under test.
-    pub max_retransmit: u8,
-    /// Requests a client holds, the one in flight included.
-    pub app_buffer: u32,
-}
-
-impl Default for GridCoap {
-    fn default() -> Self {
-        GridCoap {
-            request_size: 95,
-            path: "sense".into(),
-            response_payload: 0,
-            max_retransmit: 4,
-            app_buffer: 4,
-        }
-    }
-}
-
-/// What the clients do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum GridWorkloadKind {
-    /// Every client sends one request every `period_s`.
-    #[default]
-    Periodic,
-    /// The `interferers` send in ON/OFF bursts; the others periodically.
-    Bursty,
-}
-
-impl GridWorkloadKind {
-    /// The name.
-    pub fn name(self) -> &'static str {
-        match self {
-            GridWorkloadKind::Periodic => "periodic",
-            GridWorkloadKind::Bursty => "bursty",
-        }
-    }
-}
-
-/// The grid's workload (spec `testbed.md` §2, §4).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GridWorkload {
-    /// Periodic or bursty.
-    pub kind: GridWorkloadKind,
-    /// Request period of the periodic clients (s).
-    pub period_s: f64,
-    /// Time for the network to form before any client sends (s).
-    pub warmup_s: f64,
-    /// Traffic time after the warm-up (s).
-    pub duration_s: f64,
-    /// Bursty: the interfering nodes.
-    pub interferers: Vec<u32>,
-    /// Bursty: ON period (s).
-    pub on_s: f64,
-    /// Bursty: OFF period (s).
-    pub off_s: f64,
-    /// Bursty: the interferers' algorithm.
-    pub interferer: AlgorithmSpec,
-    /// Bursty: the interferers' MAX_RETRANSMIT.
-    pub interferer_max_retransmit: u8,
-    /// A node whose RTO and RTT samples are traced (none by default).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace_node: Option<u32>,
-}
-
-impl Default for GridWorkload {
-    fn default() -> Self {
-        GridWorkload {
-            kind: GridWorkloadKind::Periodic,
-            period_s: 10.0,
-            warmup_s: 60.0,
-            duration_s: 800.0,
-            interferers: vec![2, 8, 15, 32, 34],
-            on_s: 60.0,
-            off_s: 120.0,
-            interferer: AlgorithmSpec {
-                ack_timeout: Some(1.0),
-                ack_random_factor: Some(1.0),
-                ..AlgorithmSpec::named("default")
-            },
-            interferer_max_retransmit: 1,
-            trace_node: None,
-        }
-    }
-}
-
-/// One run on the grid: everything but the replication index.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GridRunSpec {
-    /// The network.
-    pub network: grid::Config,
-    /// CoAP settings.
-    pub coap: GridCoap,
-    /// The workload.
-    pub workload: GridWorkload,
-    /// The algorithm of the clients (the periodic ones, in bursty runs).
-    pub algorithm: AlgorithmSpec,
-    /// The seed; each replication derives its own.
-    pub seed: u64,
-}
-
-/// What a node is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The border router.
-    Root,
-    /// The CoAP server.
-    Server,
-    /// A client under test.
-    Client,
-    /// A bursty interferer.
-    Interferer,
-}
-
-/// What one node did in one run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GridNodeResult {
-    /// Its number.
-    pub node: u32,
-    /// Its role.
-    pub role: Role,
-    /// Requests its application generated.
-    pub generated: u64,
-    /// Requests dropped because its application buffer was full.
-    pub app_drops: u64,
-    /// Requests sent at least once.
-    pub sent: u64,
-    /// CoAP transmissions (originals and retransmissions).
-    pub transmissions: u64,
-    /// Exchanges that completed with a response.
-    pub completed: u64,
-    /// Exchanges abandoned.
-    pub failed: u64,
-    /// Transmissions of the exchanges that completed.
-    pub completed_transmissions: u64,
-    /// Acknowledgements (responses) received, duplicates included.
-    pub acks: u64,
-    /// Distinct requests of this node the server received.
-    pub carried: u64,
-    /// Sum of the RTT samples E of completed exchanges (s).
-    pub rtt_sum: f64,
-    /// Its MAC and 6LoWPAN counters.
-    pub mac: NodeRecord,
-}
-
-/// One traced event of the trace node.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TracePoint {
-    /// Seconds since the start of the run.
-    pub t: f64,
-    /// `rto`: the first timer of an exchange; `backoff`: a later one;
-    /// `rtt`: the RTT sample E of a completed exchange.
-    pub kind: TraceKind,
-    /// Seconds.
-    pub value: f64,
-    /// Retransmissions of the exchange so far.
-    pub retransmissions: u8,
-}
-
-/// What a [`TracePoint`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TraceKind {
-    /// The timer armed for an original transmission.
-    Rto,
-    /// A timer armed for a retransmission.
-    Backoff,
-    /// An RTT sample.
-    Rtt,
-}
-
-/// The outcome of one replication on the grid.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GridRunResult {
-    /// Per node, in node order.
-    pub nodes: Vec<GridNodeResult>,
-    /// Datagrams the network dropped, by cause.
-    pub drops: grid::DropCounts,
-    /// Frames put on the air, and receptions destroyed by overlaps.
-    pub frames: u64,
-    /// Receptions destroyed by overlaps.
-    pub collisions: u64,
-    /// The traffic window (s).
-    pub duration: f64,
-    /// Bytes of a request (before marking).
-    pub request_size: usize,
-    /// Events processed.
-    pub events: u64,
-    /// Datagrams handed to the network = delivered + dropped + in flight.
-    pub conservation: Conservation,
-    /// The trace node's RTO and RTT samples.
-    pub trace: Vec<TracePoint>,
-}
 
 /// Sees every frame the grid puts on the air (e.g. to write a pcap).
 pub trait GridTap {
@@ -263,164 +38,6 @@ impl Handler for Sink {
         };
         response.payload.resize(self.payload, b'x');
     }
-}
-
-/// Checks that `spec` can run.
-pub fn validate(spec: &GridRunSpec) -> Result<(), SpecError> {
-    let topo = spec.network.validate().map_err(SpecError)?;
-    let n = topo.len() as u32;
-    let (root, server) = (spec.network.root, spec.network.server);
-    if root == server {
-        return Err(SpecError(
-            "network.server: expected a node other than the root".into(),
-        ));
-    }
-    let w = &spec.workload;
-    let positive = |v: f64| v > 0.0 && v.is_finite() && v <= 1e7;
-    if !positive(w.period_s) {
-        return Err(SpecError(format!(
-            "workload.period_s: expected a positive period up to 1e7 s, found {}",
-            w.period_s
-        )));
-    }
-    if !((0.0..=1e7).contains(&w.warmup_s) && positive(w.duration_s)) {
-        return Err(SpecError(
-            "workload.warmup_s, workload.duration_s: expected 0 ≤ warm-up, 0 < duration, both ≤ 1e7 s"
-                .into(),
-        ));
-    }
-    if w.kind == GridWorkloadKind::Bursty {
-        if !positive(w.on_s) || !positive(w.off_s) {
-            return Err(SpecError(
-                "workload.on_s, workload.off_s: expected positive durations up to 1e7 s".into(),
-            ));
-        }
-        for &i in &w.interferers {
-            if i == 0 || i > n || i == root || i == server {
-                return Err(SpecError(format!(
-                    "workload.interferers: node {i} is not a client (nodes 1 to {n}, not the root {root} or the server {server})"
-                )));
-            }
-        }
-        check_algorithm(&w.interferer, "workload.interferer")?;
-    }
-    if let Some(t) = w.trace_node {
-        if t == 0 || t > n || t == root || t == server {
-            return Err(SpecError(format!(
-                "workload.trace_node: node {t} is not a client"
-            )));
-        }
-    }
-    check_algorithm(&spec.algorithm, "algorithm")?;
-    let c = &spec.coap;
-    if c.app_buffer == 0 {
-        return Err(SpecError("coap.app_buffer: expected at least 1".into()));
-    }
-    if c.path.len() > 64 {
-        return Err(SpecError(
-            "coap.path: expected at most 64 characters".into(),
-        ));
-    }
-    let base = request_base(&c.path);
-    let largest = grid::sixlowpan::max_coap(spec.network.addressing, spec.network.hop_by_hop)
-        .min(MAX_MESSAGE - 16);
-    if c.request_size < base || c.request_size > largest {
-        return Err(SpecError(format!(
-            "coap.request_size: expected {base} to {largest} bytes (a POST to `{}` with no payload is {base}), found {}",
-            c.path, c.request_size
-        )));
-    }
-    if c.response_payload > 64 {
-        return Err(SpecError(
-            "coap.response_payload: expected at most 64 bytes".into(),
-        ));
-    }
-    Ok(())
-}
-
-fn check_algorithm(a: &AlgorithmSpec, field: &str) -> Result<(), SpecError> {
-    if a.is_tcp() {
-        return Err(SpecError(format!(
-            "{field}: CoAP over TCP does not run on the grid (it has no TCP); use a CoAP algorithm"
-        )));
-    }
-    a.check().map_err(|e| SpecError(format!("{field}: {e}")))
-}
-
-/// Bytes of a POST to `path` with no payload and no marking.
-fn request_base(path: &str) -> usize {
-    let mut c = probe_client();
-    let req = Request {
-        method: Code::POST,
-        path,
-        payload: &[],
-        confirmable: true,
-    };
-    c.request(0, 0, &req).expect("a probe request encodes");
-    let mut buf = [0u8; 1200];
-    c.poll_transmit(&mut buf).expect("the probe is sent").len
-}
-
-fn probe_client() -> Client<u32, SimRng> {
-    let factory = AlgorithmSpec::named("default")
-        .factory()
-        .expect("default CoAP exists");
-    Client::new(ClientConfig::default(), factory, SimRng::new(0), 0)
-}
-
-/// The request payload that makes a request `size` bytes long: the base
-/// message, a payload marker and the payload.
-fn request_payload(coap: &GridCoap) -> Vec<u8> {
-    let base = request_base(&coap.path);
-    let n = coap.request_size.saturating_sub(base + 1);
-    vec![b'p'; n]
-}
-
-/// Runs one replication of `spec`, stopping early with
-/// an error (`cancelled after N events`) once `stop` is set.
-pub fn run_stoppable(
-    spec: &GridRunSpec,
-    replication: u32,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<GridRunResult, SpecError> {
-    let mut w = World::new(spec, replication)?;
-    w.stop = stop;
-    w.run();
-    crate::stop::check(stop, w.processed)?;
-    Ok(w.finish())
-}
-
-/// Runs one replication of `spec`.
-pub fn run(spec: &GridRunSpec, replication: u32) -> Result<GridRunResult, SpecError> {
-    let mut w = World::new(spec, replication)?;
-    w.run();
-    Ok(w.finish())
-}
-
-/// Runs one replication, timing its event loop alone (for benchmarks).
-pub fn run_timed(
-    spec: &GridRunSpec,
-    replication: u32,
-) -> Result<(GridRunResult, std::time::Duration), SpecError> {
-    let mut w = World::new(spec, replication)?;
-    let t0 = std::time::Instant::now();
-    w.run();
-    let wall = t0.elapsed();
-    Ok((w.finish(), wall))
-}
-
-/// Runs one replication, showing every frame on the air to `tap`.
-pub fn run_with_tap(
-    spec: &GridRunSpec,
-    replication: u32,
-    tap: &mut dyn GridTap,
-) -> Result<GridRunResult, SpecError> {
-    let mut w = World::new(spec, replication)?;
-    w.net.trace = Some(Vec::new());
-    w.packets.keep = true;
-    w.tap = Some(tap);
-    w.run();
-    Ok(w.finish())
 }
 
 /// A datagram the endpoints sent: its ends and the CoAP bytes.
@@ -468,7 +85,7 @@ impl Packets {
 
 /// Timer events of the endpoints and the workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Event {
+pub enum Event {
     /// A client's CoAP retransmission deadline (stale if moved).
     CoapTimer(u16),
     /// A periodic client generates a request.
@@ -497,16 +114,14 @@ struct SimClient {
     record: GridNodeResult,
 }
 
-struct World<'a> {
+/// One replication on the grid in progress.
+pub struct World<'a> {
     spec: &'a GridRunSpec,
     net: Grid,
     now: Nanos,
     end: Nanos,
     running: bool,
     events: Agenda<Event>,
-    processed: u64,
-    /// Set from outside to stop the run ([`crate::stop`]).
-    stop: &'a std::sync::atomic::AtomicBool,
     packets: Packets,
     clients: Vec<SimClient>,
     /// Client slot of each node index.
@@ -524,7 +139,8 @@ struct World<'a> {
 }
 
 impl<'a> World<'a> {
-    fn new(spec: &'a GridRunSpec, replication: u32) -> Result<Self, SpecError> {
+    /// Replication `replication` of `spec`, before time 0.
+    pub(super) fn new(spec: &'a GridRunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let net = Grid::new(&spec.network, seed).map_err(SpecError)?;
@@ -590,8 +206,6 @@ impl<'a> World<'a> {
             end,
             running: true,
             events: Agenda::new(0, 4 * n + 16),
-            processed: 0,
-            stop: &crate::stop::NEVER,
             packets: Packets::default(),
             clients,
             slot_of,
@@ -608,7 +222,15 @@ impl<'a> World<'a> {
         })
     }
 
-    fn run(&mut self) {
+    /// Shows every frame on the air to `tap`.
+    pub(super) fn attach(&mut self, tap: &'a mut dyn GridTap) {
+        self.net.trace = Some(Vec::new());
+        self.packets.keep = true;
+        self.tap = Some(tap);
+    }
+
+    /// Time 0: every client's first event, after the warm-up, and the end.
+    fn schedule_start(&mut self) {
         let w = &self.spec.workload;
         let warmup = from_secs(w.warmup_s);
         for c in 0..self.clients.len() {
@@ -621,45 +243,6 @@ impl<'a> World<'a> {
             self.events.push(warmup + offset, ev);
         }
         self.events.push(self.end, Event::End);
-        while self.running {
-            let net_at = self.net.next_wakeup();
-            let timer_at = self.events.peek_time();
-            if net_at.is_some_and(|n| timer_at.is_none_or(|t| n <= t)) {
-                let (at, out) = self.net.poll(Nanos::MAX).expect("a network event is due");
-                self.now = at;
-                self.drain_trace();
-                match out {
-                    Some(Output::Delivered { id, node }) => self.delivered(id, node),
-                    Some(Output::Dropped { id, .. }) => {
-                        self.conservation.dropped += 1;
-                        self.packets.release(id);
-                    }
-                    None => {}
-                }
-                continue;
-            }
-            let Some((at, ev)) = self.events.pop() else {
-                break;
-            };
-            self.now = at;
-            self.processed += 1;
-            if crate::stop::due(self.processed, self.stop) {
-                break;
-            }
-            match ev {
-                Event::CoapTimer(c) => {
-                    let c = usize::from(c);
-                    if self.clients[c].timer_queued == Some(at) {
-                        self.clients[c].timer_queued = None;
-                        self.clients[c].coap.handle_timeout(at);
-                        self.service(c);
-                    }
-                }
-                Event::Generate(c) => self.generate(usize::from(c)),
-                Event::Switch(c) => self.switch(usize::from(c)),
-                Event::End => self.running = false,
-            }
-        }
     }
 
     /// A periodic client's tick: a new request, held or dropped.
@@ -873,7 +456,7 @@ impl<'a> World<'a> {
         }
     }
 
-    fn finish(mut self) -> GridRunResult {
+    fn finish_run(mut self, processed: u64) -> GridRunResult {
         self.conservation.in_flight = self.net.in_flight();
         assert!(
             self.conservation.holds(),
@@ -899,27 +482,70 @@ impl<'a> World<'a> {
             collisions,
             duration: self.spec.workload.duration_s,
             request_size: self.spec.coap.request_size,
-            events: self.processed + self.net.events(),
+            events: processed + self.net.events(),
             conservation: self.conservation,
             trace: self.trace,
         }
     }
 }
 
-fn node_result(index: usize, role: Role) -> GridNodeResult {
-    GridNodeResult {
-        node: index as u32 + 1,
-        role,
-        generated: 0,
-        app_drops: 0,
-        sent: 0,
-        transmissions: 0,
-        completed: 0,
-        failed: 0,
-        completed_transmissions: 0,
-        acks: 0,
-        carried: 0,
-        rtt_sum: 0.0,
-        mac: NodeRecord::default(),
+impl<'a> EventWorld for World<'a> {
+    type Net = Grid;
+    type Timer = Event;
+    type Result = GridRunResult;
+
+    fn start(&mut self) {
+        self.schedule_start();
+    }
+
+    #[inline]
+    fn net(&mut self) -> &mut Grid {
+        &mut self.net
+    }
+
+    #[inline]
+    fn agenda(&mut self) -> &mut Agenda<Event> {
+        &mut self.events
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        !self.running
+    }
+
+    #[inline]
+    fn on_network_output(&mut self, at: Nanos, out: Option<Output>) {
+        self.now = at;
+        self.drain_trace();
+        match out {
+            Some(Output::Delivered { id, node }) => self.delivered(id, node),
+            Some(Output::Dropped { id, .. }) => {
+                self.conservation.dropped += 1;
+                self.packets.release(id);
+            }
+            None => {}
+        }
+    }
+
+    #[inline]
+    fn on_timer(&mut self, at: Nanos, timer: Event) {
+        self.now = at;
+        match timer {
+            Event::CoapTimer(c) => {
+                let c = usize::from(c);
+                if self.clients[c].timer_queued == Some(at) {
+                    self.clients[c].timer_queued = None;
+                    self.clients[c].coap.handle_timeout(at);
+                    self.service(c);
+                }
+            }
+            Event::Generate(c) => self.generate(usize::from(c)),
+            Event::Switch(c) => self.switch(usize::from(c)),
+            Event::End => self.running = false,
+        }
+    }
+
+    fn finish(self, processed: u64) -> GridRunResult {
+        self.finish_run(processed)
     }
 }

@@ -1,166 +1,20 @@
-//! The lwIP evaluation (spec `testbed.md` §2, §5; `radio.md` §2): bulk TCP
-//! senders on the stations of the Wi-Fi star of [`coapcc_link::star`], a TCP
-//! sink behind the access point, and the paper's metrics.
-//!
-//! - Station `i` connects to the sink at `start_s` + U[0, interval) and,
-//!   once connected, writes `write_bytes` every `interval_s`, `writes`
-//!   times. A write that does not fit the send buffer waits, and is
-//!   completed as soon as there is room (the application blocks).
-//! - The stations run the TCP the algorithm names (`tcp`: the `linux`
-//!   profile; `tcp-lwip` and its variants: lwIP 2.1), with the workload's
-//!   MSS. An lwIP station's timers tick on its own 500 ms grid, from 250 ms
-//!   after it connects.
-//! - The sink is the same Reno-like receiver whatever the stations run (the
-//!   `linux` profile): it accepts every connection, reads everything at
-//!   once, acknowledges every segment (no delayed ACK) and advertises
-//!   14 · MSS (`radio.md` §2.3).
-//! - The run ends when every byte written has been acknowledged, or
-//!   `drain_s` after the last write is due.
-//! - Goodput at the access point: bytes the sink received × 8 / the time
-//!   from the first write to the last byte received. Uncongested, that is
-//!   the offered load (the ns-3 reference's figure); late bytes lower it.
-//! - Every station's congestion window, slow-start threshold, RTO and
-//!   smoothed RTT are sampled every `sample_s` (default 0.5 s, lwIP's slow
-//!   tick).
+//! The star's world: the bulk TCP senders on the stations and the sink's
+//! ends of their connections, their workload and records; the event loop
+//! ([`crate::event_loop`]) hands it the network's events and the timers.
 
 use coapcc_link::agenda::Agenda;
 use coapcc_link::rng::{derive, SimRng, Stream};
-use coapcc_link::star::{self, Star, StarRecord, SERVER};
+use coapcc_link::star::{self, Star, SERVER};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, Network, Output, PacketId};
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
-use coapcc_tcp::{AnySocket, Mechanisms, Segment, SocketConfig, TcpConfig, TcpEvent, TcpProfile};
+use coapcc_tcp::{AnySocket, Mechanisms, Segment, SocketConfig, TcpConfig, TcpEvent};
 use coapcc_workload::metrics::Conservation;
-use coapcc_workload::AlgorithmSpec;
-use serde::{Deserialize, Serialize};
 
+use super::config::{tcp_config, validate, StarRunSpec};
+use super::result::{StarRunResult, StationResult, TcpSample};
+use crate::event_loop::World as EventWorld;
 use crate::spec_error::SpecError;
-
-/// The star's workload: bulk senders (the paper: 1024 bytes every 0.4 s,
-/// 1000 times).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct StarWorkload {
-    /// Writes per station.
-    pub writes: u32,
-    /// Bytes per write.
-    pub write_bytes: u32,
-    /// Time between writes (s).
-    pub interval_s: f64,
-    /// Stations connect at this time plus U[0, interval) (s).
-    pub start_s: f64,
-    /// How long after the last write is due the run may go on (s).
-    pub drain_s: f64,
-    /// Sampling period of the per-station traces (s).
-    pub sample_s: f64,
-    /// TCP maximum segment size (the paper: 536).
-    pub mss: u16,
-}
-
-impl Default for StarWorkload {
-    fn default() -> Self {
-        StarWorkload {
-            writes: 1000,
-            write_bytes: 1024,
-            interval_s: 0.4,
-            start_s: 1.0,
-            drain_s: 60.0,
-            sample_s: 0.5,
-            mss: 536,
-        }
-    }
-}
-
-/// One run on the star.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StarRunSpec {
-    /// The network.
-    pub network: star::Config,
-    /// The workload.
-    pub workload: StarWorkload,
-    /// The stations' TCP (`tcp`, `tcp-lwip`, …).
-    pub algorithm: AlgorithmSpec,
-    /// The seed; each replication derives its own.
-    pub seed: u64,
-}
-
-/// One sample of a station's TCP state.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TcpSample {
-    /// Seconds since the start of the run.
-    pub t: f64,
-    /// Congestion window (bytes).
-    pub cwnd: u64,
-    /// Slow-start threshold (bytes).
-    pub ssthresh: u64,
-    /// Retransmission timeout in force (s).
-    pub rto: f64,
-    /// Smoothed RTT (s; 0 before the first sample).
-    pub srtt: f64,
-}
-
-/// What one station did.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StationResult {
-    /// Its number (1 …).
-    pub station: u32,
-    /// Bytes its application wrote.
-    pub written: u64,
-    /// Bytes the sink received from it.
-    pub received: u64,
-    /// Whether every byte written was acknowledged.
-    pub complete: bool,
-    /// Segments it resent, its SYNs included (as Linux's `RetransSegs`
-    /// counts them: [`Self::timeouts`] counts the handshake's timeouts too).
-    pub retransmitted_segments: u64,
-    /// Retransmission timeouts, the handshake's included.
-    pub timeouts: u64,
-    /// Fast retransmits.
-    pub fast_retransmits: u64,
-    /// RTT samples taken.
-    pub rtt_samples: u64,
-    /// The largest RTO that expired (s; 0 if none did).
-    pub max_expired_rto: f64,
-    /// The largest RTO in force at any sample (s).
-    pub max_rto: f64,
-    /// Its sampled TCP state.
-    pub trace: Vec<TcpSample>,
-}
-
-/// The outcome of one replication on the star.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StarRunResult {
-    /// Per station.
-    pub stations: Vec<StationResult>,
-    /// Goodput at the sink (bit/s from the first write to the last byte
-    /// received).
-    pub goodput_bps: f64,
-    /// What the wireless part did.
-    pub mac: StarRecord,
-    /// When the run ended (s).
-    pub duration: f64,
-    /// Events processed.
-    pub events: u64,
-    /// Packets handed to the network = delivered + dropped + in flight.
-    pub conservation: Conservation,
-}
-
-/// The stations' TCP configuration `algorithm` selects, for segments of at
-/// most `mss` bytes.
-pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, SpecError> {
-    let profile = TcpProfile::from_name(&algorithm.name).ok_or_else(|| {
-        SpecError(format!(
-            "algorithm `{}`: name: the star runs TCP senders; expected `tcp` or one of {}",
-            algorithm.name,
-            TcpProfile::names()
-        ))
-    })?;
-    algorithm.check().map_err(SpecError)?;
-    Ok(match profile.config(mss + 40) {
-        SocketConfig::Linux(c) => SocketConfig::Linux(TcpConfig { mss, ..c }),
-        lwip => lwip,
-    })
-}
 
 /// The sink's end of every connection: a Reno-like receiver acknowledging
 /// every segment, with a 14 · MSS window, that accepts SACK from the
@@ -184,70 +38,6 @@ fn sink_config(mss: u16) -> SocketConfig {
     })
 }
 
-/// Checks that `spec` can run.
-pub fn validate(spec: &StarRunSpec) -> Result<(), SpecError> {
-    spec.network.validate().map_err(SpecError)?;
-    let w = &spec.workload;
-    let positive = |v: f64| v > 0.0 && v.is_finite() && v <= 1e7;
-    if w.writes == 0 || w.write_bytes == 0 || w.write_bytes > 1 << 20 {
-        return Err(SpecError(
-            "workload.writes, workload.write_bytes: expected at least 1 (and at most 1 MiB a write)"
-                .into(),
-        ));
-    }
-    if !positive(w.interval_s) || !positive(w.sample_s) {
-        return Err(SpecError(
-            "workload.interval_s, workload.sample_s: expected positive times up to 1e7 s".into(),
-        ));
-    }
-    if !(0.0..=1e7).contains(&w.start_s) || !(0.0..=1e7).contains(&w.drain_s) {
-        return Err(SpecError(
-            "workload.start_s, workload.drain_s: expected 0 to 1e7 s".into(),
-        ));
-    }
-    if !(64..=1460).contains(&w.mss) {
-        return Err(SpecError(format!(
-            "workload.mss: expected 64 to 1460 bytes, found {}",
-            w.mss
-        )));
-    }
-    tcp_config(&spec.algorithm, w.mss)?;
-    Ok(())
-}
-
-/// Runs one replication of `spec`, stopping early with
-/// an error (`cancelled after N events`) once `stop` is set.
-pub fn run_stoppable(
-    spec: &StarRunSpec,
-    replication: u32,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<StarRunResult, SpecError> {
-    let mut w = World::new(spec, replication)?;
-    w.stop = stop;
-    w.run();
-    crate::stop::check(stop, w.processed)?;
-    Ok(w.finish())
-}
-
-/// Runs one replication of `spec`.
-pub fn run(spec: &StarRunSpec, replication: u32) -> Result<StarRunResult, SpecError> {
-    let mut w = World::new(spec, replication)?;
-    w.run();
-    Ok(w.finish())
-}
-
-/// Runs one replication, timing its event loop alone (for benchmarks).
-pub fn run_timed(
-    spec: &StarRunSpec,
-    replication: u32,
-) -> Result<(StarRunResult, std::time::Duration), SpecError> {
-    let mut w = World::new(spec, replication)?;
-    let t0 = std::time::Instant::now();
-    w.run();
-    let wall = t0.elapsed();
-    Ok((w.finish(), wall))
-}
-
 /// A segment in the network.
 struct Slot {
     seg: Segment,
@@ -256,8 +46,9 @@ struct Slot {
     to_server: bool,
 }
 
+/// A timer event of the stations, the sink or the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Event {
+pub enum Event {
     /// A station connects.
     Connect(u32),
     /// A station's next write is due.
@@ -287,14 +78,12 @@ struct Station {
     complete: bool,
 }
 
-struct World<'a> {
+/// One replication on the star in progress.
+pub struct World<'a> {
     spec: &'a StarRunSpec,
     net: Star,
     now: Nanos,
     events: Agenda<Event>,
-    processed: u64,
-    /// Set from outside to stop the run ([`crate::stop`]).
-    stop: &'a std::sync::atomic::AtomicBool,
     stations: Vec<Station>,
     slots: Vec<Slot>,
     free: Vec<PacketId>,
@@ -313,7 +102,8 @@ struct World<'a> {
 }
 
 impl<'a> World<'a> {
-    fn new(spec: &'a StarRunSpec, replication: u32) -> Result<Self, SpecError> {
+    /// Replication `replication` of `spec`, before time 0.
+    pub(super) fn new(spec: &'a StarRunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let net = Star::new(&spec.network, seed).map_err(SpecError)?;
@@ -350,8 +140,6 @@ impl<'a> World<'a> {
             net,
             now: 0,
             events,
-            processed: 0,
-            stop: &crate::stop::NEVER,
             stations,
             slots: Vec::new(),
             free: Vec::new(),
@@ -366,65 +154,6 @@ impl<'a> World<'a> {
             first_write: None,
             last_receive: 0,
         })
-    }
-
-    fn run(&mut self) {
-        while self.running {
-            let net_at = self.net.next_wakeup();
-            let timer_at = self.events.peek_time();
-            if net_at.is_some_and(|n| timer_at.is_none_or(|t| n <= t)) {
-                let (at, out) = self.net.poll(Nanos::MAX).expect("a network event is due");
-                self.now = at;
-                match out {
-                    Some(Output::Delivered { id, .. }) => self.delivered(id),
-                    Some(Output::Dropped { id, .. }) => {
-                        self.conservation.dropped += 1;
-                        self.free.push(id);
-                    }
-                    None => {}
-                }
-                continue;
-            }
-            let Some((at, ev)) = self.events.pop() else {
-                break;
-            };
-            self.now = at;
-            self.processed += 1;
-            if crate::stop::due(self.processed, self.stop) {
-                break;
-            }
-            match ev {
-                Event::Connect(i) => {
-                    let cfg = with_isn(self.client_cfg.clone(), (i + 1).wrapping_mul(0x9e37_79b9))
-                        .with_timer_origin(at + FIRST_TIMER_DELAY);
-                    self.stations[i as usize].client = Some(AnySocket::connect(at, cfg));
-                    self.service(i, false);
-                }
-                Event::Write(i) => self.write(i),
-                Event::Timer(ep) => {
-                    let (i, side) = (ep / 2, (ep % 2) as usize);
-                    let st = &mut self.stations[i as usize];
-                    if st.timer_queued[side] == Some(at) {
-                        st.timer_queued[side] = None;
-                        let sock = if side == 0 {
-                            st.client.as_mut()
-                        } else {
-                            st.server.as_mut()
-                        };
-                        if let Some(s) = sock {
-                            s.handle_timeout(at);
-                        }
-                        self.service(i, side == 1);
-                    }
-                }
-                Event::Sample => {
-                    self.sample();
-                    let next = at + from_secs(self.spec.workload.sample_s);
-                    self.events.push(next, Event::Sample);
-                }
-                Event::End => self.running = false,
-            }
-        }
     }
 
     /// A station's next write: 1024 bytes handed to its socket (or what
@@ -605,7 +334,7 @@ impl<'a> World<'a> {
         }
     }
 
-    fn finish(self) -> StarRunResult {
+    fn finish_run(self, processed: u64) -> StarRunResult {
         let mut conservation = self.conservation;
         conservation.in_flight = self.net.in_flight();
         assert!(
@@ -652,7 +381,7 @@ impl<'a> World<'a> {
             stations,
             mac: self.net.record(),
             duration: to_secs(self.now),
-            events: self.processed + self.net.events(),
+            events: processed + self.net.events(),
             conservation,
         }
     }
@@ -663,5 +392,79 @@ fn with_isn(cfg: SocketConfig, isn: u32) -> SocketConfig {
     match cfg {
         SocketConfig::Linux(c) => SocketConfig::Linux(TcpConfig { isn, ..c }),
         SocketConfig::Lwip(c) => SocketConfig::Lwip(coapcc_tcp::lwip::LwipConfig { isn, ..c }),
+    }
+}
+
+impl<'a> EventWorld for World<'a> {
+    type Net = Star;
+    type Timer = Event;
+    type Result = StarRunResult;
+
+    #[inline]
+    fn net(&mut self) -> &mut Star {
+        &mut self.net
+    }
+
+    #[inline]
+    fn agenda(&mut self) -> &mut Agenda<Event> {
+        &mut self.events
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        !self.running
+    }
+
+    #[inline]
+    fn on_network_output(&mut self, at: Nanos, out: Option<Output>) {
+        self.now = at;
+        match out {
+            Some(Output::Delivered { id, .. }) => self.delivered(id),
+            Some(Output::Dropped { id, .. }) => {
+                self.conservation.dropped += 1;
+                self.free.push(id);
+            }
+            None => {}
+        }
+    }
+
+    #[inline]
+    fn on_timer(&mut self, at: Nanos, timer: Event) {
+        self.now = at;
+        match timer {
+            Event::Connect(i) => {
+                let cfg = with_isn(self.client_cfg.clone(), (i + 1).wrapping_mul(0x9e37_79b9))
+                    .with_timer_origin(at + FIRST_TIMER_DELAY);
+                self.stations[i as usize].client = Some(AnySocket::connect(at, cfg));
+                self.service(i, false);
+            }
+            Event::Write(i) => self.write(i),
+            Event::Timer(ep) => {
+                let (i, side) = (ep / 2, (ep % 2) as usize);
+                let st = &mut self.stations[i as usize];
+                if st.timer_queued[side] == Some(at) {
+                    st.timer_queued[side] = None;
+                    let sock = if side == 0 {
+                        st.client.as_mut()
+                    } else {
+                        st.server.as_mut()
+                    };
+                    if let Some(s) = sock {
+                        s.handle_timeout(at);
+                    }
+                    self.service(i, side == 1);
+                }
+            }
+            Event::Sample => {
+                self.sample();
+                let next = at + from_secs(self.spec.workload.sample_s);
+                self.events.push(next, Event::Sample);
+            }
+            Event::End => self.running = false,
+        }
+    }
+
+    fn finish(self, processed: u64) -> StarRunResult {
+        self.finish_run(processed)
     }
 }
