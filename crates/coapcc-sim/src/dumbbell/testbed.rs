@@ -18,18 +18,18 @@ use coapcc_link::agenda::Agenda;
 use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{to_secs, Nanos};
-use coapcc_link::{Datagram, Network, Output};
+use coapcc_link::{Datagram, NodeId};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, ClientSettings, Request};
 use coapcc_proto::message::Code;
 use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
-use coapcc_workload::metrics::{ClientRecord, Conservation, RunResult};
+use coapcc_workload::metrics::{ClientRecord, RunResult};
 use coapcc_workload::WorkloadKind;
 
 use super::clients::{self, is_tcp};
 use super::config::{validate, Group, RunSpec, UDP_HEADER};
 use super::packets::PacketStore;
 use super::tcp::{TcpTrace, TcpWorld};
-use crate::event_loop::World;
+use crate::event_loop::{Core, World};
 use crate::spec_error::SpecError;
 
 /// Largest CoAP message a packet can carry (the testbed's 296-byte MTU less
@@ -96,11 +96,9 @@ enum Slot {
 /// One replication on the dumbbell in progress.
 pub struct Testbed<'a> {
     spec: &'a RunSpec,
-    now: Nanos,
-    /// The endpoints' timers.
-    events: Agenda<Event>,
+    /// The network, the endpoints' timers, the clock.
+    core: Core<Dumbbell, Event>,
     packets: PacketStore,
-    net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
     /// The UDP clients' result records, by the same index. Kept apart from
@@ -118,7 +116,6 @@ pub struct Testbed<'a> {
     histograms: Vec<Vec<u64>>,
     unfinished: usize,
     buf: [u8; MAX_DATAGRAM],
-    conservation: Conservation,
     tap: Option<&'a mut dyn Tap>,
 }
 
@@ -191,10 +188,11 @@ impl<'a> Testbed<'a> {
         let unfinished = order.len();
         Ok(Testbed {
             spec,
-            now: 0,
-            events: Agenda::new(0, 2 * order.len() + 64),
+            core: Core::new(
+                Dumbbell::new(n, seed, 2 * order.len() + 64),
+                Agenda::new(0, 2 * order.len() + 64),
+            ),
             packets: PacketStore::default(),
-            net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
             records,
             udp_global,
@@ -204,7 +202,6 @@ impl<'a> Testbed<'a> {
             histograms: vec![Vec::new(); spec.groups.len()],
             unfinished,
             buf: [0; MAX_DATAGRAM],
-            conservation: Conservation::default(),
             tap: None,
         })
     }
@@ -217,7 +214,7 @@ impl<'a> Testbed<'a> {
 
     /// Schedules an endpoint's timer event.
     fn schedule(&mut self, at: Nanos, ev: Event) {
-        self.events.push(at, ev);
+        self.core.agenda.push(at, ev);
     }
 
     /// Time 0 (testbed.md §1.3): all clients start, in index order.
@@ -240,7 +237,7 @@ impl<'a> Testbed<'a> {
 
     /// Starts every client's workload now, in index order.
     fn start_all(&mut self) {
-        let now = self.now;
+        let now = self.core.now;
         for i in 0..self.order.len() {
             match self.order[i] {
                 Slot::Udp(c) => {
@@ -288,7 +285,7 @@ impl<'a> Testbed<'a> {
                     from_client: true,
                     seg,
                 };
-                tap.tcp(self.now, self.tcp.seg_client(id), what);
+                tap.tcp(self.core.now, self.tcp.seg_client(id), what);
             }
             self.send_tcp(id);
         }
@@ -302,7 +299,7 @@ impl<'a> Testbed<'a> {
                     from_client: false,
                     seg,
                 };
-                tap.tcp(self.now, self.tcp.seg_client(id), what);
+                tap.tcp(self.core.now, self.tcp.seg_client(id), what);
             }
             self.send_tcp(id);
         }
@@ -345,9 +342,7 @@ impl<'a> Testbed<'a> {
     /// Hands a packet to the network; counts it sent, and dropped if the
     /// network refuses it at once.
     fn send(&mut self, d: Datagram) {
-        self.conservation.sent += 1;
-        if self.net.send(self.now, d).is_err() {
-            self.conservation.dropped += 1;
+        if !self.core.send(d) {
             self.release(d.id);
         }
     }
@@ -356,7 +351,7 @@ impl<'a> Testbed<'a> {
     #[cold]
     #[inline(never)]
     fn tcp_timer(&mut self, ep: u32) {
-        self.tcp.timer(self.now, ep);
+        self.tcp.timer(self.core.now, ep);
         self.drain_tcp();
     }
 
@@ -364,24 +359,23 @@ impl<'a> Testbed<'a> {
     #[cold]
     #[inline(never)]
     fn tcp_arrival(&mut self, p: PacketId) {
-        self.conservation.delivered += 1;
         let id = p & !TCP_PACKET;
         let to_server = self.tcp.to_server(id);
         if let Some(tap) = self.tap.as_mut() {
             let seg = self.tcp.seg(id);
             tap.tcp(
-                self.now,
+                self.core.now,
                 self.tcp.seg_client(id),
                 TcpTrace::Arrived { to_server, seg },
             );
         }
-        let dup_bytes = self.tcp.deliver(self.now, id);
+        let dup_bytes = self.tcp.deliver(self.core.now, id);
         let dir = if to_server {
             Direction::Up
         } else {
             Direction::Down
         };
-        self.net.count_unnecessary(dir, dup_bytes);
+        self.core.net.count_unnecessary(dir, dup_bytes);
         self.drain_tcp();
     }
 
@@ -389,21 +383,20 @@ impl<'a> Testbed<'a> {
         if p & TCP_PACKET != 0 {
             return self.tcp_arrival(p);
         }
-        self.conservation.delivered += 1;
         let packet = self.packets.get(p);
         let (src, request_len) = (packet.src, packet.data.len());
         let out = self
             .server
-            .handle_datagram(self.now, src, packet.data, &mut self.buf);
+            .handle_datagram(self.core.now, src, packet.data, &mut self.buf);
         self.packets.release(p);
         if let ServerOutput::Reply { len, duplicate } = out {
             if duplicate {
                 let ip_len = (IPV4_HEADER + UDP_HEADER) as u64 + request_len as u64;
-                self.net.count_unnecessary(Direction::Up, ip_len);
+                self.core.net.count_unnecessary(Direction::Up, ip_len);
             }
             if let Some(tap) = self.tap.as_mut() {
                 let dst = self.udp_global[src as usize];
-                tap.packet(self.now, SERVER, dst, &self.buf[..len]);
+                tap.packet(self.core.now, SERVER, dst, &self.buf[..len]);
             }
             let reply = self.packets.alloc(SERVER, src, &self.buf[..len]);
             self.send(Datagram {
@@ -421,12 +414,11 @@ impl<'a> Testbed<'a> {
         if p & TCP_PACKET != 0 {
             return self.tcp_arrival(p);
         }
-        self.conservation.delivered += 1;
         let packet = self.packets.get(p);
         let c = packet.dst as usize;
         self.clients[c]
             .coap
-            .handle_datagram(self.now, SERVER, packet.data);
+            .handle_datagram(self.core.now, SERVER, packet.data);
         self.packets.release(p);
         self.service(c);
     }
@@ -461,14 +453,14 @@ impl<'a> Testbed<'a> {
         while let Some(tx) = self.clients[c].coap.poll_transmit(&mut self.buf) {
             let cl = &mut self.clients[c];
             if cl.started.is_none() {
-                cl.started = Some(self.now);
+                cl.started = Some(self.core.now);
             }
             if tx.ordinal > 0 {
                 self.records[c].retransmissions += 1;
             }
             if let Some(tap) = self.tap.as_mut() {
                 let src = self.udp_global[c];
-                tap.packet(self.now, src, SERVER, &self.buf[..tx.len]);
+                tap.packet(self.core.now, src, SERVER, &self.buf[..tx.len]);
             }
             let p = self.packets.alloc(c as u32, SERVER, &self.buf[..tx.len]);
             self.send(Datagram {
@@ -518,11 +510,11 @@ impl<'a> Testbed<'a> {
             if cl.remaining == 0 {
                 if !cl.finished {
                     cl.finished = true;
-                    self.records[c].fct = Some(to_secs(self.now - cl.started.unwrap_or(0)));
+                    self.records[c].fct = Some(to_secs(self.core.now - cl.started.unwrap_or(0)));
                     self.unfinished -= 1;
                 }
             } else {
-                self.start_next(c, self.now);
+                self.start_next(c, self.core.now);
                 return self.service(c);
             }
         }
@@ -530,19 +522,13 @@ impl<'a> Testbed<'a> {
         let cl = &mut self.clients[c];
         if let Some(t) = deadline.filter(|_| deadline != cl.timer_queued) {
             cl.timer_queued = deadline;
-            let at = t.max(self.now);
+            let at = t.max(self.core.now);
             self.schedule(at, Event::ClientTimer(c as u32));
         }
     }
 
     fn finish_run(mut self, processed: u64) -> RunResult {
-        // Count what is still in the network, independently of the counters.
-        self.conservation.in_flight = self.net.in_flight();
-        assert!(
-            self.conservation.holds(),
-            "packet conservation violated: {:?}",
-            self.conservation
-        );
+        let conservation = self.core.conservation();
         for (record, cl) in self.records.iter_mut().zip(&self.clients) {
             record.spurious_detected = cl
                 .coap
@@ -576,11 +562,11 @@ impl<'a> Testbed<'a> {
         RunResult {
             clients,
             histograms: self.histograms,
-            uplink: self.net.record(Direction::Up),
-            downlink: self.net.record(Direction::Down),
-            duration: to_secs(self.now),
-            events: processed + self.net.events(),
-            conservation: self.conservation,
+            uplink: self.core.net.record(Direction::Up),
+            downlink: self.core.net.record(Direction::Down),
+            duration: to_secs(self.core.now),
+            events: self.core.events(processed),
+            conservation,
         }
     }
 }
@@ -595,13 +581,8 @@ impl<'a> World for Testbed<'a> {
     }
 
     #[inline]
-    fn net(&mut self) -> &mut Dumbbell {
-        &mut self.net
-    }
-
-    #[inline]
-    fn agenda(&mut self) -> &mut Agenda<Event> {
-        &mut self.events
+    fn core(&mut self) -> &mut Core<Dumbbell, Event> {
+        &mut self.core
     }
 
     #[inline]
@@ -610,22 +591,21 @@ impl<'a> World for Testbed<'a> {
     }
 
     #[inline]
-    fn on_network_output(&mut self, at: Nanos, out: Option<Output>) {
-        self.now = at;
-        match out {
-            Some(Output::Delivered { id, node }) if node == SERVER => self.at_server(id),
-            Some(Output::Delivered { id, .. }) => self.at_client(id),
-            Some(Output::Dropped { id, .. }) => {
-                self.conservation.dropped += 1;
-                self.release(id);
-            }
-            None => {}
+    fn on_delivered(&mut self, id: PacketId, node: NodeId) {
+        if node == SERVER {
+            self.at_server(id)
+        } else {
+            self.at_client(id)
         }
     }
 
     #[inline]
+    fn on_dropped(&mut self, id: PacketId) {
+        self.release(id);
+    }
+
+    #[inline]
     fn on_timer(&mut self, at: Nanos, timer: Event) {
-        self.now = at;
         match timer {
             Event::ClientTimer(c) => {
                 let c = c as usize;

@@ -6,15 +6,14 @@ use coapcc_link::agenda::Agenda;
 use coapcc_link::grid::{self, FrameTrace, Grid};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
-use coapcc_link::{Datagram, Network, Output, PacketId};
+use coapcc_link::{Datagram, NodeId, PacketId};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
 use coapcc_proto::message::{Code, MessageView};
 use coapcc_proto::server::{DenseIndex, Handler, Response, Server, ServerConfig, ServerOutput};
-use coapcc_workload::metrics::Conservation;
 
 use super::config::{request_payload, validate, GridRunSpec, GridWorkloadKind, MAX_MESSAGE};
 use super::result::{node_result, GridNodeResult, GridRunResult, Role, TraceKind, TracePoint};
-use crate::event_loop::World as EventWorld;
+use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
 /// Sees every frame the grid puts on the air (e.g. to write a pcap).
@@ -117,11 +116,10 @@ struct SimClient {
 /// One replication on the grid in progress.
 pub struct World<'a> {
     spec: &'a GridRunSpec,
-    net: Grid,
-    now: Nanos,
+    /// The network, the timers, the clock.
+    core: Core<Grid, Event>,
     end: Nanos,
     running: bool,
-    events: Agenda<Event>,
     packets: Packets,
     clients: Vec<SimClient>,
     /// Client slot of each node index.
@@ -132,7 +130,6 @@ pub struct World<'a> {
     buf: [u8; MAX_MESSAGE],
     roles: Vec<Role>,
     carried: Vec<u64>,
-    conservation: Conservation,
     trace_slot: Option<u16>,
     trace: Vec<TracePoint>,
     tap: Option<&'a mut dyn GridTap>,
@@ -201,11 +198,9 @@ impl<'a> World<'a> {
         let end = from_secs(w.warmup_s + w.duration_s);
         Ok(World {
             spec,
-            net,
-            now: 0,
+            core: Core::new(net, Agenda::new(0, 4 * n + 16)),
             end,
             running: true,
-            events: Agenda::new(0, 4 * n + 16),
             packets: Packets::default(),
             clients,
             slot_of,
@@ -215,7 +210,6 @@ impl<'a> World<'a> {
             buf: [0; MAX_MESSAGE],
             carried: vec![0; n],
             roles,
-            conservation: Conservation::default(),
             trace_slot,
             trace: Vec::new(),
             tap: None,
@@ -224,7 +218,7 @@ impl<'a> World<'a> {
 
     /// Shows every frame on the air to `tap`.
     pub(super) fn attach(&mut self, tap: &'a mut dyn GridTap) {
-        self.net.trace = Some(Vec::new());
+        self.core.net.trace = Some(Vec::new());
         self.packets.keep = true;
         self.tap = Some(tap);
     }
@@ -240,9 +234,9 @@ impl<'a> World<'a> {
                 Mode::Interferer { .. } => (w.off_s, Event::Switch(c as u16)),
             };
             let offset = from_secs(period * cl.rng.uniform());
-            self.events.push(warmup + offset, ev);
+            self.core.agenda.push(warmup + offset, ev);
         }
-        self.events.push(self.end, Event::End);
+        self.core.agenda.push(self.end, Event::End);
     }
 
     /// A periodic client's tick: a new request, held or dropped.
@@ -258,8 +252,9 @@ impl<'a> World<'a> {
                 self.send_next(c);
             }
         }
-        self.events
-            .push(self.now + period, Event::Generate(c as u16));
+        self.core
+            .agenda
+            .push(self.core.now + period, Event::Generate(c as u16));
     }
 
     /// An interferer switches: ON sends back to back, OFF stops.
@@ -271,8 +266,9 @@ impl<'a> World<'a> {
         };
         cl.mode = Mode::Interferer { on: !on };
         let next = if on { w.off_s } else { w.on_s };
-        self.events
-            .push(self.now + from_secs(next), Event::Switch(c as u16));
+        self.core
+            .agenda
+            .push(self.core.now + from_secs(next), Event::Switch(c as u16));
         if !on {
             let cl = &mut self.clients[c];
             cl.record.generated += 1;
@@ -295,7 +291,7 @@ impl<'a> World<'a> {
             confirmable: true,
         };
         cl.coap
-            .request(self.now, u32::from(self.server_node), &req)
+            .request(self.core.now, u32::from(self.server_node), &req)
             .expect("a client with NSTART 1 has room for its next request");
         self.service(c);
     }
@@ -316,7 +312,7 @@ impl<'a> World<'a> {
         let mut ended = false;
         while let Some(ev) = self.clients[c].coap.poll_event() {
             let traced = self.trace_slot == Some(c as u16);
-            let t = to_secs(self.now);
+            let t = to_secs(self.core.now);
             let cl = &mut self.clients[c];
             match ev {
                 ClientEvent::Response {
@@ -377,14 +373,14 @@ impl<'a> World<'a> {
         let cl = &mut self.clients[c];
         if let Some(t) = deadline.filter(|_| deadline != cl.timer_queued) {
             cl.timer_queued = deadline;
-            self.events
-                .push(t.max(self.now), Event::CoapTimer(c as u16));
+            self.core
+                .agenda
+                .push(t.max(self.core.now), Event::CoapTimer(c as u16));
         }
     }
 
     /// Hands packet `id` (CoAP bytes `len`) from node `src` to `dst` (indices).
     fn send(&mut self, id: PacketId, src: u16, dst: u16, len: usize) {
-        self.conservation.sent += 1;
         let d = Datagram {
             id,
             src: u32::from(src) + 1,
@@ -393,8 +389,7 @@ impl<'a> World<'a> {
             payload: len as u16,
             unnecessary: false,
         };
-        if self.net.send(self.now, d).is_err() {
-            self.conservation.dropped += 1;
+        if !self.core.send(d) {
             self.packets.release(id);
         }
         self.drain_trace();
@@ -402,13 +397,12 @@ impl<'a> World<'a> {
 
     /// A datagram reached node `node` (a number).
     fn delivered(&mut self, id: PacketId, node: u32) {
-        self.conservation.delivered += 1;
         let index = node as usize - 1;
         if index == usize::from(self.server_node) {
             let p = &self.packets.slots[id as usize];
             let src = p.src;
             let out = self.server.handle_datagram(
-                self.now,
+                self.core.now,
                 u32::from(src),
                 &p.data[..usize::from(p.len)],
                 &mut self.buf,
@@ -425,7 +419,7 @@ impl<'a> World<'a> {
             let p = &self.packets.slots[id as usize];
             let c = usize::from(c);
             self.clients[c].coap.handle_datagram(
-                self.now,
+                self.core.now,
                 u32::from(self.server_node),
                 &p.data[..usize::from(p.len)],
             );
@@ -441,7 +435,7 @@ impl<'a> World<'a> {
         let Some(tap) = self.tap.as_mut() else {
             return;
         };
-        let Some(frames) = self.net.trace.as_mut() else {
+        let Some(frames) = self.core.net.trace.as_mut() else {
             return;
         };
         for f in frames.drain(..) {
@@ -457,12 +451,7 @@ impl<'a> World<'a> {
     }
 
     fn finish_run(mut self, processed: u64) -> GridRunResult {
-        self.conservation.in_flight = self.net.in_flight();
-        assert!(
-            self.conservation.holds(),
-            "packet conservation violated on the grid: {:?}",
-            self.conservation
-        );
+        let conservation = self.core.conservation();
         let mut nodes: Vec<GridNodeResult> = (0..self.roles.len())
             .map(|i| node_result(i, self.roles[i]))
             .collect();
@@ -472,18 +461,18 @@ impl<'a> World<'a> {
         }
         for (i, n) in nodes.iter_mut().enumerate() {
             n.carried = self.carried[i];
-            n.mac = self.net.node_record(i as u32 + 1);
+            n.mac = self.core.net.node_record(i as u32 + 1);
         }
-        let (frames, collisions) = self.net.medium_counts();
+        let (frames, collisions) = self.core.net.medium_counts();
         GridRunResult {
             nodes,
-            drops: self.net.drops(),
+            drops: self.core.net.drops(),
             frames,
             collisions,
             duration: self.spec.workload.duration_s,
             request_size: self.spec.coap.request_size,
-            events: processed + self.net.events(),
-            conservation: self.conservation,
+            events: self.core.events(processed),
+            conservation,
             trace: self.trace,
         }
     }
@@ -499,13 +488,8 @@ impl<'a> EventWorld for World<'a> {
     }
 
     #[inline]
-    fn net(&mut self) -> &mut Grid {
-        &mut self.net
-    }
-
-    #[inline]
-    fn agenda(&mut self) -> &mut Agenda<Event> {
-        &mut self.events
+    fn core(&mut self) -> &mut Core<Grid, Event> {
+        &mut self.core
     }
 
     #[inline]
@@ -514,22 +498,22 @@ impl<'a> EventWorld for World<'a> {
     }
 
     #[inline]
-    fn on_network_output(&mut self, at: Nanos, out: Option<Output>) {
-        self.now = at;
+    fn on_network_event(&mut self) {
         self.drain_trace();
-        match out {
-            Some(Output::Delivered { id, node }) => self.delivered(id, node),
-            Some(Output::Dropped { id, .. }) => {
-                self.conservation.dropped += 1;
-                self.packets.release(id);
-            }
-            None => {}
-        }
+    }
+
+    #[inline]
+    fn on_delivered(&mut self, id: PacketId, node: NodeId) {
+        self.delivered(id, node);
+    }
+
+    #[inline]
+    fn on_dropped(&mut self, id: PacketId) {
+        self.packets.release(id);
     }
 
     #[inline]
     fn on_timer(&mut self, at: Nanos, timer: Event) {
-        self.now = at;
         match timer {
             Event::CoapTimer(c) => {
                 let c = usize::from(c);

@@ -6,14 +6,13 @@ use coapcc_link::agenda::Agenda;
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::star::{self, Star, SERVER};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
-use coapcc_link::{Datagram, Network, Output, PacketId};
+use coapcc_link::{Datagram, NodeId, PacketId};
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
 use coapcc_tcp::{AnySocket, Mechanisms, Segment, SocketConfig, TcpConfig, TcpEvent};
-use coapcc_workload::metrics::Conservation;
 
 use super::config::{tcp_config, validate, StarRunSpec};
 use super::result::{StarRunResult, StationResult, TcpSample};
-use crate::event_loop::World as EventWorld;
+use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
 /// The sink's end of every connection: a Reno-like receiver acknowledging
@@ -81,9 +80,8 @@ struct Station {
 /// One replication on the star in progress.
 pub struct World<'a> {
     spec: &'a StarRunSpec,
-    net: Star,
-    now: Nanos,
-    events: Agenda<Event>,
+    /// The network, the timers, the clock.
+    core: Core<Star, Event>,
     stations: Vec<Station>,
     slots: Vec<Slot>,
     free: Vec<PacketId>,
@@ -91,7 +89,6 @@ pub struct World<'a> {
     sink_cfg: SocketConfig,
     data: Vec<u8>,
     scratch: Vec<u8>,
-    conservation: Conservation,
     done: u32,
     running: bool,
     /// Segments a service step produced (reused).
@@ -137,9 +134,7 @@ impl<'a> World<'a> {
             .collect();
         Ok(World {
             spec,
-            net,
-            now: 0,
-            events,
+            core: Core::new(net, events),
             stations,
             slots: Vec::new(),
             free: Vec::new(),
@@ -147,7 +142,6 @@ impl<'a> World<'a> {
             sink_cfg,
             data: vec![b'd'; w.write_bytes as usize],
             scratch: vec![0; 1 << 16],
-            conservation: Conservation::default(),
             done: 0,
             running: true,
             outbox: Vec::new(),
@@ -162,12 +156,12 @@ impl<'a> World<'a> {
         let w = &self.spec.workload;
         let st = &mut self.stations[i as usize];
         if st.writes_started < w.writes {
-            self.first_write.get_or_insert(self.now);
+            self.first_write.get_or_insert(self.core.now);
             st.writes_started += 1;
             st.pending += w.write_bytes;
             if st.writes_started < w.writes {
-                let next = self.now + from_secs(w.interval_s);
-                self.events.push(next, Event::Write(i));
+                let next = self.core.now + from_secs(w.interval_s);
+                self.core.agenda.push(next, Event::Write(i));
             }
         }
         self.service(i, false);
@@ -177,7 +171,7 @@ impl<'a> World<'a> {
     /// and events, re-arms its timer (`sink`: the sink's end).
     fn service(&mut self, i: u32, sink: bool) {
         let side = usize::from(sink);
-        let now = self.now;
+        let now = self.core.now;
         let st = &mut self.stations[i as usize];
         let Some(sock) = (if sink {
             st.server.as_mut()
@@ -242,7 +236,8 @@ impl<'a> World<'a> {
         if deadline != st.timer_queued[side] {
             if let Some(t) = deadline {
                 st.timer_queued[side] = deadline;
-                self.events
+                self.core
+                    .agenda
                     .push(t.max(now), Event::Timer(i * 2 + side as u32));
             } else {
                 st.timer_queued[side] = None;
@@ -250,7 +245,7 @@ impl<'a> World<'a> {
         }
         if connected && !sink {
             // the first write as soon as the connection is up
-            self.events.push(now, Event::Write(i));
+            self.core.agenda.push(now, Event::Write(i));
         }
         for &id in &out {
             self.send(id);
@@ -267,7 +262,6 @@ impl<'a> World<'a> {
 
     /// Hands segment `id` to the star.
     fn send(&mut self, id: PacketId) {
-        self.conservation.sent += 1;
         let slot = &self.slots[id as usize];
         let payload = slot.seg.payload.len() as u16;
         let header = (slot.seg.wire_len() - usize::from(star::IPV4_HEADER)) as u16 - payload;
@@ -285,20 +279,18 @@ impl<'a> World<'a> {
             payload,
             unnecessary: false,
         };
-        if self.net.send(self.now, d).is_err() {
-            self.conservation.dropped += 1;
+        if !self.core.send(d) {
             self.free.push(id);
         }
     }
 
     /// A segment reached its end.
     fn delivered(&mut self, id: PacketId) {
-        self.conservation.delivered += 1;
         let (i, to_server) = {
             let s = &self.slots[id as usize];
             (s.station, s.to_server)
         };
-        let now = self.now;
+        let now = self.core.now;
         let st = &mut self.stations[i as usize];
         if to_server {
             if st.server.is_none() {
@@ -318,7 +310,7 @@ impl<'a> World<'a> {
 
     /// Samples every station's TCP state.
     fn sample(&mut self) {
-        let t = to_secs(self.now);
+        let t = to_secs(self.core.now);
         for st in &mut self.stations {
             if let Some(c) = st.client.as_ref() {
                 let rto = to_secs(c.rto());
@@ -334,13 +326,8 @@ impl<'a> World<'a> {
         }
     }
 
-    fn finish_run(self, processed: u64) -> StarRunResult {
-        let mut conservation = self.conservation;
-        conservation.in_flight = self.net.in_flight();
-        assert!(
-            conservation.holds(),
-            "packet conservation violated on the star: {conservation:?}"
-        );
+    fn finish_run(mut self, processed: u64) -> StarRunResult {
+        let conservation = self.core.conservation();
         let stations: Vec<StationResult> = self
             .stations
             .into_iter()
@@ -379,9 +366,9 @@ impl<'a> World<'a> {
                 0.0
             },
             stations,
-            mac: self.net.record(),
-            duration: to_secs(self.now),
-            events: processed + self.net.events(),
+            mac: self.core.net.record(),
+            duration: to_secs(self.core.now),
+            events: self.core.events(processed),
             conservation,
         }
     }
@@ -401,13 +388,8 @@ impl<'a> EventWorld for World<'a> {
     type Result = StarRunResult;
 
     #[inline]
-    fn net(&mut self) -> &mut Star {
-        &mut self.net
-    }
-
-    #[inline]
-    fn agenda(&mut self) -> &mut Agenda<Event> {
-        &mut self.events
+    fn core(&mut self) -> &mut Core<Star, Event> {
+        &mut self.core
     }
 
     #[inline]
@@ -416,21 +398,17 @@ impl<'a> EventWorld for World<'a> {
     }
 
     #[inline]
-    fn on_network_output(&mut self, at: Nanos, out: Option<Output>) {
-        self.now = at;
-        match out {
-            Some(Output::Delivered { id, .. }) => self.delivered(id),
-            Some(Output::Dropped { id, .. }) => {
-                self.conservation.dropped += 1;
-                self.free.push(id);
-            }
-            None => {}
-        }
+    fn on_delivered(&mut self, id: PacketId, _node: NodeId) {
+        self.delivered(id);
+    }
+
+    #[inline]
+    fn on_dropped(&mut self, id: PacketId) {
+        self.free.push(id);
     }
 
     #[inline]
     fn on_timer(&mut self, at: Nanos, timer: Event) {
-        self.now = at;
         match timer {
             Event::Connect(i) => {
                 let cfg = with_isn(self.client_cfg.clone(), (i + 1).wrapping_mul(0x9e37_79b9))
@@ -458,7 +436,7 @@ impl<'a> EventWorld for World<'a> {
             Event::Sample => {
                 self.sample();
                 let next = at + from_secs(self.spec.workload.sample_s);
-                self.events.push(next, Event::Sample);
+                self.core.agenda.push(next, Event::Sample);
             }
             Event::End => self.running = false,
         }
