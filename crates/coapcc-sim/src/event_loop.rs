@@ -12,6 +12,11 @@
 //! The loop ends when the world says it is done, or when neither source has
 //! anything left.
 //!
+//! Every world keeps its network, agenda and clock in a [`Core`], which also
+//! counts packets for the conservation check (sent = delivered + dropped + in
+//! flight): a world sends through [`Core::send`], and the loop counts what the
+//! network delivers and drops before handing it over.
+//!
 //! [`drive`] is generic over the world, so each network gets its own
 //! monomorphised copy: the dumbbell's loop pays nothing for what the grid or
 //! the star need.

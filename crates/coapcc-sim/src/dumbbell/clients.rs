@@ -9,7 +9,7 @@ use coapcc_workload::AlgorithmSpec;
 
 use crate::spec_error::SpecError;
 
-/// Whether `spec` selects CoAP over TCP (run by [`super::tcp`], not by
+/// Whether `spec` selects CoAP over TCP (run by the dumbbell's TCP world, `tcp.rs`, not by
 /// a CoAP congestion-control algorithm).
 pub fn is_tcp(spec: &AlgorithmSpec) -> bool {
     spec.is_tcp()

@@ -9,57 +9,23 @@
 //!   [`Tap`] that sees its packets;
 //! - `tcp.rs`: the CoAP-over-TCP clients and the server's connections;
 //! - `clients.rs`: CoAP clients built from algorithm specs;
-//! - `packets.rs`: the packets in flight.
-//!
-//! [`DumbbellSim`] is the network for [`crate::network::SimNetwork`]: its run
-//! result is [`coapcc_workload::metrics::RunResult`], its summary
-//! [`coapcc_workload::metrics::Summary`].
+//! - `packets.rs`: the packets in flight;
+//! - `sim.rs`: [`DumbbellSim`], the network for
+//!   [`crate::network::SimNetwork`]: its run result is
+//!   [`coapcc_workload::metrics::RunResult`], its summary
+//!   [`coapcc_workload::metrics::Summary`].
 
 mod clients;
 mod config;
 mod packets;
 mod scenario;
+mod sim;
 mod tcp;
 mod testbed;
-
-use coapcc_workload::metrics::{RunResult, Summary};
-
-use crate::network::{SimNetwork, Tapped};
-use crate::spec_error::SpecError;
 
 pub use clients::is_tcp;
 pub use config::{validate, Coap, Group, Network, RunSpec, UDP_HEADER};
 pub use scenario::Scenario;
+pub use sim::DumbbellSim;
 pub use tcp::{TcpNote, TcpTrace};
 pub use testbed::{Tap, MAX_DATAGRAM, SERVER};
-
-/// The dumbbell, as a network of the simulator.
-#[derive(Clone, Copy, Debug)]
-pub struct DumbbellSim;
-
-impl SimNetwork for DumbbellSim {
-    type RunSpec = RunSpec;
-    type RunResult = RunResult;
-    type Summary = Summary;
-    type World<'a> = testbed::Testbed<'a>;
-
-    fn validate(spec: &RunSpec) -> Result<(), SpecError> {
-        validate(spec)
-    }
-
-    fn world(spec: &RunSpec, replication: u32) -> Result<testbed::Testbed<'_>, SpecError> {
-        testbed::Testbed::new(spec, replication)
-    }
-
-    fn summary(label: &str, _spec: &RunSpec, runs: &[RunResult]) -> Summary {
-        Summary::of(label, 0, runs)
-    }
-}
-
-impl Tapped for DumbbellSim {
-    type Tap<'a> = dyn Tap + 'a;
-
-    fn attach<'a>(world: &mut testbed::Testbed<'a>, tap: &'a mut (dyn Tap + 'a)) {
-        world.attach(tap);
-    }
-}

@@ -8,7 +8,7 @@ use coapcc_workload::{AlgorithmSpec, Workload};
 use serde::{Deserialize, Serialize};
 
 use super::config::{Coap, Group, Network, RunSpec};
-use super::DumbbellSim;
+use super::sim::DumbbellSim;
 use crate::scenario::{one, one64, NetworkScenario};
 use crate::spec_error::SpecError;
 

@@ -23,52 +23,19 @@
 //! - `world.rs`: the world of one run, and the [`GridTap`] that sees its
 //!   frames;
 //! - `result.rs`: what one run produces ([`GridRunResult`]);
-//! - `summary.rs`: the paper's metrics over replications ([`GridSummary`]).
-//!
-//! [`GridSim`] is the network for [`crate::network::SimNetwork`].
+//! - `summary.rs`: the paper's metrics over replications ([`GridSummary`]);
+//! - `sim.rs`: [`GridSim`], the network for [`crate::network::SimNetwork`].
 
 mod config;
 mod result;
 mod scenario;
+mod sim;
 mod summary;
 mod world;
-
-use crate::network::{SimNetwork, Tapped};
-use crate::spec_error::SpecError;
 
 pub use config::{validate, GridCoap, GridRunSpec, GridWorkload, GridWorkloadKind, MAX_MESSAGE};
 pub use result::{GridNodeResult, GridRunResult, Role, TraceKind, TracePoint};
 pub use scenario::GridScenario;
+pub use sim::GridSim;
 pub use summary::GridSummary;
 pub use world::GridTap;
-
-/// The 802.15.4 grid, as a network of the simulator.
-#[derive(Clone, Copy, Debug)]
-pub struct GridSim;
-
-impl SimNetwork for GridSim {
-    type RunSpec = GridRunSpec;
-    type RunResult = GridRunResult;
-    type Summary = GridSummary;
-    type World<'a> = world::World<'a>;
-
-    fn validate(spec: &GridRunSpec) -> Result<(), SpecError> {
-        validate(spec)
-    }
-
-    fn world(spec: &GridRunSpec, replication: u32) -> Result<world::World<'_>, SpecError> {
-        world::World::new(spec, replication)
-    }
-
-    fn summary(label: &str, spec: &GridRunSpec, runs: &[GridRunResult]) -> GridSummary {
-        GridSummary::of(label, spec, runs)
-    }
-}
-
-impl Tapped for GridSim {
-    type Tap<'a> = dyn GridTap + 'a;
-
-    fn attach<'a>(world: &mut world::World<'a>, tap: &'a mut (dyn GridTap + 'a)) {
-        world.attach(tap);
-    }
-}

@@ -6,7 +6,8 @@
 use coapcc_workload::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
-use super::{GridCoap, GridRunSpec, GridSim, GridWorkload};
+use super::config::{GridCoap, GridRunSpec, GridWorkload};
+use super::sim::GridSim;
 use crate::scenario::{one, one64, NetworkScenario};
 
 /// A grid scenario as written in a scenario file (`[network] kind = "grid"`).

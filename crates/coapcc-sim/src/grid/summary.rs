@@ -15,7 +15,8 @@
 use coapcc_workload::metrics::Estimate;
 use serde::{Deserialize, Serialize};
 
-use super::{GridNodeResult, GridRunResult, GridRunSpec, GridWorkloadKind, Role};
+use super::config::{GridRunSpec, GridWorkloadKind};
+use super::result::{GridNodeResult, GridRunResult, Role};
 
 /// The paper's metrics for one algorithm, over its replications.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

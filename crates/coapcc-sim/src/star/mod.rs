@@ -27,43 +27,18 @@
 //! - `scenario.rs`: a star scenario file ([`StarScenario`]);
 //! - `world.rs`: the world of one run (stations, sink, samples);
 //! - `result.rs`: what one run produces ([`StarRunResult`]);
-//! - `summary.rs`: the paper's metrics over replications ([`StarSummary`]).
-//!
-//! [`StarSim`] is the network for [`crate::network::SimNetwork`].
+//! - `summary.rs`: the paper's metrics over replications ([`StarSummary`]);
+//! - `sim.rs`: [`StarSim`], the network for [`crate::network::SimNetwork`].
 
 mod config;
 mod result;
 mod scenario;
+mod sim;
 mod summary;
 mod world;
-
-use crate::network::SimNetwork;
-use crate::spec_error::SpecError;
 
 pub use config::{tcp_config, validate, StarRunSpec, StarWorkload};
 pub use result::{StarRunResult, StationResult, TcpSample};
 pub use scenario::StarScenario;
+pub use sim::StarSim;
 pub use summary::{MeanSample, StarSummary};
-
-/// The Wi-Fi star, as a network of the simulator.
-#[derive(Clone, Copy, Debug)]
-pub struct StarSim;
-
-impl SimNetwork for StarSim {
-    type RunSpec = StarRunSpec;
-    type RunResult = StarRunResult;
-    type Summary = StarSummary;
-    type World<'a> = world::World<'a>;
-
-    fn validate(spec: &StarRunSpec) -> Result<(), SpecError> {
-        validate(spec)
-    }
-
-    fn world(spec: &StarRunSpec, replication: u32) -> Result<world::World<'_>, SpecError> {
-        world::World::new(spec, replication)
-    }
-
-    fn summary(label: &str, spec: &StarRunSpec, runs: &[StarRunResult]) -> StarSummary {
-        StarSummary::of(label, spec, runs)
-    }
-}

@@ -6,7 +6,8 @@
 use coapcc_workload::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
-use super::{StarRunSpec, StarSim, StarWorkload};
+use super::config::{StarRunSpec, StarWorkload};
+use super::sim::StarSim;
 use crate::scenario::{one, one64, NetworkScenario};
 
 /// A star scenario as written in a scenario file (`[network] kind = "star"`).

@@ -6,7 +6,8 @@
 use coapcc_workload::metrics::Estimate;
 use serde::{Deserialize, Serialize};
 
-use super::{StarRunResult, StarRunSpec, StationResult, TcpSample};
+use super::config::StarRunSpec;
+use super::result::{StarRunResult, StationResult, TcpSample};
 
 /// The mean over stations and replications of the sampled TCP state at one
 /// sample time.
