@@ -126,7 +126,6 @@ pub trait World {
 
 /// Runs `world` until it is done, its sources are empty, or `stop` is found
 /// set; returns the timer events processed.
-#[inline]
 pub fn drive<W: World>(world: &mut W, stop: &AtomicBool) -> u64 {
     world.start();
     let mut processed = 0;

@@ -379,6 +379,7 @@ impl<'a> Testbed<'a> {
         self.drain_tcp();
     }
 
+    #[inline]
     fn at_server(&mut self, p: PacketId) {
         if p & TCP_PACKET != 0 {
             return self.tcp_arrival(p);
@@ -410,6 +411,7 @@ impl<'a> Testbed<'a> {
         }
     }
 
+    #[inline]
     fn at_client(&mut self, p: PacketId) {
         if p & TCP_PACKET != 0 {
             return self.tcp_arrival(p);
