@@ -563,8 +563,8 @@ fn token_marking_with_a_cached_token_server_names_the_first_copy() {
     // A server answering every copy with the cached response (its token
     // included) names copy 0 although copy 1 was answered: the client cannot
     // tell, and the sample from the original contains the 2 s timer
-    // (docs/decisions.md, "FASOR+Token: the token a duplicate's answer
-    // carries").
+    // (docs/decisions/coap-udp.md, "Server", "FASOR+Token: the token a
+    // duplicate's answer carries").
     let config = ServerConfig {
         cached_token: true,
         ..ServerConfig::default()

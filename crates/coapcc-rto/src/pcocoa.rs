@@ -19,8 +19,9 @@
 //!   as `RTOCalculation(R, spurious)` with no dithered value passed in, its
 //!   line 19 result is stored per destination (Algorithm 1, line 26) and only
 //!   dithered at the next exchange (Algorithm 1, line 7); §VI.C calls it "a
-//!   two-step procedure as in the CoCoA+ algorithm" (`docs/decisions.md`,
-//!   "pCoCoA: line 19 smooths the undithered RTO").
+//!   two-step procedure as in the CoCoA+ algorithm" (`docs/decisions/algorithms.md`,
+//!   "Second audit", "1. pCoCoA, Algorithm 2 line 19 smooths the previous
+//!   *undithered* RTO").
 //!
 //! Initial timer uniform in `[RTO, 1.5·RTO]` (2 s for an unknown destination),
 //! backoff by CoCoA+'s variable backoff factor (chosen once from the initial

@@ -62,4 +62,7 @@ pub use scenario::{run_scenario, run_scenario_stoppable, NetworkScenario, Scenar
 /// run on Linux's timer wheel at HZ = 250 (`coapcc_tcp::linux::wheel`): whole
 /// jiffies, each timer firing at the end of its wheel bucket; and they
 /// answer repeated SYNs at most once per 500 ms, restarting the SYN-ACK timer.
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 6");
+/// Model 7: the tail loss probe sends new data past a full cwnd (every Linux
+/// profile with the probe), and `tcp-linux6` re-arms the probe and RTO only
+/// on ACKs of data and keeps one probe per flight (the `tlp1` switch).
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 7");

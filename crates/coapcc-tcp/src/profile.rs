@@ -23,8 +23,8 @@
 //! `tcp-linux49-debian9`),
 //! and `tcp-linux:<switches>` the same with any switch of
 //! [`Mechanisms::NAMES`], the Linux 6.x differences included
-//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6`
-//! is `tcp-linux6`). See `docs/decisions.md`, "Linux 4.9's loss recovery" and
+//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1`
+//! is `tcp-linux6`). See `docs/decisions/tcp.md`, "Linux 4.9's loss recovery" and
 //! "A Linux 6.x host".
 
 use crate::linux::{Mechanisms, TcpConfig, TcpSocket};
@@ -481,17 +481,20 @@ mod tests {
         );
         assert_eq!(
             TcpProfile::from_name(
-                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6"
+                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1"
             )
             .unwrap()
             .name(),
             "tcp-linux6"
         );
+        // Model 6's `tcp-linux6`, without `tlp1`, stays reachable.
+        let m6 = "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6";
+        assert_eq!(TcpProfile::from_name(m6).unwrap().name(), m6);
         assert_eq!(TcpProfile::from_name("tcp-linux:cubic"), None);
         let e = TcpProfile::switch_name_error("tcp-linux49:quickack").unwrap();
         assert!(e.contains("sack, er, rack, tlp, frto, prr") && !e.contains("quickack"));
         let e = TcpProfile::switch_name_error("tcp-linux:tlp+tlp").unwrap();
-        assert!(e.contains("quickack, ato, rto1s, syn6, tlp6"), "{e}");
+        assert!(e.contains("quickack, ato, rto1s, syn6, tlp6, tlp1"), "{e}");
         assert_eq!(TcpProfile::switch_name_error("tcp-linux:tlp"), None);
         assert_eq!(TcpProfile::switch_name_error("tcp-bogus"), None);
     }

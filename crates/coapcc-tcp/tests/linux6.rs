@@ -143,3 +143,93 @@ fn ato_doubles_on_the_timer() {
         assert_eq!(log(&w, Dir::ToClient, SEC), acks);
     }
 }
+
+/// A connection whose first two SYNs (0 s, 1 s) are lost: the third (2 s)
+/// is answered at 2.1 s and the client is established at 2.2 s with
+/// cwnd 1 (more than one SYN retransmission, `tcp_init_transfer`), no RTT
+/// sample (Karn) and the 3 s fallback RTO, so its probe timeout is 1 s
+/// (`TCP_TIMEOUT_INIT` without SRTT). Segments for which `drop` holds are
+/// lost too.
+fn slow_start_up(
+    m: Mechanisms,
+    drop: impl Fn(Dir, &coapcc_tcp::Segment) -> bool + 'static,
+) -> Wire {
+    let mut w = Wire::new(exact_timers(m), 100 * MS);
+    w.set_drop(move |d, s, i| (d == Dir::ToServer && i < 2) || drop(d, s));
+    w.run_until(2200 * MS);
+    assert!(w.client.is_established());
+    assert_eq!((w.client.cwnd(), w.client.rto()), (256, 3 * SEC));
+    w
+}
+
+/// The probe's new data is not held by a full cwnd (`tcp_send_loss_probe`
+/// → `tcp_write_xmit` with `push_one` = 2, which forces a quota of one;
+/// Linux 4.9 as 6.x): the client writes 2 bytes (the CSM) and then 8 (the
+/// request) at 2.2 s; cwnd 1 and Nagle hold the 8 while the 2 are out, and
+/// nothing comes back. The probe at 2.2 + 1 = 3.2 s sends the 8 bytes, as
+/// the kernel's captures show, not the 2 bytes again; the RTO then counts
+/// 3 s from the probe (6.2 s).
+#[test]
+fn the_probe_sends_new_data_past_a_full_cwnd() {
+    for m in [Mechanisms::LINUX6, Mechanisms::DEBIAN9] {
+        let mut w = slow_start_up(
+            Mechanisms {
+                initial_rto_1s: true,
+                syn6: true,
+                ..m
+            },
+            |d, s| d == Dir::ToClient && !s.flags.contains(coapcc_tcp::Flags::SYN),
+        );
+        w.client.send(&[1; 2]);
+        w.flush();
+        w.client.send(&[2; 8]);
+        w.run_until(6 * SEC);
+        let data: Vec<(u64, usize)> = log(&w, Dir::ToServer, 2200 * MS)
+            .into_iter()
+            .filter(|x| x.1 > 0)
+            .collect();
+        assert_eq!(data, [(2200, 2), (3200, 8)], "{}", m.joined());
+        assert_eq!(w.client.stats().loss_probes, 1);
+        // Two SYN timeouts so far; the data's first at 6.2 s.
+        assert_eq!(w.client.stats().rto_expirations, 2);
+        w.run_until(6200 * MS);
+        assert_eq!(w.client.stats().rto_expirations, 3);
+    }
+}
+
+/// An ACK that acknowledges nothing leaves a pending probe alone (Linux
+/// 4.15+: `tcp_ack` re-arms the probe or RTO timer only with
+/// `FLAG_SET_XMIT_TIMER`, set when data is acknowledged; the `tlp1`
+/// switch). The client's 2 bytes (2.2 s) are lost; the server's 64 bytes,
+/// written on accept and sent when its handshake completes (2.3 s), reach
+/// the client at 2.4 s acknowledging nothing new. The probe stays due at
+/// 2.2 + 1 = 3.2 s and resends the 2 bytes then; without `tlp1` that
+/// arrival re-armed it 1 s later, at 3.4 s.
+#[test]
+fn an_ack_of_nothing_leaves_the_probe_where_it_was() {
+    for (tlp1, probe) in [(true, 3200), (false, 3400)] {
+        let m = Mechanisms {
+            tlp1,
+            ..Mechanisms::LINUX6
+        };
+        let mut first = true;
+        let mut w = Wire::new(exact_timers(m), 100 * MS);
+        w.server_on_accept = Some((vec![9; 64], false));
+        w.set_drop(move |d, s, i| {
+            let csm = d == Dir::ToServer && !s.payload.is_empty() && first;
+            first &= !csm;
+            (d == Dir::ToServer && i < 2) || csm
+        });
+        w.run_until(2200 * MS);
+        assert_eq!(w.client.rto(), 3 * SEC);
+        w.client.send(&[1; 2]);
+        w.run_until(4 * SEC);
+        assert_eq!(w.client_rx, vec![9; 64]);
+        let data: Vec<(u64, usize)> = log(&w, Dir::ToServer, 2200 * MS)
+            .into_iter()
+            .filter(|x| x.1 > 0)
+            .collect();
+        assert_eq!(data, [(2200, 2), (probe, 2)], "tlp1 {tlp1}");
+        assert_eq!(w.client.stats().loss_probes, 1);
+    }
+}

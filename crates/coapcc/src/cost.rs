@@ -2,8 +2,8 @@
 //! starts: the memory it holds and the events it processes, each with the
 //! scenario field that drives it (checked by [`crate::budget`]).
 //!
-//! The figures are measured, not worst cases (`docs/decisions.md`,
-//! "Hardening"):
+//! The figures are measured, not worst cases (`docs/decisions/hardening.md`,
+//! "Second round (issue 21): runs that fit the machine"):
 //! - the dumbbell holds [`LIVE_BYTES_PER_CLIENT`] per client while it runs
 //!   and one `ClientRecord` per client after; it processes about
 //!   [`EVENTS_PER_EXCHANGE`] events per exchange (59 238 events for the

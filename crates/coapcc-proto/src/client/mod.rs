@@ -248,7 +248,7 @@ pub type AlgorithmFactory = (&'static AlgorithmInfo, AlgorithmParams);
 
 /// What a client is set up with, shared by every client of a population (a
 /// simulated group of 10⁶ clients holds one copy, not one each:
-/// `docs/decisions.md`, "Scale: the engine at a million clients").
+/// `docs/decisions/performance.md`, "Scale: the engine at a million clients").
 #[derive(Clone)]
 pub struct ClientSettings {
     /// The protocol settings.

@@ -11,8 +11,8 @@
 //!   ordinal tokens, spec algorithms.md §6.6) is answered as a server that
 //!   processes an idempotent duplicate again (§4.5's relaxation) answers it.
 //!   [`ServerConfig::cached_token`] answers with the *cached* token instead
-//!   (the same ACK for every copy); `docs/decisions.md`, "FASOR+Token: the
-//!   token a duplicate's answer carries".
+//!   (the same ACK for every copy); `docs/decisions/coap-udp.md`, "Server",
+//!   "FASOR+Token: the token a duplicate's answer carries".
 //! - Echo: the Transmission Counter (option 65052, spec algorithms.md §4) is
 //!   echoed in every response to a request carrying it; Rexmit-Cnt (65020,
 //!   §6.6) only in piggybacked responses. Both only when

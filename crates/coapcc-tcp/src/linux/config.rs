@@ -19,8 +19,8 @@ pub enum Nagle {
 }
 
 /// The mechanisms of the `linux` profile, each behind a named switch
-/// (transport-tcp.md §2, corrected; `docs/decisions.md`, "CoAP over TCP and
-/// the TCP model" and "Linux 4.9's loss recovery"). The first six are Linux
+/// (transport-tcp.md §2, corrected; `docs/decisions/tcp.md`, "TCP model" and
+/// "Linux 4.9's loss recovery"). The first six are Linux
 /// 4.9's loss-recovery mechanisms, as the sysctl that switches each; the rest
 /// are where a Linux 6.x host differs from Linux 4.9 as the thesis configured
 /// it. Everything the two kernels share (the state machine, the RTT
@@ -94,6 +94,22 @@ pub struct Mechanisms {
     /// out, 2·SRTT + 2 ms otherwise, 1 s without a sample, and probes also
     /// from CWR. Off: Linux 4.9's max(2·SRTT, 1.5·SRTT + 200 ms).
     pub tlp6: bool,
+    /// `tlp1`: the tail loss probe's timer and episodes as Linux 6.x runs
+    /// them. An ACK re-arms the probe or RTO timer only if it acknowledged
+    /// data (`tcp_ack` → `tcp_set_xmit_timer` on `FLAG_SET_XMIT_TIMER`,
+    /// Linux 4.13+); at most one probe per flight (`tcp_send_loss_probe`,
+    /// `tcp_process_tlp_ack`, Linux 5.8+): a probe of new data also opens a
+    /// probe episode (`tlp_high_seq`, with `tlp_retrans` clear), which ends
+    /// when that data is acknowledged, and no probe, new data or not, leaves
+    /// while an episode is open; and only a D-SACK of the probe itself (at
+    /// most one MSS, ending at `tlp_high_seq`; `tcp_dsack_seen`'s
+    /// `FLAG_DSACK_TLP`, Linux 5.15+) ends a retransmitted probe's episode;
+    /// and the probe is armed even while cwnd has room and new data waits
+    /// (6.x's `tcp_schedule_loss_probe` has no such test).
+    /// Off: every ACK cancels a pending probe and arms it afresh (model 6's
+    /// rule), a new-data probe opens no episode, any D-SACK ends one, and no
+    /// probe is armed while new data could go (Linux 4.9).
+    pub tlp1: bool,
 }
 
 /// The old name of [`Mechanisms`], when it held only Linux 4.9's switches.
@@ -136,6 +152,7 @@ impl Mechanisms {
         initial_rto_1s: true,
         syn6: true,
         tlp6: true,
+        tlp1: true,
         ..Self::DEBIAN9
     };
     /// [`Self::LINUX6`] with `tcp_sack = 0` (so no early retransmit, RACK or
@@ -146,6 +163,7 @@ impl Mechanisms {
         rack: false,
         tlp: false,
         tlp6: false,
+        tlp1: false,
         ..Self::LINUX6
     };
     /// Every switch off (`tcp_sack = 0`, `tcp_early_retrans = 0`,
@@ -166,13 +184,14 @@ impl Mechanisms {
         initial_rto_1s: false,
         syn6: false,
         tlp6: false,
+        tlp1: false,
     };
 
     /// Every switch's name: Linux 4.9's recovery mechanisms in the order
     /// the ablation adds them, then the Linux 6.x differences.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "oow", "quickack", "ato", "rto1s",
-        "syn6", "tlp6",
+        "syn6", "tlp6", "tlp1",
     ];
     /// The names of Linux 4.9's recovery mechanisms (the first six of
     /// [`Self::NAMES`]).
@@ -212,6 +231,7 @@ impl Mechanisms {
             "rto1s" => &mut self.initial_rto_1s,
             "syn6" => &mut self.syn6,
             "tlp6" => &mut self.tlp6,
+            "tlp1" => &mut self.tlp1,
             _ => return None,
         })
     }
@@ -219,7 +239,12 @@ impl Mechanisms {
     /// Whether any Linux 6.x difference is on (the ones past
     /// [`Self::LINUX49_NAMES`]).
     pub fn has_linux6(&self) -> bool {
-        self.quickack || self.adaptive_ato || self.initial_rto_1s || self.syn6 || self.tlp6
+        self.quickack
+            || self.adaptive_ato
+            || self.initial_rto_1s
+            || self.syn6
+            || self.tlp6
+            || self.tlp1
     }
 
     /// The names of the switches that are on, joined by `+`.
@@ -410,7 +435,7 @@ mod tests {
         let n = TcpConfig::with_mechanisms(Mechanisms::LINUX6_NOSACK);
         assert_eq!(n.initial_rto, SEC);
         let m = n.linux.unwrap();
-        assert!(!m.sack && !m.tlp && !m.rack && m.quickack && m.adaptive_ato);
+        assert!(!m.sack && !m.tlp && !m.rack && !m.tlp1 && m.quickack && m.adaptive_ato);
         // One switch at a time.
         let only_rto = TcpConfig::with_mechanisms(Mechanisms {
             initial_rto_1s: true,

@@ -72,6 +72,8 @@ pub struct AckInfo {
     pub rto_at: Option<u64>,
     /// The RTO (ns).
     pub rto: u64,
+    /// The sending MSS (bytes; `mss_cache`), for `FLAG_DSACK_TLP`.
+    pub mss: u64,
 }
 
 /// What the socket must do after an ACK.
@@ -114,6 +116,9 @@ pub struct Linux49Cc {
     reno_sacked: u32,
     frto: bool,
     tlp_high_seq: Option<u64>,
+    /// The open probe episode's probe was a retransmission, not new data
+    /// (`tlp_retrans`, `tlp1`).
+    tlp_retrans: bool,
     max_packets_out: u32,
     max_packets_seq: u64,
     is_cwnd_limited: bool,
@@ -147,6 +152,7 @@ impl Linux49Cc {
             reno_sacked: 0,
             frto: false,
             tlp_high_seq: None,
+            tlp_retrans: false,
             max_packets_out: 0,
             max_packets_seq: 0,
             is_cwnd_limited: false,
@@ -362,6 +368,7 @@ impl Linux49Cc {
         let mut newly_sacked = 0;
         let mut orig_acked = false;
         let mut dsack = false;
+        let mut dsack_tlp = false;
         if self.sack_ok && !blocks.is_empty() {
             let o = self
                 .sb
@@ -370,6 +377,11 @@ impl Linux49Cc {
             orig_acked |= o.orig_sacked;
             dsack = o.dsack;
             v.dsack = o.dsack;
+            // `tcp_dsack_seen` (Linux 5.15+): a D-SACK of one segment at
+            // most, ending where the probe episode ends, is the probe's.
+            dsack_tlp = o
+                .dsack_block
+                .is_some_and(|(l, r)| r - l <= a.mss && self.tlp_high_seq == Some(r));
             if self.undo_marker.is_some() && self.undo_retrans > 0 {
                 self.undo_retrans = (self.undo_retrans - o.dsacked_retrans as i32).max(0);
             }
@@ -391,10 +403,16 @@ impl Linux49Cc {
                 .min(self.sb.packets_out().saturating_sub(1));
         }
         let data_sacked = newly_sacked > 0;
-        // Tail loss probe's ACK (tcp_process_tlp_ack).
+        // Tail loss probe's ACK (tcp_process_tlp_ack). With `tlp1` (Linux
+        // 5.8+) an acknowledged probe of new data ends the episode, and
+        // only the probe's own D-SACK (5.15+) shows it was spurious; Linux
+        // 4.9 takes any D-SACK.
         if let Some(t) = self.tlp_high_seq {
             if a.una >= t {
-                if dsack {
+                let spurious = if self.m.tlp1 { dsack_tlp } else { dsack };
+                if self.m.tlp1 && !self.tlp_retrans {
+                    self.tlp_high_seq = None;
+                } else if spurious {
                     self.tlp_high_seq = None;
                 } else if a.una > t {
                     self.init_cwnd_reduction(a.snd_nxt);
@@ -753,7 +771,10 @@ impl Linux49Cc {
         if !self.m.tlp || !self.sack_ok || !state_ok || self.sb.packets_out() == 0 {
             return None;
         }
-        if self.cwnd > self.in_flight() && can_send_new {
+        // Linux 4.9 arms no probe while cwnd has room and new data could
+        // go; 6.x's `tcp_schedule_loss_probe` has no such test (`tlp1`): a
+        // request Nagle holds behind the CSM leaves as the probe.
+        if !self.m.tlp1 && self.cwnd > self.in_flight() && can_send_new {
             return None;
         }
         let mut t = if srtt == 0 {
@@ -780,7 +801,9 @@ impl Linux49Cc {
         Some(t)
     }
 
-    /// Whether a probe may retransmit now (one outstanding per episode).
+    /// Whether no probe episode is open (`tlp_high_seq` unset): Linux 4.9
+    /// checks it before retransmitting the last segment, Linux 5.8+
+    /// (`tlp1`) before any probe.
     pub fn probe_allowed(&self) -> bool {
         self.tlp_high_seq.is_none()
     }
@@ -788,6 +811,16 @@ impl Linux49Cc {
     pub fn on_probe_retransmitted(&mut self, i: usize, now: u64, snd_nxt: u64) {
         self.sb.retransmitted(i, now, false);
         self.tlp_high_seq = Some(snd_nxt);
+        self.tlp_retrans = true;
+    }
+    /// A probe sent new data (`tcp_send_loss_probe`'s first choice): with
+    /// `tlp1` it opens a probe episode up to `snd_nxt` (`probe_sent` with
+    /// `tlp_retrans` clear); Linux 4.9 records nothing.
+    pub fn on_probe_new_data(&mut self, snd_nxt: u64) {
+        if self.m.tlp1 {
+            self.tlp_high_seq = Some(snd_nxt);
+            self.tlp_retrans = false;
+        }
     }
     /// Whether segment `i` was ever retransmitted.
     pub fn ever_retransmitted(&self, i: usize) -> bool {
@@ -1203,5 +1236,91 @@ mod tests {
         };
         d.on_ack(0, &b, &[]);
         assert_eq!(d.cwnd(), 10);
+    }
+
+    /// `tlp1` (Linux 5.8+): a probe of new data opens a probe episode up to
+    /// its end (501), during which no probe may leave; the ACK of 501 ends
+    /// it. Linux 4.9 (`tcp-linux49-debian9`) records nothing for such a
+    /// probe.
+    #[test]
+    fn a_probe_of_new_data_opens_an_episode_with_tlp1() {
+        for (m, open_after_probe) in [(Mechanisms::LINUX6, true), (Mechanisms::DEBIAN9, false)] {
+            let mut c = Linux49Cc::new(m, 10);
+            c.set_sack(true);
+            c.on_new_data_sent(1, 401, 0, 1);
+            c.on_new_data_sent(401, 501, 1000 * MS, 1);
+            c.on_probe_new_data(501);
+            assert_eq!(!c.probe_allowed(), open_after_probe);
+            // The ACK of 401 (not all of the probe): still open.
+            let a = AckInfo {
+                prior_una: 1,
+                una: 401,
+                snd_nxt: 501,
+                mss: 400,
+                ..AckInfo::default()
+            };
+            c.on_ack(1100 * MS, &a, &[]);
+            assert_eq!(!c.probe_allowed(), open_after_probe);
+            let b = AckInfo {
+                prior_una: 401,
+                una: 501,
+                ..a
+            };
+            c.on_ack(1200 * MS, &b, &[]);
+            assert!(c.probe_allowed());
+            assert_eq!(c.state(), CaState::Open);
+        }
+    }
+
+    /// A retransmitted probe of the last segment [401, 501) opens an episode
+    /// up to 501; the ACK of 501 arrives (the original got through), with
+    /// a D-SACK. Linux 4.9 ends the episode on any D-SACK; with `tlp1`
+    /// (Linux 5.15+, `FLAG_DSACK_TLP`) a D-SACK of an older retransmission,
+    /// [1, 101), does not, and one of the probe, [401, 501), does.
+    #[test]
+    fn only_the_probes_own_dsack_ends_its_episode_with_tlp1() {
+        for (m, block, ended) in [
+            (Mechanisms::DEBIAN9, (1, 101), true),
+            (Mechanisms::LINUX6, (1, 101), false),
+            (Mechanisms::LINUX6, (401, 501), true),
+        ] {
+            let mut c = Linux49Cc::new(m, 10);
+            c.set_sack(true);
+            c.on_new_data_sent(1, 401, 0, 1);
+            c.on_new_data_sent(401, 501, 0, 1);
+            c.on_probe_retransmitted(1, 1000 * MS, 501);
+            assert!(!c.probe_allowed());
+            let a = AckInfo {
+                prior_una: 1,
+                una: 501,
+                snd_nxt: 501,
+                mss: 400,
+                ..AckInfo::default()
+            };
+            let v = c.on_ack(1100 * MS, &a, &[block]);
+            assert!(v.dsack);
+            assert_eq!(c.probe_allowed(), ended, "{} {block:?}", m.joined());
+        }
+    }
+
+    /// Linux 4.9 arms no probe while cwnd has room and new data could be
+    /// sent (here: one packet out of cwnd 10, the next write held by
+    /// Nagle); 6.x (`tlp1`) arms it all the same: 1 s without an RTT
+    /// sample.
+    #[test]
+    fn linux6_arms_the_probe_with_room_in_cwnd() {
+        for (m, pto) in [
+            (Mechanisms::DEBIAN9, None),
+            (Mechanisms::LINUX6, Some(1000 * MS)),
+        ] {
+            let mut c = Linux49Cc::new(m, 10);
+            c.set_sack(true);
+            c.on_new_data_sent(1, 3, 0, 1);
+            assert_eq!(c.loss_probe_timeout(0, 0, true, Some(3000 * MS)), pto);
+            assert_eq!(
+                c.loss_probe_timeout(0, 0, false, Some(3000 * MS)),
+                Some(1000 * MS)
+            );
+        }
     }
 }

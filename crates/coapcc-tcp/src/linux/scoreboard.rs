@@ -10,7 +10,7 @@
 //!
 //! Fixed capacity: the queue is allocated once with room for
 //! [`CAPACITY`] segments and never grows; the socket sends no new segment
-//! while it is full (`docs/decisions.md`, "Linux 4.9's loss recovery").
+//! while it is full (`docs/decisions/tcp.md`, "Linux 4.9's loss recovery").
 
 use std::collections::VecDeque;
 
@@ -54,6 +54,8 @@ pub struct SackOutcome {
     /// D-SACKed segments that had been retransmitted (each undoes one
     /// retransmission, `undo_retrans`).
     pub dsacked_retrans: u32,
+    /// The D-SACK block, if any (sequence offsets).
+    pub dsack_block: Option<(u64, u64)>,
 }
 
 /// The retransmission queue.
@@ -215,6 +217,7 @@ impl Scoreboard {
             let inside_second = blocks.get(1).is_some_and(|&(l1, r1)| l0 >= l1 && r0 <= r1);
             if l0 < una || inside_second {
                 out.dsack = true;
+                out.dsack_block = Some((l0, r0));
                 first = 1;
                 // D-SACK of data already acknowledged: "dumb counting".
                 if r0 <= una && undo_marker.is_some_and(|m| r0 > m) {

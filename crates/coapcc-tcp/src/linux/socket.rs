@@ -920,6 +920,7 @@ impl TcpSocket {
             srtt: self.rtt.srtt().unwrap_or(0),
             rto_at: self.rto_at,
             rto: self.rto,
+            mss: self.mss,
         };
         let Some(l) = &mut self.l49 else { return };
         let before = (l.cwnd(), l.ssthresh());
@@ -933,6 +934,10 @@ impl TcpSocket {
         }
         if before != after {
             self.window_event();
+        }
+        if self.cfg.linux.is_some_and(|m| m.tlp1) {
+            self.set_xmit_timer_linux6(now, ack > prior_una, v.early_retransmit_in);
+            return;
         }
         // Timers: a pending probe or early retransmit gives way to the RTO
         // from the head; an ACK of new data restarts the RTO.
@@ -949,6 +954,30 @@ impl TcpSocket {
         if let Some(d) = v.early_retransmit_in {
             self.er_at = Some(self.timer(now, d));
         } else {
+            self.arm_probe(now);
+        }
+    }
+
+    /// The timers after an ACK as Linux 4.15 and later set them (`tcp_ack`:
+    /// `tcp_set_xmit_timer` only when the ACK acknowledged data,
+    /// `FLAG_SET_XMIT_TIMER` from `tcp_clean_rtx_queue`): the probe is
+    /// scheduled afresh, else the RTO restarted, from an ACK of data only; a
+    /// duplicate or D-SACK ACK leaves a pending probe or RTO as it is. With
+    /// the `tlp1` switch; the early-retransmit timer as before.
+    fn set_xmit_timer_linux6(&mut self, now: u64, acked: bool, er_in: Option<u64>) {
+        if self.snd_una == self.snd_max {
+            self.probe_at = None;
+            self.er_at = None;
+            self.rto_at = None;
+        } else if acked {
+            self.probe_at = None;
+            self.er_at = None;
+            self.rto_at = Some(self.timer(now, self.rto));
+        }
+        if let Some(d) = er_in {
+            self.probe_at = None;
+            self.er_at = Some(self.timer(now, d));
+        } else if acked {
             self.arm_probe(now);
         }
     }
@@ -1281,13 +1310,24 @@ impl TcpSocket {
         }
         if self.probe_due {
             self.probe_due = false;
-            // New data if the window allows (Nagle off), else the last
-            // segment again (`tcp_send_loss_probe`).
-            if let Some((start, end)) = self.next_range(true) {
+            // `tcp_send_loss_probe`: with `tlp1` (Linux 5.8+) nothing while
+            // a probe episode is open; then new data if the peer's window
+            // allows, with Nagle off and one segment past cwnd
+            // (`tcp_write_xmit` with `push_one` = 2 forces a quota of one,
+            // Linux 4.9 as 6.x), else the last segment again.
+            if self.cfg.linux.is_some_and(|m| m.tlp1) && !l.probe_allowed() {
+                self.rearm_rto_from_head(now);
+                return None;
+            }
+            if let Some((start, end)) = self.next_range_with(true, true) {
                 self.emit_range(now, start, end, out);
                 self.stats.loss_probes += 1;
                 self.snd_nxt = end;
                 self.after_new_data(now, start, end);
+                let snd_nxt = self.snd_max;
+                if let Some(l) = &mut self.l49 {
+                    l.on_probe_new_data(snd_nxt);
+                }
                 self.probe_at = None;
                 self.rto_at = Some(self.timer(now, self.rto));
                 return Some(true);
@@ -1410,6 +1450,13 @@ impl TcpSocket {
     /// The next new-or-go-back-N range `[start, end)` allowed by the
     /// windows, Nagle and silly-window avoidance; FIN counts one at the end.
     fn next_range(&mut self, nagle_off: bool) -> Option<(u64, u64)> {
+        self.next_range_with(nagle_off, false)
+    }
+
+    /// [`Self::next_range`]; `probe`: the tail loss probe's new segment,
+    /// which a full cwnd does not hold back (`tcp_write_xmit` with
+    /// `push_one` = 2: "force out a loss probe", a quota of one segment).
+    fn next_range_with(&mut self, nagle_off: bool, probe: bool) -> Option<(u64, u64)> {
         if !matches!(
             self.state,
             TcpState::Established
@@ -1439,7 +1486,7 @@ impl TcpSocket {
         let peer_wnd = self.snd_wnd.max(if in_flight == 0 { 1 } else { 0 });
         let usable = match &self.l49 {
             // cwnd counts packets (`tcp_cwnd_test`); the peer's window bytes.
-            Some(l) if l.quota() == 0 || l.sb.is_full() => 0,
+            Some(l) if (l.quota() == 0 && !probe) || l.sb.is_full() => 0,
             Some(_) => peer_wnd.saturating_sub(in_flight),
             None => self.cc.cwnd().min(peer_wnd).saturating_sub(in_flight),
         };

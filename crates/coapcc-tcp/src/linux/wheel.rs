@@ -1,5 +1,5 @@
 //! When a Linux TCP timer really fires: jiffies and the timer wheel
-//! (`wheel` switch of [`crate::Mechanisms`]; `docs/decisions.md`, "TCP
+//! (`wheel` switch of [`crate::Mechanisms`]; `docs/decisions/tcp.md`, "TCP
 //! timers on Linux's timer wheel").
 //!
 //! Linux keeps TCP's retransmission (RTO, tail loss probe, early
