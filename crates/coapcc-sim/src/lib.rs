@@ -1,57 +1,47 @@
 //! The coapcc testbed: a deterministic discrete-event simulation of the networks
 //! of the published CoAP congestion-control evaluations (spec `testbed.md`).
 //!
-//! A run is a pure function of its [`config::RunSpec`] and replication index:
-//! virtual time is integer nanoseconds, every random stream is derived from the
-//! scenario seed ([`rng`]), and the CoAP endpoints are the real sans-IO state
-//! machines of `coapcc-proto` exchanging real encoded messages.
+//! A run is a pure function of its run spec and replication index: virtual
+//! time is integer nanoseconds, every random stream is derived from the
+//! scenario seed ([`coapcc_link::rng`]), and the CoAP endpoints are the real
+//! sans-IO state machines of `coapcc-proto` exchanging real encoded messages.
 //!
-//! - [`testbed`]: clients and a server on the constrained-link network
-//!   ([`coapcc_link::dumbbell`]), and the event loop;
-//! - [`grid`], [`grid_scenario`]: the pCoCoA evaluation on the 802.15.4 grid
+//! Each network is a folder implementing [`network::SimNetwork`]:
+//! - [`dumbbell`]: the constrained-link testbed of the Helsinki evaluations
+//!   ([`coapcc_link::dumbbell`]): CoAP clients over UDP or TCP and a server;
+//! - [`grid`]: the pCoCoA evaluation on the 802.15.4 grid
 //!   ([`coapcc_link::grid`]): periodic clients, bursty interferers, and its
 //!   metrics;
 //! - [`star`]: the lwIP evaluation on the Wi-Fi star ([`coapcc_link::star`]):
-//!   bulk TCP senders and a sink;
-//! - [`tcp_endpoint`]: CoAP over TCP clients and server connections (algorithms
-//!   `tcp`, `tcp-lwip`, `tcp-lwip-backoff`, `tcp-lwip-cwnd`,
-//!   `tcp-lwip-backoff-cwnd`);
-//! - [`packets`]: the testbed's packets in flight, in slots sized by what they
-//!   carry;
-//! - [`config`], [`scenario`]: what to run; [`metrics`]: what comes out.
-//! - [`spec_error`]: the error of a run that cannot run, for every network.
+//!   bulk TCP senders and a sink.
 //!
-//! The network model lives in `coapcc-link` and the workloads' vocabulary and
-//! metrics in `coapcc-workload`; the modules re-exported below keep their
-//! names here.
+//! Shared by all of them:
+//! - [`network`]: what a network provides, and the run entry points;
+//! - [`event_loop`]: the one event loop, driving any `coapcc_link` network;
+//! - [`scenario`]: running a scenario file's algorithms and replications;
+//! - [`stop`]: stopping runs from outside; [`spec_error`]: the error of a run
+//!   that cannot run.
+//!
+//! The network models live in `coapcc-link`; the workloads' vocabulary and the
+//! dumbbell's metrics live in `coapcc-workload` and are re-exported below for
+//! the front-ends.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod client_factory;
-pub mod config;
+pub mod dumbbell;
+pub mod event_loop;
 pub mod grid;
-pub mod grid_scenario;
-pub mod packets;
+pub mod network;
 pub mod scenario;
 pub mod spec_error;
 pub mod star;
-pub mod star_scenario;
 pub mod stop;
-pub mod tcp_endpoint;
-pub mod testbed;
 
-pub use coapcc_link::errors as link_errors;
-pub use coapcc_link::{agenda, rng, time};
-pub use coapcc_workload::{metrics, tcp_metrics};
-
-pub use coapcc_link::dumbbell::Buffer;
-pub use coapcc_link::errors::ErrorProfile;
 pub use coapcc_workload::metrics::{Percentiles, RunResult, Summary};
+pub use coapcc_workload::{metrics, tcp_metrics};
 pub use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
-pub use config::{Coap, Group, Network, RunSpec};
-pub use grid_scenario::{run_grid_scenario, GridScenario, GridScenarioResult, GridSummary};
-pub use scenario::{run_scenario, Scenario, ScenarioResult};
-pub use star_scenario::{run_star_scenario, StarScenario, StarScenarioResult, StarSummary};
+pub use network::{SimNetwork, Tapped};
+pub use scenario::{run_scenario, run_scenario_stoppable, NetworkScenario, ScenarioResult};
 
 /// Names the simulation model in result stores: change it whenever a change to
 /// the simulator, the protocol code or an algorithm changes what a run

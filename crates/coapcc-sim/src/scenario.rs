@@ -1,154 +1,171 @@
-//! A scenario: the network, the workload, the client count and the algorithms to
-//! compare, replicated. Each algorithm runs the whole population on its own (a
-//! comparison); mixed populations are expressed as several groups in one run.
+//! Running a scenario of any network: its algorithms compared, each over
+//! its replications, on the current rayon pool, and summarised.
+//!
+//! A scenario file describes one network ([`NetworkScenario`]: the dumbbell's
+//! [`crate::dumbbell::Scenario`], the grid's [`crate::grid::GridScenario`],
+//! the star's [`crate::star::StarScenario`]); what they share — the list of
+//! algorithms, the replications, the checks of both, the runs and their
+//! order — is here, once.
 
-use coapcc_workload::metrics::{RunResult, Summary};
-use coapcc_workload::{AlgorithmSpec, Workload};
+use std::sync::atomic::AtomicBool;
+
+use coapcc_workload::AlgorithmSpec;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Coap, Group, Network, RunSpec};
+use crate::network::SimNetwork;
 use crate::spec_error::SpecError;
-use crate::testbed;
 
-/// A scenario as written in a scenario file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    /// A short name.
-    #[serde(default)]
-    pub name: String,
-    /// What it reproduces.
-    #[serde(default)]
-    pub description: String,
-    /// The network.
-    #[serde(default)]
-    pub network: Network,
-    /// CoAP settings.
-    #[serde(default)]
-    pub coap: Coap,
-    /// The workload of every client.
-    #[serde(default)]
-    pub workload: Workload,
-    /// Clients per run.
-    pub clients: u32,
-    /// The algorithms to compare; each runs the whole population.
-    #[serde(rename = "algorithm")]
-    pub algorithms: Vec<AlgorithmSpec>,
+/// A scenario of one network: the algorithms to compare, each run on the
+/// whole population of the network, replicated.
+pub trait NetworkScenario: Sync {
+    /// The network it runs on.
+    type Network: SimNetwork;
+
+    /// What the algorithms are called in errors (`algorithm`, `TCP flavour`).
+    const ALGORITHM: &'static str = "algorithm";
+
+    /// The algorithms to compare, in the file's order.
+    fn algorithms(&self) -> &[AlgorithmSpec];
+
     /// Replications per algorithm, each with its own derived seed.
-    #[serde(default = "one")]
-    pub replications: u32,
-    /// The scenario seed.
-    #[serde(default = "one64")]
-    pub seed: u64,
-}
+    fn replications(&self) -> u32;
 
-fn one() -> u32 {
-    1
-}
-fn one64() -> u64 {
-    1
-}
+    /// The run of algorithm `i`.
+    fn run_spec(&self, i: usize) -> <Self::Network as SimNetwork>::RunSpec;
 
-impl Scenario {
-    /// The run of algorithm `i` (its whole population).
-    pub fn run_spec(&self, i: usize) -> RunSpec {
-        RunSpec {
-            network: self.network.clone(),
-            coap: self.coap.clone(),
-            groups: vec![Group {
-                algorithm: self.algorithms[i].clone(),
-                workload: self.workload.clone(),
-                clients: self.clients,
-            }],
-            seed: self.seed,
-        }
+    /// Checks of the network's own scenario fields, after the shared ones on
+    /// the algorithm list and the replications and before any run's
+    /// (nothing by default).
+    fn check(&self) -> Result<(), SpecError> {
+        Ok(())
     }
 
-    /// Checks everything a run would reject, before any run starts.
-    pub fn validate(&self) -> Result<(), SpecError> {
-        if self.algorithms.is_empty() {
-            return Err(SpecError(
-                "algorithm: expected at least one algorithm".into(),
-            ));
+    /// Checks everything a run would reject, before any run starts: at least
+    /// one algorithm and one replication, [`Self::check`], then per algorithm
+    /// its label (valid, not listed twice) and its run.
+    fn validate(&self) -> Result<(), SpecError> {
+        let algorithms = self.algorithms();
+        if algorithms.is_empty() {
+            return Err(SpecError(format!(
+                "algorithm: expected at least one {}",
+                Self::ALGORITHM
+            )));
         }
-        if self.replications == 0 {
+        if self.replications() == 0 {
             return Err(SpecError("replications: expected at least 1".into()));
         }
-        if self.clients == 0 {
-            return Err(SpecError("clients: expected at least 1".into()));
-        }
-        for (i, a) in self.algorithms.iter().enumerate() {
+        self.check()?;
+        for (i, a) in algorithms.iter().enumerate() {
             a.check_label().map_err(SpecError)?;
-            if self.algorithms[..i].iter().any(|b| b.label() == a.label()) {
+            if algorithms[..i].iter().any(|b| b.label() == a.label()) {
                 return Err(SpecError(format!(
                     "algorithm `{}`: listed twice; give one a distinct `label`",
                     a.label()
                 )));
             }
-        }
-        for i in 0..self.algorithms.len() {
-            testbed::validate(&self.run_spec(i))?;
+            Self::Network::validate(&self.run_spec(i))?;
         }
         Ok(())
     }
 }
 
 /// The results of a scenario: per algorithm, its summary and the raw runs.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ScenarioResult {
+#[derive(Serialize, Deserialize)]
+#[serde(bound(
+    serialize = "N::Summary: Serialize",
+    deserialize = "N::Summary: Deserialize<'de>"
+))]
+pub struct ScenarioResult<N: SimNetwork> {
     /// One summary per algorithm, in scenario order.
-    pub summaries: Vec<Summary>,
+    pub summaries: Vec<N::Summary>,
     /// Per algorithm, one result per replication.
     #[serde(skip)]
-    pub runs: Vec<Vec<RunResult>>,
+    pub runs: Vec<Vec<N::RunResult>>,
 }
 
-/// Runs every (algorithm, replication) of `scenario` on the current rayon pool.
-/// Results are put back in order, so they do not depend on the thread count.
-/// `progress` is called once per finished run.
-pub fn run_scenario(
-    scenario: &Scenario,
+impl<N: SimNetwork> Clone for ScenarioResult<N>
+where
+    N::Summary: Clone,
+    N::RunResult: Clone,
+{
+    fn clone(&self) -> Self {
+        ScenarioResult {
+            summaries: self.summaries.clone(),
+            runs: self.runs.clone(),
+        }
+    }
+}
+
+impl<N: SimNetwork> std::fmt::Debug for ScenarioResult<N>
+where
+    N::Summary: std::fmt::Debug,
+    N::RunResult: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScenarioResult")
+            .field("summaries", &self.summaries)
+            .field("runs", &self.runs)
+            .finish()
+    }
+}
+
+/// Runs every (algorithm, replication) of `scenario` on the current rayon
+/// pool. Results are put back in order, so they do not depend on the thread
+/// count. `progress` is called once per finished run.
+pub fn run_scenario<S: NetworkScenario>(
+    scenario: &S,
     progress: &(dyn Fn() + Sync),
-) -> Result<ScenarioResult, SpecError> {
+) -> Result<ScenarioResult<S::Network>, SpecError> {
     run_scenario_stoppable(scenario, progress, &crate::stop::NEVER)
 }
 
-/// [`run_scenario`], stopped with [`crate::stop::cancelled`] soon after `stop` is
-/// set: runs not started are skipped, runs under way stop within
+/// [`run_scenario`], stopped with [`crate::stop::cancelled`] soon after `stop`
+/// is set: runs not started are skipped, runs under way stop within
 /// [`crate::stop::CHECK_EVERY`] events.
-pub fn run_scenario_stoppable(
-    scenario: &Scenario,
+pub fn run_scenario_stoppable<S: NetworkScenario>(
+    scenario: &S,
     progress: &(dyn Fn() + Sync),
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<ScenarioResult, SpecError> {
+    stop: &AtomicBool,
+) -> Result<ScenarioResult<S::Network>, SpecError> {
     scenario.validate()?;
-    let specs: Vec<RunSpec> = (0..scenario.algorithms.len())
+    let algorithms = scenario.algorithms();
+    let specs: Vec<_> = (0..algorithms.len())
         .map(|i| scenario.run_spec(i))
         .collect();
     let jobs: Vec<(usize, u32)> = (0..specs.len())
-        .flat_map(|a| (0..scenario.replications).map(move |r| (a, r)))
+        .flat_map(|a| (0..scenario.replications()).map(move |r| (a, r)))
         .collect();
-    let results: Vec<RunResult> = jobs
+    let results: Vec<_> = jobs
         .par_iter()
         .map(|&(a, r)| {
             if crate::stop::requested(stop) {
                 return Err(crate::stop::cancelled());
             }
-            let out = testbed::run_stoppable(&specs[a], r, stop);
+            let out = S::Network::run_stoppable(&specs[a], r, stop);
             progress();
             out
         })
         .collect::<Result<_, _>>()?;
-    let mut runs: Vec<Vec<RunResult>> = vec![Vec::new(); specs.len()];
+    let mut runs: Vec<Vec<_>> = (0..specs.len()).map(|_| Vec::new()).collect();
     for ((a, _), res) in jobs.into_iter().zip(results) {
         runs[a].push(res);
     }
-    let summaries = scenario
-        .algorithms
+    let summaries = algorithms
         .iter()
+        .zip(&specs)
         .zip(&runs)
-        .map(|(alg, r)| Summary::of(alg.label(), 0, r))
+        .map(|((alg, spec), r)| S::Network::summary(alg.label(), spec, r))
         .collect();
     Ok(ScenarioResult { summaries, runs })
+}
+
+/// The default of a scenario file's `replications`.
+pub(crate) fn one() -> u32 {
+    1
+}
+
+/// The default of a scenario file's `seed`.
+pub(crate) fn one64() -> u64 {
+    1
 }

@@ -3,9 +3,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use coapcc_sim::grid_scenario::GridScenario;
-use coapcc_sim::scenario::Scenario;
-use coapcc_sim::star_scenario::StarScenario;
+use coapcc_sim::dumbbell::DumbbellSim;
+use coapcc_sim::dumbbell::Scenario;
+use coapcc_sim::grid::{GridScenario, GridSim};
+use coapcc_sim::network::SimNetwork;
+use coapcc_sim::star::{StarScenario, StarSim};
 use coapcc_sim::stop::{cancelled, CHECK_EVERY};
 
 fn parse<T: serde::de::DeserializeOwned>(text: &str) -> T {
@@ -22,22 +24,22 @@ fn a_set_flag_stops_every_network_at_its_first_check() {
         "clients = 2000\n[workload]\nkind = \"continuous\"\nexchanges = 1000\n\
          [[algorithm]]\nname = \"default\"\n",
     );
-    let e = coapcc_sim::testbed::run_stoppable(&dumbbell.run_spec(0), 0, &stop).unwrap_err();
+    let e = DumbbellSim::run_stoppable(&dumbbell.run_spec(0), 0, &stop).unwrap_err();
     assert_eq!(e.0, expected);
     let grid: GridScenario = parse(
         "[network]\nkind = \"grid\"\n[workload]\nperiod_s = 0.001\n\
          [[algorithm]]\nname = \"default\"\n",
     );
-    let e = coapcc_sim::grid::run_stoppable(&grid.run_spec(0), 0, &stop).unwrap_err();
+    let e = GridSim::run_stoppable(&grid.run_spec(0), 0, &stop).unwrap_err();
     assert_eq!(e.0, expected);
     let star: StarScenario = parse(
         "[network]\nkind = \"star\"\n[workload]\nsample_s = 0.0001\n\
          [[algorithm]]\nname = \"tcp\"\n",
     );
-    let e = coapcc_sim::star::run_stoppable(&star.run_spec(0), 0, &stop).unwrap_err();
+    let e = StarSim::run_stoppable(&star.run_spec(0), 0, &stop).unwrap_err();
     assert_eq!(e.0, expected);
     // A scenario stops before its runs start.
-    let e = coapcc_sim::scenario::run_scenario_stoppable(&dumbbell, &|| {}, &stop).unwrap_err();
+    let e = coapcc_sim::run_scenario_stoppable(&dumbbell, &|| {}, &stop).unwrap_err();
     assert_eq!(e, cancelled());
 }
 
@@ -48,7 +50,7 @@ fn an_unset_flag_changes_nothing() {
          [[algorithm]]\nname = \"cocoa\"\n",
     );
     let stop = AtomicBool::new(false);
-    let a = coapcc_sim::testbed::run_stoppable(&s.run_spec(0), 1, &stop).unwrap();
-    let b = coapcc_sim::testbed::run(&s.run_spec(0), 1).unwrap();
+    let a = DumbbellSim::run_stoppable(&s.run_spec(0), 1, &stop).unwrap();
+    let b = DumbbellSim::run(&s.run_spec(0), 1).unwrap();
     assert_eq!(a, b);
 }

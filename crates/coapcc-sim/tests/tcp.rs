@@ -7,13 +7,16 @@
 
 mod support;
 
-use coapcc_sim::tcp_endpoint::{TcpNote, TcpTrace};
-use coapcc_sim::testbed::{self, validate, Tap};
-use coapcc_sim::time::{serialisation, Nanos};
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, WorkloadKind,
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_link::time::{serialisation, Nanos};
+use coapcc_sim::dumbbell::{
+    validate, DumbbellSim, Group, Network, RunSpec, Tap, TcpNote, TcpTrace,
 };
+use coapcc_sim::network::{SimNetwork, Tapped};
 use coapcc_tcp::{Flags, Segment};
+use coapcc_workload::metrics::Summary;
+use coapcc_workload::{AlgorithmSpec, WorkloadKind};
 use support::{group, on_dumbbell};
 
 const MS: Nanos = 1_000_000;
@@ -120,7 +123,7 @@ fn one_continuous_client_takes_fifty_tcp_round_trips() {
     // Exact with a fixed path: 50 × (6.4 + 215 + 15 + 27.733 + 400) ms, plus
     // 0.267 ms that the first request waits in the uplink behind the client's
     // delayed ACK of the server's CSM (see `first_response_of_a_connection`).
-    let r = testbed::run(
+    let r = DumbbellSim::run(
         &fixed_path(spec(
             1,
             WorkloadKind::Continuous,
@@ -148,7 +151,7 @@ fn one_continuous_client_takes_fifty_tcp_round_trips() {
     // within 4 standard deviations (4 × 10 × 2.9 ms) of the same mean, which
     // is also the published 33.208 s (calibration.md §1).
     for rep in 0..5 {
-        let r = testbed::run(
+        let r = DumbbellSim::run(
             &spec(
                 1,
                 WorkloadKind::Continuous,
@@ -194,7 +197,7 @@ fn wire_sizes_are_those_of_the_real_segments() {
 
 fn wire_sizes_of(name: &str, syn: usize) {
     let mut tap = Segments::default();
-    let r = testbed::run_with_tap(
+    let r = DumbbellSim::run_with_tap(
         &spec_of(
             name,
             1,
@@ -268,7 +271,7 @@ fn continuous_timing_starts_after_the_csm_exchange() {
 
 fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
     let mut tap = Segments::default();
-    let r = testbed::run_with_tap(
+    let r = DumbbellSim::run_with_tap(
         &fixed_path(spec_of(
             name,
             1,
@@ -323,7 +326,7 @@ fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
 #[test]
 fn continuous_timing_with_quick_acks() {
     let mut tap = Segments::default();
-    let r = testbed::run_with_tap(
+    let r = DumbbellSim::run_with_tap(
         &fixed_path(spec_of(
             "tcp-linux6",
             1,
@@ -418,7 +421,7 @@ fn random_batches_of(name: &str, syn: usize) {
     ));
     for rep in 0..4 {
         let mut tap = Segments::default();
-        let r = testbed::run_with_tap(&s, rep, &mut tap).unwrap();
+        let r = DumbbellSim::run_with_tap(&s, rep, &mut tap).unwrap();
         let c = &r.clients[0];
         let tcp = c.tcp.as_ref().unwrap();
         let batches = u64::from(tcp.connections);
@@ -473,9 +476,9 @@ fn random_tcp_clients_are_much_slower_than_udp_ones() {
         Buffer::Bytes(2500),
         ErrorProfile::None,
     );
-    let tcp: Vec<_> = (0..5).map(|r| testbed::run(&s, r).unwrap()).collect();
+    let tcp: Vec<_> = (0..5).map(|r| DumbbellSim::run(&s, r).unwrap()).collect();
     s.groups[0].algorithm = AlgorithmSpec::named("default");
-    let udp: Vec<_> = (0..5).map(|r| testbed::run(&s, r).unwrap()).collect();
+    let udp: Vec<_> = (0..5).map(|r| DumbbellSim::run(&s, r).unwrap()).collect();
     let (t, u) = (Summary::of("tcp", 0, &tcp), Summary::of("udp", 0, &udp));
     // Several batches of about 1.5 s of set-up each (calibration.md §1:
     // 47.093 s against 33.003 s).
@@ -488,11 +491,11 @@ fn random_tcp_clients_are_much_slower_than_udp_ones() {
 fn lossy_runs_complete_and_count_unnecessary_copies_by_kind() {
     for kind in [WorkloadKind::Continuous, WorkloadKind::Random] {
         let s = spec(10, kind, Buffer::Bytes(2500), ErrorProfile::High);
-        let r = testbed::run(&s, 0).unwrap();
+        let r = DumbbellSim::run(&s, 0).unwrap();
         // Conservation is asserted inside the run; it must also balance here.
         assert!(r.conservation.holds());
         assert!(r.uplink.dropped_error + r.downlink.dropped_error > 0);
-        let mut all = coapcc_sim::tcp_metrics::TcpRecord::default();
+        let mut all = coapcc_workload::tcp_metrics::TcpRecord::default();
         for c in &r.clients {
             assert!(c.fct.is_some(), "{kind:?}: a client did not finish");
             assert_eq!(c.completed + c.failed, 50);
@@ -521,7 +524,7 @@ fn a_high_error_run_sees_every_kind_of_copy() {
         Buffer::Bytes(2500),
         ErrorProfile::High,
     );
-    let runs: Vec<_> = (0..4).map(|r| testbed::run(&s, r).unwrap()).collect();
+    let runs: Vec<_> = (0..4).map(|r| DumbbellSim::run(&s, r).unwrap()).collect();
     let t = Summary::of("tcp", 0, &runs).tcp.unwrap();
     assert!(t.unnecessary_requests > 0, "{t:?}");
     assert!(t.unnecessary_responses > 0, "{t:?}");
@@ -542,10 +545,10 @@ fn runs_are_deterministic() {
         Buffer::Bytes(2500),
         ErrorProfile::Medium,
     );
-    let a = testbed::run(&s, 3).unwrap();
-    let b = testbed::run(&s, 3).unwrap();
+    let a = DumbbellSim::run(&s, 3).unwrap();
+    let b = DumbbellSim::run(&s, 3).unwrap();
     assert_eq!(a, b);
-    let c = testbed::run(&s, 4).unwrap();
+    let c = DumbbellSim::run(&s, 4).unwrap();
     assert_ne!(a.clients, c.clients);
 }
 
@@ -564,7 +567,7 @@ fn udp_and_tcp_clients_share_one_run() {
         ],
         seed: 11,
     };
-    let r = testbed::run(&s, 0).unwrap();
+    let r = DumbbellSim::run(&s, 0).unwrap();
     let groups: Vec<u32> = r.clients.iter().map(|c| c.group).collect();
     assert_eq!(groups, vec![0, 0, 0, 1, 1, 2, 2]);
     for c in &r.clients {
@@ -619,6 +622,6 @@ fn print_trace() {
     ));
     s.groups[0].workload.exchanges = 3;
     s.groups[0].workload.batch = [2, 2];
-    let r = testbed::run_with_tap(&s, 0, &mut Print).unwrap();
+    let r = DumbbellSim::run_with_tap(&s, 0, &mut Print).unwrap();
     println!("FCT {:?}", r.clients[0].fct);
 }

@@ -26,11 +26,13 @@ mod support;
 use std::collections::HashMap;
 use support::{group, on_dumbbell};
 
-use coapcc_sim::tcp_endpoint::{TcpNote, TcpTrace};
-use coapcc_sim::testbed::{self, Tap};
-use coapcc_sim::time::Nanos;
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, RunSpec, WorkloadKind};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_link::time::Nanos;
+use coapcc_sim::dumbbell::{DumbbellSim, RunSpec, Tap, TcpNote, TcpTrace, SERVER};
+use coapcc_sim::network::Tapped;
 use coapcc_tcp::Flags;
+use coapcc_workload::{AlgorithmSpec, WorkloadKind};
 
 const SEC: f64 = 1e9;
 /// The downlink's rate in bytes per second (30 kbit/s, testbed.md §1).
@@ -66,7 +68,7 @@ struct Collect(Vec<(Nanos, u32, Kind)>, Vec<(Nanos, u32, bool, u16)>);
 impl Tap for Collect {
     fn packet(&mut self, at: Nanos, src: u32, dst: u32, bytes: &[u8]) {
         let mid = u16::from_be_bytes([bytes[2], bytes[3]]);
-        if dst == testbed::SERVER {
+        if dst == SERVER {
             self.1.push((at, src, true, mid));
         } else {
             self.1.push((at, dst, false, mid));
@@ -369,7 +371,7 @@ fn run(alg: &str, clients: u32, buffer: Buffer, reps: u32, horizon: f64) -> Sums
     let spec = spec(alg, clients, buffer);
     for rep in 0..reps {
         let mut c = Collect::default();
-        testbed::run_with_tap(&spec, rep, &mut c).unwrap();
+        DumbbellSim::run_with_tap(&spec, rep, &mut c).unwrap();
         analyse(&c.0, clients, horizon, &mut s);
     }
     s
@@ -384,7 +386,7 @@ fn udp_line(alg: &str, clients: u32, buffer: Buffer, reps: u32) -> String {
         (0u64, 0u64, Vec::new(), Vec::new());
     for rep in 0..reps {
         let mut c = Collect::default();
-        let r = testbed::run_with_tap(&spec, rep, &mut c).unwrap();
+        let r = DumbbellSim::run_with_tap(&spec, rep, &mut c).unwrap();
         fct.extend(r.clients.iter().map(|c| c.fct.unwrap()));
         let mut per: HashMap<(u32, u16), (Vec<Nanos>, u32)> = HashMap::new();
         for &(t, client, to_server, mid) in &c.1 {

@@ -5,12 +5,13 @@
 
 mod support;
 
-use coapcc_sim::tcp_endpoint::TcpTrace;
-use coapcc_sim::testbed::{self, Tap};
-use coapcc_sim::time::{serialisation, Nanos};
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Summary, Workload, WorkloadKind,
-};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_link::time::{serialisation, Nanos};
+use coapcc_sim::dumbbell::{DumbbellSim, Group, Network, RunSpec, Tap, TcpTrace};
+use coapcc_sim::network::{SimNetwork, Tapped};
+use coapcc_workload::metrics::Summary;
+use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
 use support::{group, on_dumbbell};
 
 const MS: Nanos = 1_000_000;
@@ -54,7 +55,7 @@ fn one_continuous_lwip_client_takes_fifty_round_trips_exactly() {
     s.network.path_delay_ms = [15.0, 15.0];
     let rtt =
         serialisation(48, 60_000) + 200 * MS + 30 * MS + serialisation(104, 30_000) + 400 * MS;
-    let r = testbed::run(&s, 0).unwrap();
+    let r = DumbbellSim::run(&s, 0).unwrap();
     let c = &r.clients[0];
     assert!(
         (c.fct.unwrap() - (50 * rtt) as f64 / 1e9).abs() < 1e-9,
@@ -101,7 +102,7 @@ fn the_lwip_handshake_has_no_separate_ack() {
         ErrorProfile::None,
     );
     let mut tap = Segments::default();
-    testbed::run_with_tap(&s, 0, &mut tap).unwrap();
+    DumbbellSim::run_with_tap(&s, 0, &mut tap).unwrap();
     let sizes: Vec<usize> = tap.up.iter().take(3).map(|x| x.1).collect();
     assert_eq!(sizes, vec![44, 42, 48]);
     assert!(tap.up[0].2);
@@ -112,7 +113,7 @@ fn every_lwip_name_runs_and_completes_under_errors() {
     for name in LWIP {
         for kind in [WorkloadKind::Continuous, WorkloadKind::Random] {
             let s = spec(name, 10, kind, Buffer::Bytes(2500), ErrorProfile::High);
-            let r = testbed::run(&s, 0).unwrap();
+            let r = DumbbellSim::run(&s, 0).unwrap();
             assert!(r.conservation.holds());
             for c in &r.clients {
                 assert!(c.fct.is_some(), "{name} {kind:?}: a client did not finish");
@@ -151,7 +152,7 @@ fn the_backoff_variant_keeps_expired_timers_small() {
                     Buffer::Bytes(2500),
                     ErrorProfile::High,
                 );
-                let r = testbed::run(&s, rep).unwrap();
+                let r = DumbbellSim::run(&s, rep).unwrap();
                 r.clients
                     .iter()
                     .map(|c| c.max_expired_timer)
@@ -189,8 +190,8 @@ fn lwip_runs_are_deterministic_and_mix_with_linux() {
         ],
         seed: 5,
     };
-    let a = testbed::run(&s, 1).unwrap();
-    let b = testbed::run(&s, 1).unwrap();
+    let a = DumbbellSim::run(&s, 1).unwrap();
+    let b = DumbbellSim::run(&s, 1).unwrap();
     assert_eq!(a, b);
     assert!(a.clients.iter().all(|c| c.fct.is_some()));
 }

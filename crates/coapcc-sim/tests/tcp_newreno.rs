@@ -16,9 +16,13 @@
 
 mod support;
 
-use coapcc_sim::star::{self, StarRunSpec};
-use coapcc_sim::testbed;
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, RunSpec, Summary, WorkloadKind};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::{DumbbellSim, RunSpec};
+use coapcc_sim::network::SimNetwork;
+use coapcc_sim::star::{StarRunSpec, StarSim};
+use coapcc_workload::metrics::Summary;
+use coapcc_workload::{AlgorithmSpec, WorkloadKind};
 use support::{group, on_dumbbell};
 
 /// The name under test (model 2 recorded these runs under `tcp`), labelled
@@ -67,7 +71,7 @@ fn check(case: &str, full_json: &str, summary_json: &str) {
 
 fn dumbbell(case: &str, s: &RunSpec, replications: u32) {
     let runs: Vec<_> = (0..replications)
-        .map(|r| testbed::run(s, r).unwrap())
+        .map(|r| DumbbellSim::run(s, r).unwrap())
         .collect();
     let summary = Summary::of("tcp", 0, &runs);
     check(
@@ -135,7 +139,7 @@ fn overloaded_star() {
     };
     s.network.stations = 40;
     s.workload.writes = 40;
-    let r = star::run(&s, 0).unwrap();
+    let r = StarSim::run(&s, 0).unwrap();
     let headline = (
         r.goodput_bps,
         r.events,

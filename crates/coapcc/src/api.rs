@@ -317,7 +317,7 @@ mod tests {
         let AnyScenario::Dumbbell(s) = s.apply(&tiny(), "x").unwrap() else {
             panic!("the default runs on the dumbbell")
         };
-        let r = coapcc_sim::run_scenario(&s, &|| {}).unwrap();
+        let r = coapcc_sim::run_scenario(&*s, &|| {}).unwrap();
         assert_eq!(
             o.json,
             crate::networks::dumbbell::output::json(&s, &r.summaries)

@@ -12,10 +12,13 @@ use std::collections::HashMap;
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
+use coapcc_link::dumbbell::Buffer;
 use coapcc_link::grid::{self, layout::Routing, sixlowpan::Addressing, MacProfile};
-use coapcc_sim::grid::{GridRunSpec, GridWorkload};
-use coapcc_sim::grid_scenario::GridSummary;
-use coapcc_sim::{testbed, AlgorithmSpec, Buffer, Group, Network, RunResult, RunSpec, Workload};
+use coapcc_sim::dumbbell::{DumbbellSim, Group, Network, RunSpec};
+use coapcc_sim::grid::{GridRunSpec, GridSim, GridSummary, GridWorkload};
+use coapcc_sim::network::SimNetwork;
+use coapcc_sim::star::StarSim;
+use coapcc_sim::{dumbbell, AlgorithmSpec, RunResult, Workload};
 
 use crate::calibrate::published_settings;
 
@@ -143,7 +146,7 @@ pub fn run_grid(
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
-        let (result, wall) = coapcc_sim::grid::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        let (result, wall) = GridSim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
         walls.push(wall.as_secs_f64());
         last = Some(result);
     }
@@ -225,7 +228,7 @@ pub fn run_star(
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
-        let (result, wall) = coapcc_sim::star::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        let (result, wall) = StarSim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
         walls.push(wall.as_secs_f64());
         last = Some(result);
     }
@@ -290,11 +293,11 @@ pub fn dumbbell_spec(clients: u32, buffer: Buffer, algorithm: &str, seed: u64) -
 /// Replication 0 of `spec` run `repeat` times (at least once): the last
 /// result and the median wall time of the event loop (s), set-up excluded.
 pub fn time_dumbbell(spec: &RunSpec, repeat: usize) -> Result<(RunResult, f64)> {
-    testbed::validate(spec).map_err(|e| anyhow!("{e}"))?;
+    dumbbell::validate(spec).map_err(|e| anyhow!("{e}"))?;
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
-        let (result, wall) = testbed::run_timed(spec, 0).map_err(|e| anyhow!("{e}"))?;
+        let (result, wall) = DumbbellSim::run_timed(spec, 0).map_err(|e| anyhow!("{e}"))?;
         walls.push(wall.as_secs_f64());
         last = Some(result);
     }

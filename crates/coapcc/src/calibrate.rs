@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use anyhow::Result;
-use coapcc_sim::{AlgorithmSpec, Network, Scenario, Summary, Workload};
+use coapcc_sim::dumbbell::{Network, Scenario};
+use coapcc_sim::{AlgorithmSpec, NetworkScenario, Summary, Workload};
 
 use crate::published::{PublishedRow, PUBLISHED};
 

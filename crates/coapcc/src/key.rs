@@ -8,7 +8,7 @@
 //! seed, or to the model version gives new keys.
 
 #[cfg(doc)]
-use coapcc_sim::RunSpec;
+use coapcc_sim::dumbbell::RunSpec;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -58,7 +58,8 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coapcc_sim::{AlgorithmSpec, Group, Network, RunSpec, Workload};
+    use coapcc_sim::dumbbell::{Group, Network, RunSpec};
+    use coapcc_sim::{AlgorithmSpec, Workload};
 
     fn spec() -> RunSpec {
         RunSpec {

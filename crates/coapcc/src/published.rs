@@ -5,7 +5,9 @@
 //! ([`grid_published_settings`]); the dumbbell's are
 //! [`crate::calibrate::published_settings`].
 
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, WorkloadKind};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::{AlgorithmSpec, WorkloadKind};
 
 /// The settings the pCoCoA paper (Bolettieri et al., Ad Hoc Networks 2018,
 /// Table II; spec `testbed.md` §4) ran an algorithm with on the grid: Default

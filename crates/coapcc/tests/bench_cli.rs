@@ -5,7 +5,9 @@
 
 use assert_cmd::Command;
 use coapcc::bench::dumbbell_spec;
-use coapcc_sim::{testbed, Buffer};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_sim::dumbbell::DumbbellSim;
+use coapcc_sim::network::SimNetwork;
 
 fn coapcc() -> Command {
     Command::cargo_bin("coapcc").unwrap()
@@ -108,7 +110,7 @@ fn the_scale_tables_report_each_algorithm_of_the_file_from_its_own_process() {
     assert_eq!(runs.len(), 2);
     assert_eq!(cost.len(), 2);
     for (i, label) in ["default", "cocoa"].iter().enumerate() {
-        let r = testbed::run(&scenario.run_spec(i), 0).unwrap();
+        let r = DumbbellSim::run(&scenario.run_spec(i), 0).unwrap();
         let row = &runs[i];
         assert_eq!(row[..4], ["tiny", label, "20", &r.events.to_string()]);
         // the wall time may print as 0.0000 on a fast machine; the rates
@@ -187,7 +189,7 @@ fn the_matrix_without_reference_has_every_point_in_order() {
     for row in &rows {
         let clients: u32 = row[0].parse().unwrap();
         let buffer = Buffer::parse(row[1].trim_end_matches(" B")).unwrap();
-        let r = testbed::run(&dumbbell_spec(clients, buffer, "default", 1), 0).unwrap();
+        let r = DumbbellSim::run(&dumbbell_spec(clients, buffer, "default", 1), 0).unwrap();
         assert_eq!(row[2], r.events.to_string(), "{row:?}");
         assert!(row[3].parse::<f64>().unwrap() > 0.0);
         assert_eq!(row[5..], ["not run", "not run", "—"]);

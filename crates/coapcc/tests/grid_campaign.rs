@@ -15,8 +15,9 @@ use coapcc::networks::grid::campaign::GridPlan;
 use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
 use coapcc::store::Store;
-use coapcc_sim::grid::{self, GridWorkloadKind};
-use coapcc_sim::GridSummary;
+use coapcc_sim::grid;
+use coapcc_sim::grid::{GridSim, GridSummary, GridWorkloadKind};
+use coapcc_sim::network::SimNetwork;
 
 /// 2 periods × 2 algorithms × 2 replications of 60 s, and a bursty set of
 /// 2 ON durations × 2 algorithms × 1 replication of 100 s.
@@ -250,7 +251,7 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     // Stored runs are the simulator's, exactly.
     let c = &plan.cells[3];
     let stored = a.load_grid_run(&c.keys[1], true).unwrap().unwrap();
-    assert_eq!(stored, grid::run(&c.spec, 1).unwrap());
+    assert_eq!(stored, GridSim::run(&c.spec, 1).unwrap());
 }
 
 /// The tables exactly as layout-1 builds of coapcc created them.
@@ -520,7 +521,9 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
         .iter()
         .find(|c| c.set == "periodic" && c.point == 8.0 && c.label == "pcocoa")
         .unwrap();
-    let runs: Vec<_> = (0..2).map(|r| grid::run(&cell.spec, r).unwrap()).collect();
+    let runs: Vec<_> = (0..2)
+        .map(|r| GridSim::run(&cell.spec, r).unwrap())
+        .collect();
     let s = GridSummary::of("pcocoa", &cell.spec, &runs);
     assert_eq!(row[col(h, "replications")], "2");
     assert_eq!(

@@ -114,15 +114,15 @@ fn result_json(s: &AnyScenario, threads: usize) -> Value {
         .expect("thread pool");
     pool.install(|| match s {
         AnyScenario::Dumbbell(s) => {
-            let r = coapcc_sim::run_scenario(s, &|| ()).expect("dumbbell run");
+            let r = coapcc_sim::run_scenario(&**s, &|| ()).expect("dumbbell run");
             serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
         }
         AnyScenario::Grid(s) => {
-            let r = coapcc_sim::run_grid_scenario(s, &|| ()).expect("grid run");
+            let r = coapcc_sim::run_scenario(&**s, &|| ()).expect("grid run");
             serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
         }
         AnyScenario::Star(s) => {
-            let r = coapcc_sim::run_star_scenario(s, &|| ()).expect("star run");
+            let r = coapcc_sim::run_scenario(&**s, &|| ()).expect("star run");
             serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
         }
     })

@@ -16,7 +16,7 @@ use coapcc_net::server::{self, ServerOptions};
 use coapcc_proto::message::Code;
 use coapcc_rto::registry::ALGORITHMS;
 use coapcc_rto::{AlgorithmParams, Marking};
-use coapcc_sim::config::AlgorithmSpec;
+use coapcc_sim::AlgorithmSpec;
 use net_support::*;
 
 fn response(o: &Outcome) -> (Code, &[u8]) {
@@ -360,7 +360,7 @@ fn load_against_libcoap_server() {
             target: addr,
             path: String::new(),
             clients: 4,
-            workload: coapcc_sim::config::Workload {
+            workload: coapcc_sim::Workload {
                 exchanges: 5,
                 ..Default::default()
             },

@@ -7,13 +7,16 @@ mod net_support;
 
 use std::time::Duration;
 
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
 use coapcc_net::emulate::{self, EmulatorOptions};
 use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions};
-use coapcc_sim::config::{AlgorithmSpec, Buffer, Coap, Group, Network, RunSpec, Workload};
-use coapcc_sim::link_errors::ErrorProfile;
+use coapcc_sim::dumbbell::{Coap, DumbbellSim, Group, Network, RunSpec};
 use coapcc_sim::metrics::Summary;
+use coapcc_sim::network::SimNetwork;
+use coapcc_sim::{AlgorithmSpec, Workload};
 use net_support::any_port;
 
 /// The testbed's network sped up ten times: 600/300 kbit/s, 20/40 ms,
@@ -92,7 +95,7 @@ fn simulated(net: &Network, clients: u32, workload: Workload, alg: &str, reps: u
         seed: 11,
     };
     let runs: Vec<_> = (0..reps)
-        .map(|r| coapcc_sim::testbed::run(&spec, r).unwrap())
+        .map(|r| DumbbellSim::run(&spec, r).unwrap())
         .collect();
     Summary::of(alg, 0, &runs)
 }

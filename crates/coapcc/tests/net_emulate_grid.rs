@@ -16,7 +16,7 @@ use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerHandle, ServerOptions};
 use coapcc_proto::message::Code;
-use coapcc_sim::config::{AlgorithmSpec, Workload};
+use coapcc_sim::{AlgorithmSpec, Workload};
 use net_support::*;
 
 /// A loopback address whose port the system picks when it is bound (no

@@ -9,12 +9,12 @@ mod net_support;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use coapcc_link::rng::SimRng;
 use coapcc_net::client::{ClientOptions, Outcome};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions};
 use coapcc_proto::message::Code;
-use coapcc_sim::config::AlgorithmSpec;
-use coapcc_sim::rng::SimRng;
+use coapcc_sim::AlgorithmSpec;
 use net_support::{any_port, exchanges};
 
 const CAP: usize = 256;

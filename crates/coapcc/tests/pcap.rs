@@ -5,9 +5,12 @@
 use std::process::Command;
 
 use coapcc::pcap::PcapTap;
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
 use coapcc_proto::message::MessageView;
-use coapcc_sim::testbed::{self, Tap};
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Workload};
+use coapcc_sim::dumbbell::{DumbbellSim, Group, Network, RunSpec, Tap};
+use coapcc_sim::network::Tapped;
+use coapcc_sim::{AlgorithmSpec, Workload};
 
 /// Records (Message ID, type, code) of every message sent.
 #[derive(Default)]
@@ -56,10 +59,10 @@ fn tshark_decodes_the_simulated_traffic_as_coap() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.pcap");
     let mut pcap = PcapTap::create(&path).unwrap();
-    testbed::run_with_tap(&spec, 0, &mut pcap).unwrap();
+    DumbbellSim::run_with_tap(&spec, 0, &mut pcap).unwrap();
     let written = pcap.finish().unwrap();
     let mut expected = Recorder::default();
-    testbed::run_with_tap(&spec, 0, &mut expected).unwrap();
+    DumbbellSim::run_with_tap(&spec, 0, &mut expected).unwrap();
     assert_eq!(written, expected.0.len() as u64);
     assert!(expected.0.iter().any(|&(_, t, _)| t == 0), "requests");
     assert!(
@@ -133,7 +136,7 @@ fn tshark_decodes_coap_over_tcp_segments() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tcp.pcap");
     let mut pcap = PcapTap::create(&path).unwrap();
-    let result = testbed::run_with_tap(&spec, 0, &mut pcap).unwrap();
+    let result = DumbbellSim::run_with_tap(&spec, 0, &mut pcap).unwrap();
     let written = pcap.finish().unwrap();
     assert_eq!(
         written, result.conservation.sent,

@@ -11,8 +11,9 @@ use coapcc::pcap::Ieee802154Tap;
 use coapcc_link::grid::sixlowpan;
 use coapcc_link::grid::{FrameTrace, TracedFrame};
 use coapcc_proto::message::MessageView;
-use coapcc_sim::config::AlgorithmSpec;
-use coapcc_sim::grid::{self, GridRunSpec, GridTap};
+use coapcc_sim::grid::{GridRunSpec, GridSim, GridTap};
+use coapcc_sim::network::Tapped;
+use coapcc_sim::AlgorithmSpec;
 
 /// A CoAP message as tshark names it: source address, Message ID, type, code.
 type Key = (String, u16, u8, u8);
@@ -79,10 +80,10 @@ fn tshark_reassembles_the_grid_frames_into_the_coap_messages_sent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("grid.pcap");
     let mut tap = Ieee802154Tap::create(&path).unwrap();
-    grid::run_with_tap(&spec(), 0, &mut tap).unwrap();
+    GridSim::run_with_tap(&spec(), 0, &mut tap).unwrap();
     let written = tap.finish().unwrap();
     let mut rec = Recorder::default();
-    grid::run_with_tap(&spec(), 0, &mut rec).unwrap();
+    GridSim::run_with_tap(&spec(), 0, &mut rec).unwrap();
     assert_eq!(written, rec.frames);
     let expected: BTreeSet<Key> = rec
         .hops

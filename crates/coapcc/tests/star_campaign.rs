@@ -13,8 +13,9 @@ use coapcc::networks::star::campaign::StarPlan;
 use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
 use coapcc::store::Store;
+use coapcc_sim::network::SimNetwork;
 use coapcc_sim::star;
-use coapcc_sim::StarSummary;
+use coapcc_sim::star::{StarSim, StarSummary};
 
 /// Three flavours; a "published" set of 12 stations (12 × 1024 B / 0.1 s =
 /// 983 kbit/s offered, half the air's 2 Mbit/s) and a "loaded" set of 18 and
@@ -200,7 +201,7 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     // Stored runs are the simulator's, exactly, traces included.
     let c = &plan.cells[4];
     let stored = a.load_star_run(&c.keys[1], true).unwrap().unwrap();
-    assert_eq!(stored, star::run(&c.spec, 1).unwrap());
+    assert_eq!(stored, StarSim::run(&c.spec, 1).unwrap());
 }
 
 /// What layout 2 added to layout 1, exactly as layout-2 builds created it.

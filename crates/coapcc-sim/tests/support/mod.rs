@@ -1,9 +1,10 @@
 //! Run specifications shared by the testbed's integration tests: the
 //! constrained dumbbell of testbed.md §1 with one group of clients.
 
-use coapcc_sim::{
-    AlgorithmSpec, Buffer, ErrorProfile, Group, Network, RunSpec, Workload, WorkloadKind,
-};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::{Group, Network, RunSpec};
+use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
 
 /// `clients` clients of `algorithm` with the default workload of `kind`.
 pub fn group(algorithm: AlgorithmSpec, clients: u32, kind: WorkloadKind) -> Group {

@@ -4,7 +4,7 @@
 //! Markdown table (the one `docs/performance.md` shows).
 
 use anyhow::Result;
-use coapcc_sim::Buffer;
+use coapcc_link::dumbbell::Buffer;
 
 use super::{dumbbell_spec, ns3_dumbbell, time_dumbbell, Ns3};
 

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::testbed;
+use coapcc_sim::dumbbell::DumbbellSim;
+use coapcc_sim::SimNetwork;
 
 use super::{parse_kv, peak_rss};
 use crate::networks::AnyScenario;
@@ -46,7 +47,7 @@ pub struct Row {
 }
 
 /// The dumbbell scenario of `file`; other kinds are refused.
-fn load(file: &Path) -> Result<coapcc_sim::Scenario> {
+fn load(file: &Path) -> Result<coapcc_sim::dumbbell::Scenario> {
     match AnyScenario::load(file)? {
         AnyScenario::Dumbbell(s) => Ok(*s),
         _ => bail!(
@@ -68,7 +69,8 @@ pub fn child(file: &Path, index: usize) -> Result<String> {
             s.algorithms.len()
         );
     }
-    let (result, wall) = testbed::run_timed(&s.run_spec(index), 0).map_err(|e| anyhow!("{e}"))?;
+    let (result, wall) =
+        DumbbellSim::run_timed(&s.run_spec(index), 0).map_err(|e| anyhow!("{e}"))?;
     let peak = peak_rss::own()?;
     Ok(format!(
         "events={} wall_s={:.6} packets={} peak_rss_bytes={peak}",

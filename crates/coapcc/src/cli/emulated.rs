@@ -2,8 +2,9 @@
 //! file's `[network]` table, with the command line's options applied.
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::config::{Buffer, Network};
-use coapcc_sim::link_errors::ErrorProfile;
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::Network;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use coapcc_net::tokio;
 use coapcc_proto::client::Request;
-use coapcc_sim::config::{AlgorithmSpec, Workload, WorkloadKind};
 use coapcc_sim::metrics::{Percentiles, Summary};
+use coapcc_sim::{AlgorithmSpec, Workload, WorkloadKind};
 
 use coapcc_link::grid;
 use coapcc_link::NodeId;

@@ -196,7 +196,7 @@ pub fn server_summary(s: &TcpSnapshot) -> String {
 pub fn load(
     rt: &tokio::runtime::Runtime,
     args: &LoadArgs,
-    workload: coapcc_sim::config::Workload,
+    workload: coapcc_sim::Workload,
     bind: Vec<IpAddr>,
 ) -> Result<LoadOutcome> {
     udp_only("--cc", args.cc != "default")?;
@@ -228,7 +228,7 @@ pub fn load(
             path: t.path,
             clients: args.clients,
             workload,
-            algorithm: coapcc_sim::config::AlgorithmSpec::named("tcp"),
+            algorithm: coapcc_sim::AlgorithmSpec::named("tcp"),
             max_retransmit: 0,
             token_len: args.token_len,
             seed: args.seed,

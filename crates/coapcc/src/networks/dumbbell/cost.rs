@@ -1,8 +1,10 @@
 //! What one dumbbell run will cost, estimated from its spec before it starts
 //! (checked by [`crate::budget`]; [`crate::cost`] says what is measured).
 
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::RunSpec;
 use coapcc_sim::metrics::ClientRecord;
-use coapcc_sim::{AlgorithmSpec, ErrorProfile, RunSpec};
+use coapcc_sim::AlgorithmSpec;
 
 use crate::cost::{count, size, RunCost};
 

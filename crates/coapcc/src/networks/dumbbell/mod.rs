@@ -19,10 +19,12 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{anyhow, bail, Result};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::{DumbbellSim, RunSpec, Scenario};
 use coapcc_sim::metrics::ClientRecord;
-use coapcc_sim::{
-    Buffer, ErrorProfile, RunResult, RunSpec, Scenario, ScenarioResult, WorkloadKind,
-};
+use coapcc_sim::NetworkScenario;
+use coapcc_sim::{RunResult, ScenarioResult, Tapped, WorkloadKind};
 
 use crate::cost::RunCost;
 use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
@@ -60,7 +62,7 @@ impl LabNetwork for Dumbbell {
     type Scenario = Scenario;
     type Spec = RunSpec;
     type RunResult = RunResult;
-    type Outcome = ScenarioResult;
+    type Outcome = ScenarioResult<DumbbellSim>;
     type Item = ClientRecord;
     type File = campaign::file::DumbbellCampaignFile;
     type Cell = DumbbellCell;
@@ -126,12 +128,10 @@ impl LabNetwork for Dumbbell {
         s: &Scenario,
         progress: &(dyn Fn() + Sync),
         stop: &AtomicBool,
-    ) -> Result<ScenarioResult> {
-        Ok(coapcc_sim::scenario::run_scenario_stoppable(
-            s, progress, stop,
-        )?)
+    ) -> Result<ScenarioResult<DumbbellSim>> {
+        Ok(coapcc_sim::run_scenario_stoppable(s, progress, stop)?)
     }
-    fn runs(r: &ScenarioResult) -> &[Vec<RunResult>] {
+    fn runs(r: &ScenarioResult<DumbbellSim>) -> &[Vec<RunResult>] {
         &r.runs
     }
     fn events(r: &RunResult) -> u64 {
@@ -140,16 +140,16 @@ impl LabNetwork for Dumbbell {
     fn items(r: &RunResult) -> &[ClientRecord] {
         &r.clients
     }
-    fn json(s: &Scenario, r: &ScenarioResult) -> String {
+    fn json(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
         output::json(s, &r.summaries)
     }
-    fn table(s: &Scenario, r: &ScenarioResult) -> String {
+    fn table(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
         output::table(s, &r.summaries)
     }
-    fn markdown(s: &Scenario, r: &ScenarioResult) -> String {
+    fn markdown(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
         output::markdown(s, &r.summaries)
     }
-    fn histograms(s: &Scenario, r: &ScenarioResult) -> String {
+    fn histograms(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
         output::histograms(s, &r.runs)
     }
     fn pcap_unit() -> Result<&'static str> {
@@ -157,7 +157,7 @@ impl LabNetwork for Dumbbell {
     }
     fn write_pcap(s: &Scenario, i: usize, file: &Path) -> Result<u64> {
         let mut tap = crate::pcap::PcapTap::create(file)?;
-        coapcc_sim::testbed::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
+        DumbbellSim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
         tap.finish()
     }
 

@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use coapcc_sim::{Percentiles, RunResult, Scenario, Summary};
+use coapcc_sim::dumbbell::Scenario;
+use coapcc_sim::{Percentiles, RunResult, Summary};
 use serde::Serialize;
 
 /// The JSON document `coapcc run --format json` prints.

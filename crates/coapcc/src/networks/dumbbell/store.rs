@@ -6,8 +6,9 @@
 use std::collections::HashSet;
 
 use anyhow::{Context, Result};
+use coapcc_sim::dumbbell::RunSpec;
 use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
-use coapcc_sim::{RunResult, RunSpec, Summary};
+use coapcc_sim::{RunResult, Summary};
 use rusqlite::{params, OptionalExtension};
 
 use super::campaign::plan::{DumbbellCell, DumbbellPlan};
@@ -273,7 +274,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coapcc_sim::{AlgorithmSpec, Group, Network, Workload};
+    use coapcc_sim::dumbbell::{Group, Network};
+    use coapcc_sim::{AlgorithmSpec, Workload};
 
     fn spec() -> RunSpec {
         RunSpec {

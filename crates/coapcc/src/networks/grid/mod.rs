@@ -20,7 +20,9 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec};
-use coapcc_sim::grid_scenario::{GridScenario, GridScenarioResult};
+use coapcc_sim::grid::{GridScenario, GridSim};
+use coapcc_sim::NetworkScenario;
+use coapcc_sim::{ScenarioResult, Tapped};
 
 use crate::cost::RunCost;
 use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
@@ -47,7 +49,7 @@ impl LabNetwork for Grid {
     type Scenario = GridScenario;
     type Spec = GridRunSpec;
     type RunResult = GridRunResult;
-    type Outcome = GridScenarioResult;
+    type Outcome = ScenarioResult<GridSim>;
     type Item = GridNodeResult;
     type File = campaign::file::GridCampaignFile;
     type Cell = GridCell;
@@ -102,12 +104,10 @@ impl LabNetwork for Grid {
         s: &GridScenario,
         progress: &(dyn Fn() + Sync),
         stop: &AtomicBool,
-    ) -> Result<GridScenarioResult> {
-        Ok(coapcc_sim::grid_scenario::run_grid_scenario_stoppable(
-            s, progress, stop,
-        )?)
+    ) -> Result<ScenarioResult<GridSim>> {
+        Ok(coapcc_sim::run_scenario_stoppable(s, progress, stop)?)
     }
-    fn runs(r: &GridScenarioResult) -> &[Vec<GridRunResult>] {
+    fn runs(r: &ScenarioResult<GridSim>) -> &[Vec<GridRunResult>] {
         &r.runs
     }
     fn events(r: &GridRunResult) -> u64 {
@@ -116,13 +116,13 @@ impl LabNetwork for Grid {
     fn items(r: &GridRunResult) -> &[GridNodeResult] {
         &r.nodes
     }
-    fn json(s: &GridScenario, r: &GridScenarioResult) -> String {
+    fn json(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
         output::json(s, &r.summaries)
     }
-    fn table(s: &GridScenario, r: &GridScenarioResult) -> String {
+    fn table(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
         output::table(s, r)
     }
-    fn markdown(s: &GridScenario, r: &GridScenarioResult) -> String {
+    fn markdown(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
         output::markdown(s, &r.summaries)
     }
     fn pcap_unit() -> Result<&'static str> {
@@ -130,7 +130,7 @@ impl LabNetwork for Grid {
     }
     fn write_pcap(s: &GridScenario, i: usize, file: &Path) -> Result<u64> {
         let mut tap = crate::pcap::Ieee802154Tap::create(file)?;
-        coapcc_sim::grid::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
+        GridSim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
         tap.finish()
     }
 

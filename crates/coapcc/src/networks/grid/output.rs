@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use coapcc_sim::grid_scenario::GridScenarioResult;
+use coapcc_sim::grid::{GridScenario, GridSim, GridSummary};
 use coapcc_sim::metrics::Estimate;
-use coapcc_sim::{GridScenario, GridSummary};
+use coapcc_sim::ScenarioResult;
 use serde::Serialize;
 
 /// The JSON document `coapcc run --format json` prints for a grid scenario.
@@ -66,7 +66,7 @@ fn est(e: &Estimate, decimals: usize) -> String {
 }
 
 /// A table per algorithm.
-pub fn table(scenario: &GridScenario, result: &GridScenarioResult) -> String {
+pub fn table(scenario: &GridScenario, result: &ScenarioResult<GridSim>) -> String {
     let mut out = header(scenario);
     out.push('\n');
     let cols = scenario.network.cols.max(1) as usize;

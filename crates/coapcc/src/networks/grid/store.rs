@@ -377,7 +377,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.sqlite");
         let mut store = Store::open(&path).unwrap();
-        let result = coapcc_sim::grid::run(&spec(), 0).unwrap();
+        let result =
+            <coapcc_sim::grid::GridSim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
         assert!(!result.trace.is_empty(), "node 36 is traced");
         assert!(result.nodes.iter().any(|n| n.mac.airtime > 0.0));
         assert!(store.load_grid_run("k", true).unwrap().is_none());

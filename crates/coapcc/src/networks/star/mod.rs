@@ -21,7 +21,9 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Result};
 use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
-use coapcc_sim::star_scenario::{StarScenario, StarScenarioResult};
+use coapcc_sim::star::{StarScenario, StarSim};
+use coapcc_sim::NetworkScenario;
+use coapcc_sim::ScenarioResult;
 
 use crate::cost::RunCost;
 use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
@@ -48,7 +50,7 @@ impl LabNetwork for Star {
     type Scenario = StarScenario;
     type Spec = StarRunSpec;
     type RunResult = StarRunResult;
-    type Outcome = StarScenarioResult;
+    type Outcome = ScenarioResult<StarSim>;
     type Item = StationResult;
     type File = campaign::file::StarCampaignFile;
     type Cell = StarCell;
@@ -96,12 +98,10 @@ impl LabNetwork for Star {
         s: &StarScenario,
         progress: &(dyn Fn() + Sync),
         stop: &AtomicBool,
-    ) -> Result<StarScenarioResult> {
-        Ok(coapcc_sim::star_scenario::run_star_scenario_stoppable(
-            s, progress, stop,
-        )?)
+    ) -> Result<ScenarioResult<StarSim>> {
+        Ok(coapcc_sim::run_scenario_stoppable(s, progress, stop)?)
     }
-    fn runs(r: &StarScenarioResult) -> &[Vec<StarRunResult>] {
+    fn runs(r: &ScenarioResult<StarSim>) -> &[Vec<StarRunResult>] {
         &r.runs
     }
     fn events(r: &StarRunResult) -> u64 {
@@ -110,13 +110,13 @@ impl LabNetwork for Star {
     fn items(r: &StarRunResult) -> &[StationResult] {
         &r.stations
     }
-    fn json(s: &StarScenario, r: &StarScenarioResult) -> String {
+    fn json(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
         output::json(s, &r.summaries)
     }
-    fn table(s: &StarScenario, r: &StarScenarioResult) -> String {
+    fn table(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
         output::table(s, &r.summaries)
     }
-    fn markdown(s: &StarScenario, r: &StarScenarioResult) -> String {
+    fn markdown(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
         output::markdown(s, &r.summaries)
     }
     fn pcap_unit() -> Result<&'static str> {

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use coapcc_sim::metrics::Estimate;
-use coapcc_sim::{StarScenario, StarSummary};
+use coapcc_sim::star::{StarScenario, StarSummary};
 use serde::Serialize;
 
 /// The JSON document `coapcc run --format json` prints for a star scenario.

@@ -319,7 +319,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
         let mut store = Store::open(&path).unwrap();
-        let result = coapcc_sim::star::run(&spec(), 0).unwrap();
+        let result =
+            <coapcc_sim::star::StarSim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
         assert!(result.stations.iter().all(|s| !s.trace.is_empty()));
         assert!(store.load_star_run("k", true).unwrap().is_none());
         store.insert_star_run("k", &spec(), 0, &result).unwrap();

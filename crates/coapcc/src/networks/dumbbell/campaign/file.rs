@@ -5,7 +5,10 @@
 
 use std::fmt;
 
-use coapcc_sim::{AlgorithmSpec, Buffer, Coap, ErrorProfile, Network, Workload, WorkloadKind};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::{Coap, Network};
+use coapcc_sim::{AlgorithmSpec, Workload, WorkloadKind};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 

@@ -8,7 +8,8 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::{testbed, RunResult, RunSpec};
+use coapcc_sim::dumbbell::{DumbbellSim, RunSpec};
+use coapcc_sim::{RunResult, SimNetwork};
 
 use crate::campaign::{NetworkPlan, PlanCell};
 use crate::store::Store;
@@ -43,7 +44,7 @@ impl NetworkPlan for DumbbellPlan {
         weight(spec)
     }
     fn run(spec: &RunSpec, replication: u32) -> Result<RunResult> {
-        Ok(testbed::run(spec, replication)?)
+        Ok(DumbbellSim::run(spec, replication)?)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
         store.register(self).map(drop)

@@ -9,7 +9,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use coapcc_sim::{testbed, AlgorithmSpec, Buffer, ErrorProfile, Group, RunSpec, WorkloadKind};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::dumbbell::{Group, RunSpec};
+use coapcc_sim::{AlgorithmSpec, WorkloadKind};
 use serde::{Deserialize, Serialize};
 
 use super::file::{AlgorithmEntry, DumbbellCampaignFile, MixedEntry};
@@ -107,14 +110,14 @@ fn available(a: &AlgorithmSpec) -> Result<Option<String>> {
         }],
         seed: 1,
     };
-    match testbed::validate(&probe) {
+    match coapcc_sim::dumbbell::validate(&probe) {
         Ok(()) => Ok(None),
         // Only a name the build does not know is "unavailable"; a known one
         // (a registered algorithm, or CoAP over TCP) with a bad parameter is an
         // error, never silently skipped.
         Err(e)
             if coapcc_rto::registry::find(&a.name).is_none()
-                && !coapcc_sim::client_factory::is_tcp(a) =>
+                && !coapcc_sim::dumbbell::is_tcp(a) =>
         {
             Ok(Some(e.0))
         }
@@ -337,7 +340,7 @@ fn cell(
             .collect(),
         seed: file.seed,
     };
-    testbed::validate(&spec).map_err(|e| {
+    coapcc_sim::dumbbell::validate(&spec).map_err(|e| {
         anyhow!(
             "set `{}`, {} ({clients} clients, buffer {}, {}, errors {}): {e}",
             set.name,

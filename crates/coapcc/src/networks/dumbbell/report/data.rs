@@ -4,7 +4,9 @@
 //! and buffer each), and measured beside published medians (`calibration.md` §1).
 
 use anyhow::Result;
-use coapcc_sim::{AlgorithmSpec, Buffer, ErrorProfile, Summary, WorkloadKind};
+use coapcc_link::dumbbell::Buffer;
+use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::{AlgorithmSpec, Summary, WorkloadKind};
 
 use crate::calibrate::published_settings;
 use crate::networks::dumbbell::campaign::plan::DumbbellCell;

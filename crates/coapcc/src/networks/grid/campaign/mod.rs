@@ -60,7 +60,10 @@ impl NetworkPlan for GridPlan {
         weight(spec)
     }
     fn run(spec: &GridRunSpec, replication: u32) -> Result<GridRunResult> {
-        Ok(coapcc_sim::grid::run(spec, replication)?)
+        Ok(<coapcc_sim::grid::GridSim as coapcc_sim::SimNetwork>::run(
+            spec,
+            replication,
+        )?)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
         store.register_grid(self).map(drop)

@@ -4,8 +4,7 @@
 //! points where per-node maps and traces are drawn, and those traces.
 
 use anyhow::Result;
-use coapcc_sim::grid::{GridWorkloadKind, TracePoint};
-use coapcc_sim::GridSummary;
+use coapcc_sim::grid::{GridSummary, GridWorkloadKind, TracePoint};
 
 use crate::networks::grid::campaign::GridCell;
 use crate::store::{Definition, Store};

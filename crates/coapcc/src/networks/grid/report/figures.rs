@@ -6,9 +6,8 @@
 //! transaction and carried load against the ON duration. Every point is a
 //! mean over replications with its 95 % confidence interval.
 
-use coapcc_sim::grid::{GridWorkloadKind, TraceKind};
+use coapcc_sim::grid::{GridSummary, GridWorkloadKind, TraceKind};
 use coapcc_sim::metrics::Estimate;
-use coapcc_sim::GridSummary;
 
 use super::data::{GridReport, GridSet};
 use crate::networks::grid::campaign::plan::point_text;

@@ -49,7 +49,10 @@ impl NetworkPlan for StarPlan {
         weight(spec)
     }
     fn run(spec: &StarRunSpec, replication: u32) -> Result<StarRunResult> {
-        Ok(coapcc_sim::star::run(spec, replication)?)
+        Ok(<coapcc_sim::star::StarSim as coapcc_sim::SimNetwork>::run(
+            spec,
+            replication,
+        )?)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
         store.register_star(self).map(drop)

@@ -4,7 +4,7 @@
 //! their station counts, and the points whose TCP time series are drawn.
 
 use anyhow::Result;
-use coapcc_sim::StarSummary;
+use coapcc_sim::star::StarSummary;
 
 use crate::networks::star::campaign::StarCell;
 use crate::store::{Definition, Store};

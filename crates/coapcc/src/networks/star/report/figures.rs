@@ -11,9 +11,7 @@
 //! interval (`StarSummary`).
 
 use coapcc_sim::metrics::Estimate;
-use coapcc_sim::star::TcpSample;
-use coapcc_sim::star_scenario::MeanSample;
-use coapcc_sim::StarSummary;
+use coapcc_sim::star::{MeanSample, StarSummary, TcpSample};
 
 use super::data::{StarReport, StarSet, ZOOM_S};
 use crate::report::stem;

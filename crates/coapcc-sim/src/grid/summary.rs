@@ -1,6 +1,5 @@
-//! Grid scenarios (the pCoCoA evaluation, spec `testbed.md` §3–4): what a
-//! scenario file with `kind = "grid"` describes, running its replications,
-//! and the paper's metrics with 95 % confidence intervals over them.
+//! The pCoCoA paper's metrics for one algorithm over its replications on the
+//! grid, with 95 % confidence intervals.
 //!
 //! Loads are bytes per second of request messages (the configured request
 //! size, marking excluded), over the traffic window:
@@ -14,142 +13,10 @@
 //! bursty runs the interferers are summarised apart).
 
 use coapcc_workload::metrics::Estimate;
-use coapcc_workload::AlgorithmSpec;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::grid::{self, GridCoap, GridRunResult, GridRunSpec, GridWorkload, Role};
-use crate::spec_error::SpecError;
-
-/// A grid scenario as written in a scenario file (`[network] kind = "grid"`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GridScenario {
-    /// A short name.
-    #[serde(default)]
-    pub name: String,
-    /// What it reproduces.
-    #[serde(default)]
-    pub description: String,
-    /// The grid.
-    #[serde(default)]
-    pub network: coapcc_link::grid::Config,
-    /// CoAP settings.
-    #[serde(default)]
-    pub coap: GridCoap,
-    /// The workload.
-    #[serde(default)]
-    pub workload: GridWorkload,
-    /// The algorithms to compare; each runs every client under test.
-    #[serde(rename = "algorithm")]
-    pub algorithms: Vec<AlgorithmSpec>,
-    /// Replications per algorithm.
-    #[serde(default = "one")]
-    pub replications: u32,
-    /// The scenario seed.
-    #[serde(default = "one64")]
-    pub seed: u64,
-}
-
-fn one() -> u32 {
-    1
-}
-fn one64() -> u64 {
-    1
-}
-
-impl GridScenario {
-    /// The run of algorithm `i`.
-    pub fn run_spec(&self, i: usize) -> GridRunSpec {
-        GridRunSpec {
-            network: self.network.clone(),
-            coap: self.coap.clone(),
-            workload: self.workload.clone(),
-            algorithm: self.algorithms[i].clone(),
-            seed: self.seed,
-        }
-    }
-
-    /// Checks everything a run would reject.
-    pub fn validate(&self) -> Result<(), SpecError> {
-        if self.algorithms.is_empty() {
-            return Err(SpecError(
-                "algorithm: expected at least one algorithm".into(),
-            ));
-        }
-        if self.replications == 0 {
-            return Err(SpecError("replications: expected at least 1".into()));
-        }
-        for (i, a) in self.algorithms.iter().enumerate() {
-            a.check_label().map_err(SpecError)?;
-            if self.algorithms[..i].iter().any(|b| b.label() == a.label()) {
-                return Err(SpecError(format!(
-                    "algorithm `{}`: listed twice; give one a distinct `label`",
-                    a.label()
-                )));
-            }
-            grid::validate(&self.run_spec(i))?;
-        }
-        Ok(())
-    }
-}
-
-/// The results of a grid scenario.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GridScenarioResult {
-    /// One summary per algorithm.
-    pub summaries: Vec<GridSummary>,
-    /// Per algorithm, one result per replication.
-    #[serde(skip)]
-    pub runs: Vec<Vec<GridRunResult>>,
-}
-
-/// Runs every (algorithm, replication) of `scenario` on the current rayon
-/// pool; results do not depend on the thread count.
-pub fn run_grid_scenario(
-    scenario: &GridScenario,
-    progress: &(dyn Fn() + Sync),
-) -> Result<GridScenarioResult, SpecError> {
-    run_grid_scenario_stoppable(scenario, progress, &crate::stop::NEVER)
-}
-
-/// [`run_grid_scenario`], stopped with [`crate::stop::cancelled`] soon after `stop` is
-/// set: runs not started are skipped, runs under way stop within
-/// [`crate::stop::CHECK_EVERY`] events.
-pub fn run_grid_scenario_stoppable(
-    scenario: &GridScenario,
-    progress: &(dyn Fn() + Sync),
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<GridScenarioResult, SpecError> {
-    scenario.validate()?;
-    let specs: Vec<GridRunSpec> = (0..scenario.algorithms.len())
-        .map(|i| scenario.run_spec(i))
-        .collect();
-    let jobs: Vec<(usize, u32)> = (0..specs.len())
-        .flat_map(|a| (0..scenario.replications).map(move |r| (a, r)))
-        .collect();
-    let results: Vec<GridRunResult> = jobs
-        .par_iter()
-        .map(|&(a, r)| {
-            if crate::stop::requested(stop) {
-                return Err(crate::stop::cancelled());
-            }
-            let out = grid::run_stoppable(&specs[a], r, stop);
-            progress();
-            out
-        })
-        .collect::<Result<_, _>>()?;
-    let mut runs: Vec<Vec<GridRunResult>> = vec![Vec::new(); specs.len()];
-    for ((a, _), res) in jobs.into_iter().zip(results) {
-        runs[a].push(res);
-    }
-    let summaries = specs
-        .iter()
-        .zip(&runs)
-        .map(|(spec, r)| GridSummary::of(spec.algorithm.label(), spec, r))
-        .collect();
-    Ok(GridScenarioResult { summaries, runs })
-}
+use super::config::{GridRunSpec, GridWorkloadKind};
+use super::result::{GridNodeResult, GridRunResult, Role};
 
 /// The paper's metrics for one algorithm, over its replications.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -195,7 +62,7 @@ pub struct GridSummary {
 impl GridSummary {
     /// Summarises the runs of `spec`.
     pub fn of(label: &str, spec: &GridRunSpec, runs: &[GridRunResult]) -> Self {
-        fn clients(r: &GridRunResult) -> impl Iterator<Item = &grid::GridNodeResult> {
+        fn clients(r: &GridRunResult) -> impl Iterator<Item = &GridNodeResult> {
             r.nodes.iter().filter(|n| n.role == Role::Client)
         }
         let per_run = |f: &dyn Fn(&GridRunResult) -> f64| -> Estimate {
@@ -203,10 +70,10 @@ impl GridSummary {
         };
         let size = spec.coap.request_size as f64;
         let n_clients = runs.first().map_or(0, |r| clients(r).count()) as u32;
-        let sum = |r: &GridRunResult, f: &dyn Fn(&grid::GridNodeResult) -> u64| -> f64 {
+        let sum = |r: &GridRunResult, f: &dyn Fn(&GridNodeResult) -> u64| -> f64 {
             clients(r).map(f).sum::<u64>() as f64
         };
-        let all_nodes = |r: &GridRunResult, f: &dyn Fn(&grid::GridNodeResult) -> u64| -> f64 {
+        let all_nodes = |r: &GridRunResult, f: &dyn Fn(&GridNodeResult) -> u64| -> f64 {
             r.nodes.iter().map(f).sum::<u64>() as f64
         };
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -230,7 +97,7 @@ impl GridSummary {
                 })
             })
             .collect();
-        let bursty = spec.workload.kind == grid::GridWorkloadKind::Bursty;
+        let bursty = spec.workload.kind == GridWorkloadKind::Bursty;
         GridSummary {
             label: label.to_string(),
             replications: runs.len() as u32,

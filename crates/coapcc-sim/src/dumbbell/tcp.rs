@@ -9,7 +9,7 @@
 //! (`tcp`: `linux`; `tcp-lwip*`: lwIP and its variants). lwIP keeps one timer
 //! grid per device ([`coapcc_tcp::lwip::TickClock`]): each client's starts
 //! 250 ms after its first connect, the server's 250 ms after the first SYN
-//! reaches it. The testbed ([`crate::testbed`]) carries the segments this module
+//! reaches it. The testbed ([`super::testbed`]) carries the segments this module
 //! emits over the bottleneck (their size is [`Segment::wire_len`]) and hands
 //! them back when they arrive; timers come back as events.
 //!
@@ -74,7 +74,7 @@ pub enum TcpNote {
     Aborted,
 }
 
-/// A TCP happening shown to a [`crate::testbed::Tap`].
+/// A TCP happening shown to a [`super::Tap`].
 #[derive(Debug)]
 pub enum TcpTrace<'a> {
     /// An endpoint emitted a segment.

@@ -1,18 +1,14 @@
-//! The constrained-link testbed (spec `testbed.md` §1–2) as a discrete-event
-//! simulation: CoAP clients and a server on the dumbbell network of
-//! [`coapcc_link::dumbbell`].
-//!
-//! The event loop interleaves two sources in time order: the network's own
-//! events ([`Network::next_wakeup`] / [`Network::poll`]: serialisation ends,
-//! arrivals) and the endpoints' timers (a binary heap). At equal times the
-//! network's event goes first.
+//! The dumbbell's world (spec `testbed.md` §1–2): CoAP clients and a server
+//! on the network of [`coapcc_link::dumbbell`], their workloads, and their
+//! records; the event loop ([`crate::event_loop`]) hands it the network's
+//! events and the endpoints' timers.
 //!
 //! Clients and the server are the real sans-IO CoAP endpoints of `coapcc-proto`:
 //! every packet carries the bytes they encoded, and its size on the wire is the
 //! IPv4 + UDP header plus those bytes.
 //!
 //! Clients of the algorithms `tcp` and `tcp-lwip*` run CoAP over TCP instead
-//! (transport-tcp.md §1–3, [`crate::tcp_endpoint`]): their packets are TCP segments of real size
+//! (transport-tcp.md §1–3, [`super::tcp`]): their packets are TCP segments of real size
 //! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
 //! error model and delays. A run may mix UDP and TCP groups.
 
@@ -22,21 +18,20 @@ use coapcc_link::agenda::Agenda;
 use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{to_secs, Nanos};
-use coapcc_link::{Datagram, Network, Output};
+use coapcc_link::{Datagram, NodeId};
 use coapcc_proto::client::{Client, ClientConfig, ClientEvent, ClientSettings, Request};
 use coapcc_proto::message::Code;
 use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
-use coapcc_workload::metrics::{ClientRecord, Conservation, RunResult};
+use coapcc_workload::metrics::{ClientRecord, RunResult};
 use coapcc_workload::WorkloadKind;
 
-use crate::client_factory::is_tcp;
-use crate::config::{Group, RunSpec};
-use crate::packets::PacketStore;
+use super::clients::{self, is_tcp};
+use super::config::{validate, Group, RunSpec, UDP_HEADER};
+use super::packets::PacketStore;
+use super::tcp::{TcpTrace, TcpWorld};
+use crate::event_loop::{Core, World};
 use crate::spec_error::SpecError;
-use crate::tcp_endpoint::{TcpTrace, TcpWorld};
 
-/// UDP header bytes.
-pub const UDP_HEADER: usize = 8;
 /// Largest CoAP message a packet can carry (the testbed's 296-byte MTU less
 /// the IPv4 and UDP headers).
 pub const MAX_DATAGRAM: usize = 296 - IPV4_HEADER - UDP_HEADER;
@@ -52,8 +47,9 @@ type PacketId = u32;
 /// Marks a [`PacketId`] as a TCP segment.
 const TCP_PACKET: PacketId = 1 << 31;
 
+/// A timer event of the endpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Event {
+pub enum Event {
     /// A client's retransmission deadline (stale if the client moved it).
     ClientTimer(u32),
     /// A TCP endpoint's timer (`connection * 2 + side`; stale if moved).
@@ -97,134 +93,12 @@ enum Slot {
     Tcp(u32),
 }
 
-/// Runs one replication of `spec`, stopping early with
-/// an error (`cancelled after N events`) once `stop` is set.
-pub fn run_stoppable(
-    spec: &RunSpec,
-    replication: u32,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<RunResult, SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    tb.stop = stop;
-    tb.run();
-    crate::stop::check(stop, tb.processed)?;
-    Ok(tb.finish())
-}
-
-/// Runs one replication of `spec`.
-pub fn run(spec: &RunSpec, replication: u32) -> Result<RunResult, SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    tb.run();
-    Ok(tb.finish())
-}
-
-/// Runs one replication of `spec`, showing every sent packet to `tap`.
-pub fn run_with_tap(
-    spec: &RunSpec,
-    replication: u32,
-    tap: &mut dyn Tap,
-) -> Result<RunResult, SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    tb.tcp.trace = true;
-    tb.tap = Some(tap);
-    tb.run();
-    Ok(tb.finish())
-}
-
-/// Runs one replication of `spec` and also returns the wall time of the event
-/// loop alone (set-up and result collection excluded), for benchmarks.
-pub fn run_timed(
-    spec: &RunSpec,
-    replication: u32,
-) -> Result<(RunResult, std::time::Duration), SpecError> {
-    let mut tb = Testbed::new(spec, replication)?;
-    let t0 = std::time::Instant::now();
-    tb.run();
-    let wall = t0.elapsed();
-    Ok((tb.finish(), wall))
-}
-
-/// Checks that `spec` can run: algorithms known and parameters valid, messages fit
-/// the MTU, rates positive.
-pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
-    let n = &spec.network;
-    for (field, bps) in [
-        ("uplink_bps", n.uplink_bps),
-        ("downlink_bps", n.downlink_bps),
-    ] {
-        if bps == 0 {
-            return Err(SpecError(format!(
-                "network.{field}: expected a link rate greater than 0"
-            )));
-        }
-    }
-    if n.mtu < IPV4_HEADER + UDP_HEADER + 4 || n.mtu > 296 {
-        return Err(SpecError(format!(
-            "network.mtu: expected 32..=296 bytes, found {}",
-            n.mtu
-        )));
-    }
-    n.validate_delays().map_err(SpecError)?;
-    let any_tcp = spec.groups.iter().any(|g| is_tcp(&g.algorithm));
-    let any_udp = spec.groups.iter().any(|g| !is_tcp(&g.algorithm));
-    let largest = IPV4_HEADER + UDP_HEADER + 4 + 8 + 1 + spec.coap.response_payload + 8;
-    if any_udp && largest > n.mtu {
-        return Err(SpecError(format!(
-            "coap.response_payload: {} bytes do not fit the {}-byte MTU with headers",
-            spec.coap.response_payload, n.mtu
-        )));
-    }
-    if any_tcp {
-        // The MSS is the MTU less 40 bytes of IPv4 and TCP headers; the response
-        // must fit the client's Max-Message-Size (RFC 8323 base value 1152).
-        if n.mtu < 48 {
-            return Err(SpecError(format!(
-                "network.mtu: CoAP over TCP needs at least 48 bytes, found {}",
-                n.mtu
-            )));
-        }
-        let frame = coapcc_proto::tcp::frame_len(0, &[], &vec![0; spec.coap.response_payload]);
-        if frame > 1152 {
-            return Err(SpecError(format!(
-                "coap.response_payload: a {frame}-byte response exceeds the 1152-byte \
-                 Max-Message-Size of CoAP over TCP"
-            )));
-        }
-    }
-    if spec.coap.path.len() > 200 {
-        return Err(SpecError(
-            "coap.path: expected at most 200 characters".into(),
-        ));
-    }
-    if spec.groups.is_empty() || spec.groups.iter().all(|g| g.clients == 0) {
-        return Err(SpecError("the population has no clients".into()));
-    }
-    for g in &spec.groups {
-        g.algorithm.check_label().map_err(SpecError)?;
-        crate::client_factory::check(&g.algorithm)?;
-        let [a, b] = g.workload.batch;
-        if g.workload.kind == WorkloadKind::Random && (a == 0 || b < a) {
-            return Err(SpecError(
-                "workload.batch: expected [lo, hi] with 1 <= lo <= hi".into(),
-            ));
-        }
-        if g.workload.exchanges == 0 {
-            return Err(SpecError("workload.exchanges: expected at least 1".into()));
-        }
-    }
-    Ok(())
-}
-
-struct Testbed<'a> {
+/// One replication on the dumbbell in progress.
+pub struct Testbed<'a> {
     spec: &'a RunSpec,
-    now: Nanos,
-    /// The endpoints' timers.
-    events: Agenda<Event>,
-    processed: u64,
-    /// Set from outside to stop the run ([`crate::stop`]).
-    stop: &'a std::sync::atomic::AtomicBool,
+    /// The network, the endpoints' timers, the clock.
+    core: Core<Dumbbell, Event>,
     packets: PacketStore,
-    net: Dumbbell,
     /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
     /// The UDP clients' result records, by the same index. Kept apart from
@@ -242,12 +116,12 @@ struct Testbed<'a> {
     histograms: Vec<Vec<u64>>,
     unfinished: usize,
     buf: [u8; MAX_DATAGRAM],
-    conservation: Conservation,
     tap: Option<&'a mut dyn Tap>,
 }
 
 impl<'a> Testbed<'a> {
-    fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
+    /// Replication `replication` of `spec`, before time 0.
+    pub(super) fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let n = &spec.network;
@@ -276,7 +150,7 @@ impl<'a> Testbed<'a> {
                     max_retransmit: spec.coap.max_retransmit,
                     ..ClientConfig::default()
                 };
-                Some(crate::client_factory::settings(&g.algorithm, config)?)
+                Some(clients::settings(&g.algorithm, config)?)
             };
             for _ in 0..g.clients {
                 let index = order.len() as u32;
@@ -314,12 +188,11 @@ impl<'a> Testbed<'a> {
         let unfinished = order.len();
         Ok(Testbed {
             spec,
-            now: 0,
-            events: Agenda::new(0, 2 * order.len() + 64),
-            processed: 0,
-            stop: &crate::stop::NEVER,
+            core: Core::new(
+                Dumbbell::new(n, seed, 2 * order.len() + 64),
+                Agenda::new(0, 2 * order.len() + 64),
+            ),
             packets: PacketStore::default(),
-            net: Dumbbell::new(n, seed, 2 * order.len() + 64),
             clients,
             records,
             udp_global,
@@ -329,20 +202,25 @@ impl<'a> Testbed<'a> {
             histograms: vec![Vec::new(); spec.groups.len()],
             unfinished,
             buf: [0; MAX_DATAGRAM],
-            conservation: Conservation::default(),
             tap: None,
         })
     }
 
-    /// Schedules an endpoint's timer event.
-    fn schedule(&mut self, at: Nanos, ev: Event) {
-        self.events.push(at, ev);
+    /// Shows every packet sent, and every TCP happening, to `tap`.
+    pub(super) fn attach(&mut self, tap: &'a mut dyn Tap) {
+        self.tcp.trace = true;
+        self.tap = Some(tap);
     }
 
-    fn run(&mut self) {
-        // Decision (testbed.md §1.3): all clients start at time 0, in index order.
-        // Continuous TCP clients set up their connection first (transport-tcp.md
-        // §2); then time 0 of the workload is when the last of them is ready.
+    /// Schedules an endpoint's timer event.
+    fn schedule(&mut self, at: Nanos, ev: Event) {
+        self.core.agenda.push(at, ev);
+    }
+
+    /// Time 0 (testbed.md §1.3): all clients start, in index order.
+    /// Continuous TCP clients set up their connection first (transport-tcp.md
+    /// §2); then time 0 of the workload is when the last of them is ready.
+    fn start_clients(&mut self) {
         if self.tcp.warming == 0 {
             self.start_all();
         } else {
@@ -355,51 +233,11 @@ impl<'a> Testbed<'a> {
                 }
             }
         }
-        while self.unfinished > 0 {
-            let net_at = self.net.next_wakeup();
-            let timer_at = self.events.peek_time();
-            if net_at.is_some_and(|n| timer_at.is_none_or(|t| n <= t)) {
-                let (at, out) = self
-                    .net
-                    .poll(Nanos::MAX)
-                    .expect("the network has an event due");
-                self.now = at;
-                match out {
-                    Some(Output::Delivered { id, node }) if node == SERVER => self.at_server(id),
-                    Some(Output::Delivered { id, .. }) => self.at_client(id),
-                    Some(Output::Dropped { id, .. }) => {
-                        self.conservation.dropped += 1;
-                        self.release(id);
-                    }
-                    None => {}
-                }
-                continue;
-            }
-            let Some((at, ev)) = self.events.pop() else {
-                break;
-            };
-            self.now = at;
-            self.processed += 1;
-            if crate::stop::due(self.processed, self.stop) {
-                break;
-            }
-            match ev {
-                Event::ClientTimer(c) => {
-                    let c = c as usize;
-                    if self.clients[c].timer_queued == Some(at) {
-                        self.clients[c].timer_queued = None;
-                        self.clients[c].coap.handle_timeout(at);
-                        self.service(c);
-                    }
-                }
-                Event::TcpTimer(ep) => self.tcp_timer(ep),
-            }
-        }
     }
 
     /// Starts every client's workload now, in index order.
     fn start_all(&mut self) {
-        let now = self.now;
+        let now = self.core.now;
         for i in 0..self.order.len() {
             match self.order[i] {
                 Slot::Udp(c) => {
@@ -447,7 +285,7 @@ impl<'a> Testbed<'a> {
                     from_client: true,
                     seg,
                 };
-                tap.tcp(self.now, self.tcp.seg_client(id), what);
+                tap.tcp(self.core.now, self.tcp.seg_client(id), what);
             }
             self.send_tcp(id);
         }
@@ -461,7 +299,7 @@ impl<'a> Testbed<'a> {
                     from_client: false,
                     seg,
                 };
-                tap.tcp(self.now, self.tcp.seg_client(id), what);
+                tap.tcp(self.core.now, self.tcp.seg_client(id), what);
             }
             self.send_tcp(id);
         }
@@ -504,9 +342,7 @@ impl<'a> Testbed<'a> {
     /// Hands a packet to the network; counts it sent, and dropped if the
     /// network refuses it at once.
     fn send(&mut self, d: Datagram) {
-        self.conservation.sent += 1;
-        if self.net.send(self.now, d).is_err() {
-            self.conservation.dropped += 1;
+        if !self.core.send(d) {
             self.release(d.id);
         }
     }
@@ -515,7 +351,7 @@ impl<'a> Testbed<'a> {
     #[cold]
     #[inline(never)]
     fn tcp_timer(&mut self, ep: u32) {
-        self.tcp.timer(self.now, ep);
+        self.tcp.timer(self.core.now, ep);
         self.drain_tcp();
     }
 
@@ -523,46 +359,45 @@ impl<'a> Testbed<'a> {
     #[cold]
     #[inline(never)]
     fn tcp_arrival(&mut self, p: PacketId) {
-        self.conservation.delivered += 1;
         let id = p & !TCP_PACKET;
         let to_server = self.tcp.to_server(id);
         if let Some(tap) = self.tap.as_mut() {
             let seg = self.tcp.seg(id);
             tap.tcp(
-                self.now,
+                self.core.now,
                 self.tcp.seg_client(id),
                 TcpTrace::Arrived { to_server, seg },
             );
         }
-        let dup_bytes = self.tcp.deliver(self.now, id);
+        let dup_bytes = self.tcp.deliver(self.core.now, id);
         let dir = if to_server {
             Direction::Up
         } else {
             Direction::Down
         };
-        self.net.count_unnecessary(dir, dup_bytes);
+        self.core.net.count_unnecessary(dir, dup_bytes);
         self.drain_tcp();
     }
 
+    #[inline]
     fn at_server(&mut self, p: PacketId) {
         if p & TCP_PACKET != 0 {
             return self.tcp_arrival(p);
         }
-        self.conservation.delivered += 1;
         let packet = self.packets.get(p);
         let (src, request_len) = (packet.src, packet.data.len());
         let out = self
             .server
-            .handle_datagram(self.now, src, packet.data, &mut self.buf);
+            .handle_datagram(self.core.now, src, packet.data, &mut self.buf);
         self.packets.release(p);
         if let ServerOutput::Reply { len, duplicate } = out {
             if duplicate {
                 let ip_len = (IPV4_HEADER + UDP_HEADER) as u64 + request_len as u64;
-                self.net.count_unnecessary(Direction::Up, ip_len);
+                self.core.net.count_unnecessary(Direction::Up, ip_len);
             }
             if let Some(tap) = self.tap.as_mut() {
                 let dst = self.udp_global[src as usize];
-                tap.packet(self.now, SERVER, dst, &self.buf[..len]);
+                tap.packet(self.core.now, SERVER, dst, &self.buf[..len]);
             }
             let reply = self.packets.alloc(SERVER, src, &self.buf[..len]);
             self.send(Datagram {
@@ -576,16 +411,16 @@ impl<'a> Testbed<'a> {
         }
     }
 
+    #[inline]
     fn at_client(&mut self, p: PacketId) {
         if p & TCP_PACKET != 0 {
             return self.tcp_arrival(p);
         }
-        self.conservation.delivered += 1;
         let packet = self.packets.get(p);
         let c = packet.dst as usize;
         self.clients[c]
             .coap
-            .handle_datagram(self.now, SERVER, packet.data);
+            .handle_datagram(self.core.now, SERVER, packet.data);
         self.packets.release(p);
         self.service(c);
     }
@@ -620,14 +455,14 @@ impl<'a> Testbed<'a> {
         while let Some(tx) = self.clients[c].coap.poll_transmit(&mut self.buf) {
             let cl = &mut self.clients[c];
             if cl.started.is_none() {
-                cl.started = Some(self.now);
+                cl.started = Some(self.core.now);
             }
             if tx.ordinal > 0 {
                 self.records[c].retransmissions += 1;
             }
             if let Some(tap) = self.tap.as_mut() {
                 let src = self.udp_global[c];
-                tap.packet(self.now, src, SERVER, &self.buf[..tx.len]);
+                tap.packet(self.core.now, src, SERVER, &self.buf[..tx.len]);
             }
             let p = self.packets.alloc(c as u32, SERVER, &self.buf[..tx.len]);
             self.send(Datagram {
@@ -677,11 +512,11 @@ impl<'a> Testbed<'a> {
             if cl.remaining == 0 {
                 if !cl.finished {
                     cl.finished = true;
-                    self.records[c].fct = Some(to_secs(self.now - cl.started.unwrap_or(0)));
+                    self.records[c].fct = Some(to_secs(self.core.now - cl.started.unwrap_or(0)));
                     self.unfinished -= 1;
                 }
             } else {
-                self.start_next(c, self.now);
+                self.start_next(c, self.core.now);
                 return self.service(c);
             }
         }
@@ -689,19 +524,13 @@ impl<'a> Testbed<'a> {
         let cl = &mut self.clients[c];
         if let Some(t) = deadline.filter(|_| deadline != cl.timer_queued) {
             cl.timer_queued = deadline;
-            let at = t.max(self.now);
+            let at = t.max(self.core.now);
             self.schedule(at, Event::ClientTimer(c as u32));
         }
     }
 
-    fn finish(mut self) -> RunResult {
-        // Count what is still in the network, independently of the counters.
-        self.conservation.in_flight = self.net.in_flight();
-        assert!(
-            self.conservation.holds(),
-            "packet conservation violated: {:?}",
-            self.conservation
-        );
+    fn finish_run(mut self, processed: u64) -> RunResult {
+        let conservation = self.core.conservation();
         for (record, cl) in self.records.iter_mut().zip(&self.clients) {
             record.spurious_detected = cl
                 .coap
@@ -735,12 +564,65 @@ impl<'a> Testbed<'a> {
         RunResult {
             clients,
             histograms: self.histograms,
-            uplink: self.net.record(Direction::Up),
-            downlink: self.net.record(Direction::Down),
-            duration: to_secs(self.now),
-            events: self.processed + self.net.events(),
-            conservation: self.conservation,
+            uplink: self.core.net.record(Direction::Up),
+            downlink: self.core.net.record(Direction::Down),
+            duration: to_secs(self.core.now),
+            events: self.core.events(processed),
+            conservation,
         }
+    }
+}
+
+impl<'a> World for Testbed<'a> {
+    type Net = Dumbbell;
+    type Timer = Event;
+    type Result = RunResult;
+
+    fn start(&mut self) {
+        self.start_clients();
+    }
+
+    #[inline]
+    fn core(&mut self) -> &mut Core<Dumbbell, Event> {
+        &mut self.core
+    }
+
+    #[inline]
+    fn done(&self) -> bool {
+        self.unfinished == 0
+    }
+
+    #[inline]
+    fn on_delivered(&mut self, id: PacketId, node: NodeId) {
+        if node == SERVER {
+            self.at_server(id)
+        } else {
+            self.at_client(id)
+        }
+    }
+
+    #[inline]
+    fn on_dropped(&mut self, id: PacketId) {
+        self.release(id);
+    }
+
+    #[inline]
+    fn on_timer(&mut self, at: Nanos, timer: Event) {
+        match timer {
+            Event::ClientTimer(c) => {
+                let c = c as usize;
+                if self.clients[c].timer_queued == Some(at) {
+                    self.clients[c].timer_queued = None;
+                    self.clients[c].coap.handle_timeout(at);
+                    self.service(c);
+                }
+            }
+            Event::TcpTimer(ep) => self.tcp_timer(ep),
+        }
+    }
+
+    fn finish(self, processed: u64) -> RunResult {
+        self.finish_run(processed)
     }
 }
 
@@ -748,7 +630,7 @@ fn new_client(settings: &Arc<ClientSettings>, g: &Group, group: u32, seed: u64) 
     let mut rng = SimRng::new(seed);
     let coap_rng = SimRng::new(rng.next_u64());
     let first_mid = rng.next_u64() as u16;
-    let coap = crate::client_factory::client(settings, coap_rng, first_mid);
+    let coap = clients::client(settings, coap_rng, first_mid);
     SimClient {
         coap,
         group,

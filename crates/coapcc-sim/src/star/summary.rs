@@ -1,142 +1,13 @@
-//! Star scenarios (the lwIP evaluation, spec `testbed.md` §3, §5): what a
-//! scenario file with `kind = "star"` describes, running its replications,
-//! and the paper's metrics — goodput at the access point, retransmissions,
-//! and the stations' cwnd, ssthresh, RTO and RTT over time — with 95 %
-//! confidence intervals over replications.
+//! The lwIP paper's metrics for one TCP flavour over its replications on the
+//! star (spec `testbed.md` §5): goodput at the access point, retransmissions,
+//! and the stations' cwnd, ssthresh, RTO and RTT over time, with 95 %
+//! confidence intervals.
 
 use coapcc_workload::metrics::Estimate;
-use coapcc_workload::AlgorithmSpec;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::spec_error::SpecError;
-use crate::star::{self, StarRunResult, StarRunSpec, StarWorkload, TcpSample};
-
-/// A star scenario as written in a scenario file (`[network] kind = "star"`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StarScenario {
-    /// A short name.
-    #[serde(default)]
-    pub name: String,
-    /// What it reproduces.
-    #[serde(default)]
-    pub description: String,
-    /// The star.
-    #[serde(default)]
-    pub network: coapcc_link::star::Config,
-    /// The bulk senders.
-    #[serde(default)]
-    pub workload: StarWorkload,
-    /// The TCP flavours to compare; each runs on every station.
-    #[serde(rename = "algorithm")]
-    pub algorithms: Vec<AlgorithmSpec>,
-    /// Replications per flavour.
-    #[serde(default = "one")]
-    pub replications: u32,
-    /// The scenario seed.
-    #[serde(default = "one64")]
-    pub seed: u64,
-}
-
-fn one() -> u32 {
-    1
-}
-fn one64() -> u64 {
-    1
-}
-
-impl StarScenario {
-    /// The run of flavour `i`.
-    pub fn run_spec(&self, i: usize) -> StarRunSpec {
-        StarRunSpec {
-            network: self.network.clone(),
-            workload: self.workload.clone(),
-            algorithm: self.algorithms[i].clone(),
-            seed: self.seed,
-        }
-    }
-
-    /// Checks everything a run would reject.
-    pub fn validate(&self) -> Result<(), SpecError> {
-        if self.algorithms.is_empty() {
-            return Err(SpecError(
-                "algorithm: expected at least one TCP flavour".into(),
-            ));
-        }
-        if self.replications == 0 {
-            return Err(SpecError("replications: expected at least 1".into()));
-        }
-        for (i, a) in self.algorithms.iter().enumerate() {
-            a.check_label().map_err(SpecError)?;
-            if self.algorithms[..i].iter().any(|b| b.label() == a.label()) {
-                return Err(SpecError(format!(
-                    "algorithm `{}`: listed twice; give one a distinct `label`",
-                    a.label()
-                )));
-            }
-            star::validate(&self.run_spec(i))?;
-        }
-        Ok(())
-    }
-}
-
-/// The results of a star scenario.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct StarScenarioResult {
-    /// One summary per flavour.
-    pub summaries: Vec<StarSummary>,
-    /// Per flavour, one result per replication.
-    #[serde(skip)]
-    pub runs: Vec<Vec<StarRunResult>>,
-}
-
-/// Runs every (flavour, replication) of `scenario` on the current rayon
-/// pool; results do not depend on the thread count.
-pub fn run_star_scenario(
-    scenario: &StarScenario,
-    progress: &(dyn Fn() + Sync),
-) -> Result<StarScenarioResult, SpecError> {
-    run_star_scenario_stoppable(scenario, progress, &crate::stop::NEVER)
-}
-
-/// [`run_star_scenario`], stopped with [`crate::stop::cancelled`] soon after `stop` is
-/// set: runs not started are skipped, runs under way stop within
-/// [`crate::stop::CHECK_EVERY`] events.
-pub fn run_star_scenario_stoppable(
-    scenario: &StarScenario,
-    progress: &(dyn Fn() + Sync),
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<StarScenarioResult, SpecError> {
-    scenario.validate()?;
-    let specs: Vec<StarRunSpec> = (0..scenario.algorithms.len())
-        .map(|i| scenario.run_spec(i))
-        .collect();
-    let jobs: Vec<(usize, u32)> = (0..specs.len())
-        .flat_map(|a| (0..scenario.replications).map(move |r| (a, r)))
-        .collect();
-    let results: Vec<StarRunResult> = jobs
-        .par_iter()
-        .map(|&(a, r)| {
-            if crate::stop::requested(stop) {
-                return Err(crate::stop::cancelled());
-            }
-            let out = star::run_stoppable(&specs[a], r, stop);
-            progress();
-            out
-        })
-        .collect::<Result<_, _>>()?;
-    let mut runs: Vec<Vec<StarRunResult>> = vec![Vec::new(); specs.len()];
-    for ((a, _), res) in jobs.into_iter().zip(results) {
-        runs[a].push(res);
-    }
-    let summaries = specs
-        .iter()
-        .zip(&runs)
-        .map(|(spec, r)| StarSummary::of(spec.algorithm.label(), spec, r))
-        .collect();
-    Ok(StarScenarioResult { summaries, runs })
-}
+use super::config::StarRunSpec;
+use super::result::{StarRunResult, StationResult, TcpSample};
 
 /// The mean over stations and replications of the sampled TCP state at one
 /// sample time.
@@ -200,10 +71,10 @@ impl StarSummary {
         let per_run = |f: &dyn Fn(&StarRunResult) -> f64| -> Estimate {
             Estimate::of(&runs.iter().map(f).collect::<Vec<_>>())
         };
-        let sum = |r: &StarRunResult, f: &dyn Fn(&star::StationResult) -> u64| -> f64 {
+        let sum = |r: &StarRunResult, f: &dyn Fn(&StationResult) -> u64| -> f64 {
             r.stations.iter().map(f).sum::<u64>() as f64
         };
-        let max = |r: &StarRunResult, f: &dyn Fn(&star::StationResult) -> f64| -> f64 {
+        let max = |r: &StarRunResult, f: &dyn Fn(&StationResult) -> f64| -> f64 {
             r.stations.iter().map(f).fold(0.0, f64::max)
         };
         let w = &spec.workload;

@@ -1,4 +1,4 @@
-//! Builds simulated CoAP clients from scenario algorithm specs through the
+//! Builds the dumbbell's CoAP clients from scenario algorithm specs through the
 //! algorithm registry.
 
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use coapcc_workload::AlgorithmSpec;
 
 use crate::spec_error::SpecError;
 
-/// Whether `spec` selects CoAP over TCP (run by [`crate::tcp_endpoint`], not by
+/// Whether `spec` selects CoAP over TCP (run by the dumbbell's TCP world, `tcp.rs`, not by
 /// a CoAP congestion-control algorithm).
 pub fn is_tcp(spec: &AlgorithmSpec) -> bool {
     spec.is_tcp()

@@ -106,6 +106,7 @@ impl PacketStore {
     }
 
     /// Bytes of slots allocated so far (in use or free).
+    #[cfg(test)]
     pub fn footprint(&self) -> usize {
         self.classes.iter().map(|c| c.bytes.len()).sum()
     }

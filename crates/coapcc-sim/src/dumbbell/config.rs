@@ -1,0 +1,136 @@
+//! What one simulated run of the constrained-link testbed is made of: the
+//! network, the CoAP settings, and the groups of clients (workload × algorithm ×
+//! count); and the checks that it can run. Plain data, serialisable, so
+//! that scenario files, campaigns and result stores share one description.
+
+use coapcc_link::dumbbell::IPV4_HEADER;
+use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
+use serde::{Deserialize, Serialize};
+
+use super::clients::{self, is_tcp};
+use crate::spec_error::SpecError;
+
+/// UDP header bytes.
+pub const UDP_HEADER: usize = 8;
+
+/// The dumbbell's parameters: the `[network]` table of a constrained-link
+/// scenario (spec `testbed.md` §1; [`coapcc_link::dumbbell`]).
+pub type Network = coapcc_link::dumbbell::Config;
+
+/// CoAP settings shared by every client of a run (spec `algorithms.md` §0.1, §7;
+/// `testbed.md` §1.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Coap {
+    /// MAX_RETRANSMIT (the evaluations: 20).
+    pub max_retransmit: u8,
+    /// Uri-Path of the request (5 characters in the testbed: a 6-byte option).
+    pub path: String,
+    /// Payload bytes of the server's 2.05 response.
+    pub response_payload: usize,
+}
+
+impl Default for Coap {
+    fn default() -> Self {
+        Coap {
+            max_retransmit: 20,
+            path: "sense".into(),
+            response_payload: 60,
+        }
+    }
+}
+
+/// A set of identical clients.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// The algorithm every client of the group runs.
+    pub algorithm: AlgorithmSpec,
+    /// Their workload.
+    pub workload: Workload,
+    /// How many clients.
+    pub clients: u32,
+}
+
+/// Everything one simulated run needs, apart from the replication index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// The network.
+    pub network: Network,
+    /// CoAP settings.
+    pub coap: Coap,
+    /// The client population (one group, or several for mixed populations).
+    pub groups: Vec<Group>,
+    /// The scenario seed; each replication derives its own.
+    pub seed: u64,
+}
+
+/// Checks that `spec` can run: algorithms known and parameters valid, messages fit
+/// the MTU, rates positive.
+pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
+    let n = &spec.network;
+    for (field, bps) in [
+        ("uplink_bps", n.uplink_bps),
+        ("downlink_bps", n.downlink_bps),
+    ] {
+        if bps == 0 {
+            return Err(SpecError(format!(
+                "network.{field}: expected a link rate greater than 0"
+            )));
+        }
+    }
+    if n.mtu < IPV4_HEADER + UDP_HEADER + 4 || n.mtu > 296 {
+        return Err(SpecError(format!(
+            "network.mtu: expected 32..=296 bytes, found {}",
+            n.mtu
+        )));
+    }
+    n.validate_delays().map_err(SpecError)?;
+    let any_tcp = spec.groups.iter().any(|g| is_tcp(&g.algorithm));
+    let any_udp = spec.groups.iter().any(|g| !is_tcp(&g.algorithm));
+    let largest = IPV4_HEADER + UDP_HEADER + 4 + 8 + 1 + spec.coap.response_payload + 8;
+    if any_udp && largest > n.mtu {
+        return Err(SpecError(format!(
+            "coap.response_payload: {} bytes do not fit the {}-byte MTU with headers",
+            spec.coap.response_payload, n.mtu
+        )));
+    }
+    if any_tcp {
+        // The MSS is the MTU less 40 bytes of IPv4 and TCP headers; the response
+        // must fit the client's Max-Message-Size (RFC 8323 base value 1152).
+        if n.mtu < 48 {
+            return Err(SpecError(format!(
+                "network.mtu: CoAP over TCP needs at least 48 bytes, found {}",
+                n.mtu
+            )));
+        }
+        let frame = coapcc_proto::tcp::frame_len(0, &[], &vec![0; spec.coap.response_payload]);
+        if frame > 1152 {
+            return Err(SpecError(format!(
+                "coap.response_payload: a {frame}-byte response exceeds the 1152-byte \
+                 Max-Message-Size of CoAP over TCP"
+            )));
+        }
+    }
+    if spec.coap.path.len() > 200 {
+        return Err(SpecError(
+            "coap.path: expected at most 200 characters".into(),
+        ));
+    }
+    if spec.groups.is_empty() || spec.groups.iter().all(|g| g.clients == 0) {
+        return Err(SpecError("the population has no clients".into()));
+    }
+    for g in &spec.groups {
+        g.algorithm.check_label().map_err(SpecError)?;
+        clients::check(&g.algorithm)?;
+        let [a, b] = g.workload.batch;
+        if g.workload.kind == WorkloadKind::Random && (a == 0 || b < a) {
+            return Err(SpecError(
+                "workload.batch: expected [lo, hi] with 1 <= lo <= hi".into(),
+            ));
+        }
+        if g.workload.exchanges == 0 {
+            return Err(SpecError("workload.exchanges: expected at least 1".into()));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,40 @@
+//! The dumbbell as a network of the simulator: [`DumbbellSim`], its types
+//! and how a run is set up and summarised.
+
+use coapcc_workload::metrics::{RunResult, Summary};
+
+use super::config::{validate, RunSpec};
+use super::testbed::{Tap, Testbed};
+use crate::network::{SimNetwork, Tapped};
+use crate::spec_error::SpecError;
+
+/// The dumbbell, as a network of the simulator.
+#[derive(Clone, Copy, Debug)]
+pub struct DumbbellSim;
+
+impl SimNetwork for DumbbellSim {
+    type RunSpec = RunSpec;
+    type RunResult = RunResult;
+    type Summary = Summary;
+    type World<'a> = Testbed<'a>;
+
+    fn validate(spec: &RunSpec) -> Result<(), SpecError> {
+        validate(spec)
+    }
+
+    fn world(spec: &RunSpec, replication: u32) -> Result<Testbed<'_>, SpecError> {
+        Testbed::new(spec, replication)
+    }
+
+    fn summary(label: &str, _spec: &RunSpec, runs: &[RunResult]) -> Summary {
+        Summary::of(label, 0, runs)
+    }
+}
+
+impl Tapped for DumbbellSim {
+    type Tap<'a> = dyn Tap + 'a;
+
+    fn attach<'a>(world: &mut Testbed<'a>, tap: &'a mut (dyn Tap + 'a)) {
+        world.attach(tap);
+    }
+}

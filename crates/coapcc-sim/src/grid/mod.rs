@@ -1,0 +1,41 @@
+//! The pCoCoA evaluation (spec `testbed.md` §2–4, `radio.md` §1.7): CoAP
+//! clients on the nodes of the 802.15.4 grid of [`coapcc_link::grid`], one
+//! CoAP server, periodic clients and bursty interferers, and the paper's
+//! metrics.
+//!
+//! - Every node but the border router and the server runs a client. After a
+//!   warm-up (when the paper's RPL formed its tree; ours is static) each
+//!   periodic client starts at a random offset in [0, T) and generates a
+//!   Confirmable POST every T seconds. A client holds at most `app_buffer`
+//!   requests, the one in flight included (Erbium's open transactions); a
+//!   request that finds them all taken is dropped at the client. NSTART 1:
+//!   the next held request is sent when the current one completes or fails.
+//! - Bursty interferers alternate OFF and ON periods: after a random offset in
+//!   [0, OFF) they send back to back for ON seconds, then stay silent for OFF
+//!   seconds, and so on; they run their own algorithm (the paper: Default
+//!   CoAP with ACK_TIMEOUT 1 s, ACK_RANDOM_FACTOR 1, MAX_RETRANSMIT 1).
+//! - The server answers every request with a piggybacked 2.04 Changed.
+//! - The run ends `duration` seconds after the warm-up; what is still in
+//!   flight then is not counted.
+//!
+//! - `config.rs`: what one run is ([`GridRunSpec`]) and its checks;
+//! - `scenario.rs`: a grid scenario file ([`GridScenario`]);
+//! - `world.rs`: the world of one run, and the [`GridTap`] that sees its
+//!   frames;
+//! - `result.rs`: what one run produces ([`GridRunResult`]);
+//! - `summary.rs`: the paper's metrics over replications ([`GridSummary`]);
+//! - `sim.rs`: [`GridSim`], the network for [`crate::network::SimNetwork`].
+
+mod config;
+mod result;
+mod scenario;
+mod sim;
+mod summary;
+mod world;
+
+pub use config::{validate, GridCoap, GridRunSpec, GridWorkload, GridWorkloadKind, MAX_MESSAGE};
+pub use result::{GridNodeResult, GridRunResult, Role, TraceKind, TracePoint};
+pub use scenario::GridScenario;
+pub use sim::GridSim;
+pub use summary::GridSummary;
+pub use world::GridTap;
