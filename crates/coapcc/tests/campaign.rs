@@ -509,21 +509,21 @@ fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
     for (name, definition, first, last) in [
         (
             "thesis.toml",
-            "9ec0fa96ff5d44f39591bb818442297af29dc856f3bd6b84a7292556669d3fea",
-            "dd80312fea02fd7244f02ae1fe09d467dac6dbdd721858faa042562dedeb10f5",
-            "c68f680a7e9ee7f6007bb315ae45a14704afcd70ab47e3d5edcb5ec96e1137ce",
+            "b5b939fc7a49a5deaa78e60dc956d7b20728dc7f563e9c926ed8d25b030513a2",
+            "6c4fa4d32c91bed37db99355182828bdc1fbe3c1244f549c39430a56a6ade41d",
+            "d41665895305ee669e1e1f1464f9c4678094f2cb61764f4b015ced8a81ebff30",
         ),
         (
             "anrw2018-fullbackoff.toml",
-            "f6c4931b819fe0bddd8cce2c7fce101b29d002b75ea00ccf933f34ed2bdfc7be",
-            "dd3ac6012b8bbbf8e7945dc0d2ff8cdff102133f1fb3eb5def597397edd3e18c",
-            "42e97fe7ef09034ffa9dfa1ca03f513c4bcf8a7b0567aa79a02e90c86ec99478",
+            "3e7288bf06bb9721160e79fe0eee59f4297baa4af691c117ada6861f62bb5383",
+            "792f2538d0033a110d20f0212a79e8256fef7faab93d1d60070688548ddb0ee3",
+            "efc2c3220e1e9c7fb803939547a90459a22d00738e36b829e87f725a5b47a0af",
         ),
         (
             "vtc2018-coap-over-tcp.toml",
-            "42b42268235f6b3798e5d86a97f284e077b871561ad609a2aa188cb335f4d61b",
-            "dd3ac6012b8bbbf8e7945dc0d2ff8cdff102133f1fb3eb5def597397edd3e18c",
-            "6652e2cb95e0b0ec224aa8c3496d4f258bbfc8fba9048d96173c353846af402f",
+            "3d31d628b0d21b442184faa153b2af14d1fede50201026c766d6bfebb87344de",
+            "792f2538d0033a110d20f0212a79e8256fef7faab93d1d60070688548ddb0ee3",
+            "2f8ad767cb550b4e3f3514113ccc15af5f7b800dbe0968b89103b203757a2e8e",
         ),
     ] {
         let AnyPlan::Dumbbell(plan) = AnyPlan::load(&root.join(name)).unwrap() else {
