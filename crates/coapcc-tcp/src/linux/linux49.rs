@@ -410,9 +410,9 @@ impl Linux49Cc {
         if let Some(t) = self.tlp_high_seq {
             if a.una >= t {
                 let spurious = if self.m.tlp1 { dsack_tlp } else { dsack };
-                if self.m.tlp1 && !self.tlp_retrans {
-                    self.tlp_high_seq = None;
-                } else if spurious {
+                // A probe of new data (tlp1) or a spurious probe: the
+                // episode ends with nothing to undo.
+                if (self.m.tlp1 && !self.tlp_retrans) || spurious {
                     self.tlp_high_seq = None;
                 } else if a.una > t {
                     self.init_cwnd_reduction(a.snd_nxt);
