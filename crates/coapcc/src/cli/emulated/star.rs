@@ -1,0 +1,81 @@
+//! `coapcc emulate` on the Wi-Fi star: the options it refuses, its start-up
+//! line and its summary.
+
+use std::net::SocketAddr;
+
+use anyhow::{anyhow, bail, Result};
+use coapcc_link::star;
+use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
+
+use super::network_table;
+use crate::cli::args::EmulateArgs;
+
+/// The star of `--network star` or of a scenario with `kind = "star"`:
+/// refuses the dumbbell's and the grid's options.
+pub(super) fn build(args: &EmulateArgs, file: Option<(String, String)>) -> Result<EmulatedNetwork> {
+    let others = [
+        ("--scale", args.scale.is_some_and(|f| f != 1.0)),
+        ("--nodes", !args.nodes.is_empty()),
+    ];
+    if let Some((flag, _)) = args
+        .dumbbell_options()
+        .iter()
+        .chain(&others)
+        .find(|(_, set)| *set)
+    {
+        bail!(
+            "{flag}: does not apply to the Wi-Fi star (its timings are 802.11 constants and its \
+             buffers the nodes' queues; set its parameters in a scenario's [network] table with \
+             kind = \"star\" and pass it with --scenario)"
+        );
+    }
+    let (config, origin) = match &file {
+        Some((text, origin)) => (
+            network_table::<star::Config>(text, origin)?,
+            origin.as_str(),
+        ),
+        None => (star::Config::default(), "--network star"),
+    };
+    config.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    Ok(EmulatedNetwork::Star(config))
+}
+
+/// The line `coapcc emulate` prints when it starts.
+pub(super) fn startup(listen: SocketAddr, server: SocketAddr, c: &star::Config) -> String {
+    format!(
+        "coapcc emulate: {listen} → {server} through the {}-station 802.11 star ({} bit/s, queue {} packets, \
+         wired hop {} bit/s); the Nth client on station N (wrapping around)",
+        c.stations, c.rate_bps, c.queue, c.wired_bps
+    )
+}
+
+/// What the relay carried and what the star did.
+pub(super) fn summary(r: &EmulatorReport, s: &star::StarRecord, mappings: &str) -> String {
+    let dir = |name: &str, c: &DatagramCounts| {
+        format!(
+            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the star, {} refused (too large), {} refused (relay full), {} in flight",
+            c.received,
+            c.bytes,
+            c.delivered,
+            c.dropped,
+            c.refused_too_large,
+            c.refused_full,
+            c.in_flight()
+        )
+    };
+    format!(
+        "{}\n{}\n\
+         star frames: {} data frames ({} delivered, {} collided in {} collisions), {} retries, \
+         {:.3} s of airtime; drops: {} after the retry limit, {} at full queues\n{mappings}",
+        dir("upstream (clients → server)", &r.upstream),
+        dir("downstream (server → clients)", &r.downstream),
+        s.data_frames,
+        s.delivered_frames,
+        s.collided_frames,
+        s.collisions,
+        s.retries,
+        s.busy,
+        s.retry_drops,
+        s.queue_drops
+    )
+}
