@@ -17,7 +17,7 @@
 //!
 //! # Where clients and the server attach
 //!
-//! Each network says it in its hook ([`Hook`], one file each under
+//! Each network says it in its hook (the crate's `Hook` trait, one file each under
 //! `emulate/networks/`); [`EmulatedNetwork`] names the networks and
 //! dispatches to their hooks in one place (`with_hook!`).
 //!

@@ -12,7 +12,7 @@ use coapcc_sim::metrics::{RunResult, Summary};
 use coapcc_link::NodeId;
 use coapcc_net::load::{self, LoadSpec};
 
-use super::emulated::{NetworkChoice, EMULATE_HELP};
+use super::emulated::{NetworkChoice, EMULATE_HELP, NETWORK_HELP};
 
 /// A request method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -265,12 +265,9 @@ pub struct EmulateArgs {
         conflicts_with = "ip"
     )]
     pub server: Option<String>,
-    /// The network model: `dumbbell` (the constrained link; the default) or
-    /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
-    /// defaults: Contiki MAC, storing routing, border router on node 1,
-    /// server on node 3), or `star` (the 12-station 802.11 star of the lwIP
-    /// evaluation).
-    #[arg(long, value_enum, value_name = "KIND")]
+    /// The network model ([`NETWORK_HELP`]: every network's, so its text
+    /// lives with [`NetworkChoice`]).
+    #[arg(long, value_enum, value_name = "KIND", help = NETWORK_HELP)]
     pub network: Option<NetworkChoice>,
     /// Take the network from the `[network]` table of a scenario file
     /// (`kind = "grid"`, or the dumbbell); dumbbell options given here

@@ -2,8 +2,8 @@
 //! file's `[network]` table, with the command line's options applied; the
 //! line printed at start-up and the summary at exit. Each network's part is
 //! in its own file (`dumbbell.rs`, `grid.rs`, `star.rs`); this file is the
-//! one place that names them: [`NetworkChoice`], [`EMULATE_HELP`] and the
-//! three dispatches below.
+//! one place that names them: [`NetworkChoice`], [`NETWORK_HELP`],
+//! [`EMULATE_HELP`] and the three dispatches below.
 
 mod dumbbell;
 mod grid;
@@ -42,6 +42,13 @@ impl NetworkChoice {
         }
     }
 }
+
+/// `--network`'s help: what each network is.
+pub(crate) const NETWORK_HELP: &str =
+    "The network model: `dumbbell` (the constrained link; the default) or \
+`grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its defaults: Contiki MAC, storing \
+routing, border router on node 1, server on node 3), or `star` (the 12-station 802.11 star of the \
+lwIP evaluation)";
 
 /// `coapcc emulate --help`'s closing text: what happens on each network.
 pub(crate) const EMULATE_HELP: &str = "\
