@@ -58,7 +58,7 @@ use anyhow::{anyhow, Result};
 use coapcc_link::dumbbell::{self, LinkRecord};
 use coapcc_link::grid;
 use coapcc_link::star;
-use coapcc_link::{Nanos, Network, NodeId};
+use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -389,6 +389,35 @@ pub(crate) trait Emulated: Network {
     fn count_full(&mut self, up: bool);
     /// Writes the network's counters into `report`.
     fn publish(&self, report: &mut EmulatorReport);
+}
+
+/// A link model with what an emulator adds to it (`rule`: where clients
+/// attach, what it carries); it drives as the link model does.
+pub(crate) struct Attached<L: ?Sized, R> {
+    pub(crate) rule: R,
+    pub(crate) link: Box<L>,
+}
+
+impl<L: Network + ?Sized, R> Network for Attached<L, R> {
+    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
+        self.link.send(now, d)
+    }
+
+    fn next_wakeup(&self) -> Option<Nanos> {
+        self.link.next_wakeup()
+    }
+
+    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
+        self.link.poll(until)
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.link.in_flight()
+    }
+
+    fn events(&self) -> u64 {
+        self.link.events()
+    }
 }
 
 /// What the relay refuses to start with: an invalid network

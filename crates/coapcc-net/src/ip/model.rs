@@ -3,27 +3,24 @@
 //! carries of a real IPv4 packet.
 
 use anyhow::Result;
-use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
+use coapcc_link::{DropCause, Network, NodeId};
 
 use super::packet::{Ipv4Info, IPV4_HEADER, PROTO_UDP};
-use crate::emulate::{EmulatedNetwork, IpCarriage};
+use crate::emulate::{Attached, EmulatedNetwork, IpCarriage};
 #[cfg(test)]
 use coapcc_link::grid;
 
 /// The network's model behind `dyn Network`, with what it carries of an
 /// IPv4 packet (its hook's [`IpCarriage`]).
-pub(crate) struct IpModel {
-    net: Box<dyn Network + Send>,
-    carriage: IpCarriage,
-}
+pub(crate) type IpModel = Attached<dyn Network + Send, IpCarriage>;
 
 impl IpModel {
     /// The model of `net` seeded with `seed` (the same construction as the
     /// UDP relay's and the simulator's).
     pub(crate) fn new(net: &EmulatedNetwork, seed: u64) -> Result<IpModel> {
-        Ok(IpModel {
-            net: net.dyn_model(seed)?,
-            carriage: net.ip_carriage(),
+        Ok(Attached {
+            link: net.dyn_model(seed)?,
+            rule: net.ip_carriage(),
         })
     }
 
@@ -40,7 +37,7 @@ impl IpModel {
     /// payload.
     pub(crate) fn sizes(&self, p: &Ipv4Info) -> Result<(u16, u16), &'static str> {
         let options = p.header_len - IPV4_HEADER;
-        match self.carriage {
+        match self.rule {
             IpCarriage::AnyIpv4 => Ok(((options + p.transport_header) as u16, p.payload() as u16)),
             IpCarriage::UdpUpTo(max_payload) => {
                 if p.proto != PROTO_UDP {
@@ -55,28 +52,6 @@ impl IpModel {
                 Ok((8, p.payload() as u16))
             }
         }
-    }
-}
-
-impl Network for IpModel {
-    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
-        self.net.send(now, d)
-    }
-
-    fn next_wakeup(&self) -> Option<Nanos> {
-        self.net.next_wakeup()
-    }
-
-    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
-        self.net.poll(until)
-    }
-
-    fn in_flight(&self) -> u64 {
-        self.net.in_flight()
-    }
-
-    fn events(&self) -> u64 {
-        self.net.events()
     }
 }
 

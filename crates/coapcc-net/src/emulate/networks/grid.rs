@@ -7,9 +7,9 @@
 //! fits eight 6LoWPAN fragments ([`grid::sixlowpan::max_coap`]).
 
 use coapcc_link::grid::{self, DropCounts, Grid, NodeRecord};
-use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
+use coapcc_link::NodeId;
 
-use crate::emulate::{client_node, Emulated, EmulatorReport, Hook, IpCarriage};
+use crate::emulate::{client_node, Attached, Emulated, EmulatorReport, Hook, IpCarriage};
 
 /// The grid's default client nodes: every node but the root and the server,
 /// in node order.
@@ -103,8 +103,7 @@ impl GridReport {
 }
 
 /// The grid with the relay's attachment rule.
-pub(crate) struct GridNet {
-    grid: Grid,
+pub(crate) struct GridRule {
     server: NodeId,
     /// Client nodes, in the order they are given out.
     nodes: Vec<NodeId>,
@@ -114,55 +113,38 @@ pub(crate) struct GridNet {
     max_payload: usize,
 }
 
-impl GridNet {
-    pub(crate) fn new(config: &grid::Config, given: &[NodeId], seed: u64) -> Result<Self, String> {
-        let grid = Grid::new(config, seed)?;
-        let nodes = grid_client_nodes(config, given).map_err(|e| format!("client_nodes: {e}"))?;
-        Ok(GridNet {
-            grid,
+/// The grid the relay drives.
+pub(crate) type GridNet = Attached<Grid, GridRule>;
+
+/// The grid of `config` seeded with `seed`, its clients on `given` (or the
+/// default client nodes).
+fn grid_net(config: &grid::Config, given: &[NodeId], seed: u64) -> Result<GridNet, String> {
+    let grid = Grid::new(config, seed)?;
+    let nodes = grid_client_nodes(config, given).map_err(|e| format!("client_nodes: {e}"))?;
+    Ok(Attached {
+        link: Box::new(grid),
+        rule: GridRule {
             server: config.server,
             nodes,
             clients: vec![0; config.nodes()],
             max_payload: max_payload(config),
-        })
-    }
-}
-
-impl Network for GridNet {
-    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
-        self.grid.send(now, d)
-    }
-
-    fn next_wakeup(&self) -> Option<Nanos> {
-        self.grid.next_wakeup()
-    }
-
-    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
-        self.grid.poll(until)
-    }
-
-    fn in_flight(&self) -> u64 {
-        self.grid.in_flight()
-    }
-
-    fn events(&self) -> u64 {
-        self.grid.events()
-    }
+        },
+    })
 }
 
 impl Emulated for GridNet {
     fn server_node(&self) -> NodeId {
-        self.server
+        self.rule.server
     }
 
     fn attach(&mut self, _slot: usize, ordinal: u64) -> NodeId {
-        let node = client_node(&self.nodes, ordinal);
-        self.clients[node as usize - 1] += 1;
+        let node = client_node(&self.rule.nodes, ordinal);
+        self.rule.clients[node as usize - 1] += 1;
         node
     }
 
     fn payload(&self, len: usize) -> Option<u16> {
-        (len <= self.max_payload).then_some(len as u16)
+        (len <= self.rule.max_payload).then_some(len as u16)
     }
 
     fn count_full(&mut self, _up: bool) {}
@@ -171,16 +153,16 @@ impl Emulated for GridNet {
         let g = report.grid.get_or_insert_with(GridReport::default);
         g.nodes.clear();
         g.nodes
-            .extend(self.clients.iter().enumerate().map(|(i, &clients)| {
+            .extend(self.rule.clients.iter().enumerate().map(|(i, &clients)| {
                 let node = i as NodeId + 1;
                 GridNodeReport {
                     node,
                     clients,
-                    record: self.grid.node_record(node),
+                    record: self.link.node_record(node),
                 }
             }));
-        g.drops = self.grid.drops();
-        (g.frames_on_air, g.collisions) = self.grid.medium_counts();
+        g.drops = self.link.drops();
+        (g.frames_on_air, g.collisions) = self.link.medium_counts();
     }
 }
 
@@ -215,7 +197,7 @@ impl Hook for GridHook<'_> {
     }
 
     fn model(&self, seed: u64) -> Result<GridNet, String> {
-        GridNet::new(self.config, self.client_nodes, seed)
+        grid_net(self.config, self.client_nodes, seed)
     }
 
     /// Unfragmented UDP whose payload (the CoAP message) fits eight

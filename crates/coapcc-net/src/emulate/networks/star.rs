@@ -4,38 +4,18 @@
 //! IP mode any IPv4 packet at its real size, over a 1500-byte MTU.
 
 use coapcc_link::star::{self, Star};
-use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
+use coapcc_link::NodeId;
 
-use crate::emulate::{Emulated, EmulatorReport, Hook, IpCarriage, MAX_DATAGRAM};
+use crate::emulate::{Attached, Emulated, EmulatorReport, Hook, IpCarriage, MAX_DATAGRAM};
 
 /// The star with the relay's attachment rule: the `n`th mapping on station
 /// `n mod stations + 1`.
-pub(crate) struct StarNet {
-    star: Star,
+pub(crate) struct StarRule {
     stations: u32,
 }
 
-impl Network for StarNet {
-    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
-        self.star.send(now, d)
-    }
-
-    fn next_wakeup(&self) -> Option<Nanos> {
-        self.star.next_wakeup()
-    }
-
-    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
-        self.star.poll(until)
-    }
-
-    fn in_flight(&self) -> u64 {
-        self.star.in_flight()
-    }
-
-    fn events(&self) -> u64 {
-        self.star.events()
-    }
-}
+/// The star the relay drives.
+pub(crate) type StarNet = Attached<Star, StarRule>;
 
 impl Emulated for StarNet {
     fn server_node(&self) -> NodeId {
@@ -43,7 +23,7 @@ impl Emulated for StarNet {
     }
 
     fn attach(&mut self, _slot: usize, ordinal: u64) -> NodeId {
-        (ordinal % u64::from(self.stations)) as NodeId + 1
+        (ordinal % u64::from(self.rule.stations)) as NodeId + 1
     }
 
     fn payload(&self, len: usize) -> Option<u16> {
@@ -53,7 +33,7 @@ impl Emulated for StarNet {
     fn count_full(&mut self, _up: bool) {}
 
     fn publish(&self, report: &mut EmulatorReport) {
-        report.star = Some(self.star.record());
+        report.star = Some(self.link.record());
     }
 }
 
@@ -80,9 +60,11 @@ impl Hook for star::Config {
     }
 
     fn model(&self, seed: u64) -> Result<StarNet, String> {
-        Ok(StarNet {
-            star: Star::new(self, seed)?,
-            stations: self.stations,
+        Ok(Attached {
+            link: Box::new(Star::new(self, seed)?),
+            rule: StarRule {
+                stations: self.stations,
+            },
         })
     }
 

@@ -11,7 +11,7 @@ use coapcc_sim::dumbbell::Network;
 
 use coapcc::duration::delay_ms;
 
-use super::network_table;
+use super::parameters;
 use crate::cli::args::EmulateArgs;
 
 /// The dumbbell of `--network dumbbell` (the default) or of a scenario's
@@ -23,10 +23,7 @@ pub(super) fn build(args: &EmulateArgs, file: Option<(String, String)>) -> Resul
              (choose the grid with --network grid or a scenario with kind = \"grid\")"
         );
     }
-    let (mut net, origin) = match &file {
-        Some((text, origin)) => (network_table::<Network>(text, origin)?, origin.as_str()),
-        None => (Network::default(), "--network dumbbell"),
-    };
+    let (mut net, origin) = parameters::<Network>(&file, "dumbbell")?;
     if let Some(s) = &args.path_delay_ms {
         let parsed = s.split_once(',').and_then(|(lo, hi)| {
             Some((

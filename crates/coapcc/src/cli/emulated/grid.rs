@@ -8,7 +8,7 @@ use coapcc_link::grid;
 use coapcc_link::NodeId;
 use coapcc_net::emulate::{self, EmulatedNetwork, EmulatorReport, GridReport};
 
-use super::network_table;
+use super::parameters;
 use crate::cli::args::EmulateArgs;
 
 /// The grid of `--network grid` or of a scenario with `kind = "grid"`, with
@@ -29,13 +29,7 @@ pub(super) fn build(args: &EmulateArgs, file: Option<(String, String)>) -> Resul
              clients' CoAP timers behind"
         );
     }
-    let (config, origin) = match &file {
-        Some((text, origin)) => (
-            network_table::<grid::Config>(text, origin)?,
-            origin.as_str(),
-        ),
-        None => (grid::Config::default(), "--network grid"),
-    };
+    let (config, origin) = parameters::<grid::Config>(&file, "grid")?;
     config.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
     if !args.nodes.is_empty() {
         emulate::grid_client_nodes(&config, &args.nodes).map_err(|e| anyhow!("--nodes: {e}"))?;

@@ -89,6 +89,19 @@ pub(crate) fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &
     Ok(f.network.unwrap_or_default())
 }
 
+/// A network's parameters: the `[network]` table of the scenario file
+/// (text and name) if one was given, else its defaults; with what errors
+/// name as their origin (the file, or `--network <name>`).
+pub(super) fn parameters<T: DeserializeOwned + Default>(
+    file: &Option<(String, String)>,
+    name: &str,
+) -> Result<(T, String)> {
+    Ok(match file {
+        Some((text, origin)) => (network_table::<T>(text, origin)?, origin.clone()),
+        None => (T::default(), format!("--network {name}")),
+    })
+}
+
 /// The network `args` describe: `--network` or the `[network]` table of
 /// `--scenario`, with the dumbbell options applied. Options that do not apply
 /// to the chosen network are refused.

@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use coapcc_link::star;
 use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
 
-use super::network_table;
+use super::parameters;
 use crate::cli::args::EmulateArgs;
 
 /// The star of `--network star` or of a scenario with `kind = "star"`:
@@ -29,13 +29,7 @@ pub(super) fn build(args: &EmulateArgs, file: Option<(String, String)>) -> Resul
              kind = \"star\" and pass it with --scenario)"
         );
     }
-    let (config, origin) = match &file {
-        Some((text, origin)) => (
-            network_table::<star::Config>(text, origin)?,
-            origin.as_str(),
-        ),
-        None => (star::Config::default(), "--network star"),
-    };
+    let (config, origin) = parameters::<star::Config>(&file, "star")?;
     config.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
     Ok(EmulatedNetwork::Star(config))
 }
