@@ -8,7 +8,7 @@ use coapcc_link::grid;
 use coapcc_link::NodeId;
 use coapcc_net::emulate::{self, EmulatedNetwork, EmulatorReport, GridReport};
 
-use super::parameters;
+use super::{parameters, relay_directions};
 use crate::cli::args::EmulateArgs;
 
 /// The grid of `--network grid` or of a scenario with `kind = "grid"`, with
@@ -84,18 +84,6 @@ pub(super) fn startup(
 
 /// What the relay carried and what the grid did.
 pub(super) fn summary(r: &EmulatorReport, g: &GridReport, mappings: &str) -> String {
-    let dir = |name: &str, c: &emulate::DatagramCounts| {
-        format!(
-            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the grid, {} refused (too large), {} refused (relay full), {} in flight",
-            c.received,
-            c.bytes,
-            c.delivered,
-            c.dropped,
-            c.refused_too_large,
-            c.refused_full,
-            c.in_flight()
-        )
-    };
     let t = g.totals();
     let d = &g.drops;
     let on: Vec<String> = g
@@ -105,13 +93,12 @@ pub(super) fn summary(r: &EmulatorReport, g: &GridReport, mappings: &str) -> Str
         .map(|n| format!("{} ({})", n.node, n.clients))
         .collect();
     format!(
-        "{}\n{}\n\
+        "{}\n\
          grid frames: {} on the air ({} data, {} acknowledgements, {:.3} s of airtime), {} receptions destroyed by collisions, {} deferrals, {} duplicates filtered, {} datagrams forwarded\n\
          grid drops: {} datagrams — MAC queue full {}, MAC retries {}, channel access {}, reassembly {}, fragments aborted {}, hop limit {}\n\
          MAC buffer overflows: {} (frames refused), MAC drops after the last transmission: {}, reassembly drops: {}\n\
          clients on nodes (mappings): {}\n{mappings}",
-        dir("upstream (clients → server)", &r.upstream),
-        dir("downstream (server → clients)", &r.downstream),
+        relay_directions(r, "grid"),
         g.frames_on_air,
         t.data_frames,
         t.ack_frames,

@@ -16,7 +16,7 @@ use clap::ValueEnum;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use coapcc_net::emulate::{EmulatedNetwork, EmulatorReport};
+use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
 
 use coapcc::networks::NetworkKind;
 
@@ -100,6 +100,28 @@ pub(super) fn parameters<T: DeserializeOwned + Default>(
         Some((text, origin)) => (network_table::<T>(text, origin)?, origin.clone()),
         None => (T::default(), format!("--network {name}")),
     })
+}
+
+/// The relay's two directions on a network that names its own drops
+/// ("dropped in the grid"): one line each, upstream first.
+pub(super) fn relay_directions(r: &EmulatorReport, network: &str) -> String {
+    let dir = |name: &str, c: &DatagramCounts| {
+        format!(
+            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the {network}, {} refused (too large), {} refused (relay full), {} in flight",
+            c.received,
+            c.bytes,
+            c.delivered,
+            c.dropped,
+            c.refused_too_large,
+            c.refused_full,
+            c.in_flight()
+        )
+    };
+    format!(
+        "{}\n{}",
+        dir("upstream (clients → server)", &r.upstream),
+        dir("downstream (server → clients)", &r.downstream)
+    )
 }
 
 /// The network `args` describe: `--network` or the `[network]` table of

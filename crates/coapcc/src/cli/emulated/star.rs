@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 
 use anyhow::{anyhow, bail, Result};
 use coapcc_link::star;
-use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
+use coapcc_net::emulate::{EmulatedNetwork, EmulatorReport};
 
-use super::parameters;
+use super::{parameters, relay_directions};
 use crate::cli::args::EmulateArgs;
 
 /// The star of `--network star` or of a scenario with `kind = "star"`:
@@ -45,24 +45,11 @@ pub(super) fn startup(listen: SocketAddr, server: SocketAddr, c: &star::Config) 
 
 /// What the relay carried and what the star did.
 pub(super) fn summary(r: &EmulatorReport, s: &star::StarRecord, mappings: &str) -> String {
-    let dir = |name: &str, c: &DatagramCounts| {
-        format!(
-            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the star, {} refused (too large), {} refused (relay full), {} in flight",
-            c.received,
-            c.bytes,
-            c.delivered,
-            c.dropped,
-            c.refused_too_large,
-            c.refused_full,
-            c.in_flight()
-        )
-    };
     format!(
-        "{}\n{}\n\
+        "{}\n\
          star frames: {} data frames ({} delivered, {} collided in {} collisions), {} retries, \
          {:.3} s of airtime; drops: {} after the retry limit, {} at full queues\n{mappings}",
-        dir("upstream (clients → server)", &r.upstream),
-        dir("downstream (server → clients)", &r.downstream),
+        relay_directions(r, "star"),
         s.data_frames,
         s.delivered_frames,
         s.collided_frames,
