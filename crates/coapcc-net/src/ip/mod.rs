@@ -52,15 +52,10 @@ pub struct IpOptions {
 /// default); the grid's largest unfragmented UDP datagram, 20 + 8 + the
 /// largest CoAP message eight 6LoWPAN fragments carry (756 by default), so
 /// the kernel fragments anything larger and the relay refuses the
-/// fragments; the star's 1500 (Ethernet/802.11 MSDU).
+/// fragments; the star's 1500 (Ethernet/802.11 MSDU). Each network's hook
+/// says it.
 pub fn mtu_of(net: &EmulatedNetwork) -> usize {
-    match net {
-        EmulatedNetwork::Dumbbell(c) => c.mtu,
-        EmulatedNetwork::Grid { config, .. } => {
-            28 + coapcc_link::grid::sixlowpan::max_coap(config.addressing, config.hop_by_hop)
-        }
-        EmulatedNetwork::Star(_) => 1500,
-    }
+    net.ip_mtu()
 }
 
 /// A running IP-level emulation (see the module docs).
@@ -107,14 +102,12 @@ impl IpEmulation {
         let server = Netns::create(&format!("{}{pid}-{k}-server", netns::PREFIX))?;
         let addressing = Addressing::default();
         let network = opts.relay.network.clone();
-        let node_addrs: Vec<Ipv4Addr> = match network {
-            EmulatedNetwork::Dumbbell(_) => Vec::new(),
-            _ => network
-                .client_nodes()
-                .iter()
-                .filter_map(|&n| addressing.node_addr(n))
-                .collect(),
-        };
+        // none on a network whose clients the model does not tell apart
+        let node_addrs: Vec<Ipv4Addr> = network
+            .client_nodes()
+            .iter()
+            .filter_map(|&n| addressing.node_addr(n))
+            .collect();
         let mtu = mtu_of(&network);
         let mut tuns = Vec::new();
         for (ns, side, local, peer) in [

@@ -2,42 +2,25 @@
 //! (`coapcc_link`), chosen by [`EmulatedNetwork`], and what each one
 //! carries of a real IPv4 packet.
 
-use anyhow::{anyhow, Result};
-use coapcc_link::dumbbell::Dumbbell;
-use coapcc_link::grid::{self, Grid};
-use coapcc_link::star::Star;
-use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
+use anyhow::Result;
+use coapcc_link::{DropCause, Network, NodeId};
 
 use super::packet::{Ipv4Info, IPV4_HEADER, PROTO_UDP};
-use crate::emulate::EmulatedNetwork;
+use crate::emulate::{Attached, EmulatedNetwork, IpCarriage};
+#[cfg(test)]
+use coapcc_link::grid;
 
-/// One of the three models.
-pub(crate) enum IpModel {
-    Dumbbell(Box<Dumbbell>),
-    Grid {
-        grid: Box<Grid>,
-        /// Largest CoAP message (UDP payload) eight fragments carry.
-        max_payload: usize,
-    },
-    Star(Box<Star>),
-}
+/// The network's model behind `dyn Network`, with what it carries of an
+/// IPv4 packet (its hook's [`IpCarriage`]).
+pub(crate) type IpModel = Attached<dyn Network + Send, IpCarriage>;
 
 impl IpModel {
     /// The model of `net` seeded with `seed` (the same construction as the
     /// UDP relay's and the simulator's).
     pub(crate) fn new(net: &EmulatedNetwork, seed: u64) -> Result<IpModel> {
-        net.validate().map_err(|e| anyhow!(e))?;
-        Ok(match net {
-            EmulatedNetwork::Dumbbell(c) => {
-                IpModel::Dumbbell(Box::new(Dumbbell::new(c, seed, 1024)))
-            }
-            EmulatedNetwork::Grid { config, .. } => IpModel::Grid {
-                grid: Box::new(Grid::new(config, seed).map_err(|e| anyhow!(e))?),
-                max_payload: grid::sixlowpan::max_coap(config.addressing, config.hop_by_hop),
-            },
-            EmulatedNetwork::Star(c) => {
-                IpModel::Star(Box::new(Star::new(c, seed).map_err(|e| anyhow!(e))?))
-            }
+        Ok(Attached {
+            link: net.dyn_model(seed)?,
+            rule: net.ip_carriage(),
         })
     }
 
@@ -45,72 +28,29 @@ impl IpModel {
     /// why the model cannot carry it (a reason of [`super::RelayReport`]'s
     /// `refused` counts).
     ///
-    /// Dumbbell and star: any IPv4 packet; its size in the model is its real
-    /// IPv4 size (the model adds 20 header bytes; IP options are counted in
-    /// the transport header so the total stays exact). Grid: unfragmented
-    /// UDP whose payload (the CoAP message) fits eight 6LoWPAN fragments;
-    /// the grid sizes its frames from the compressed 6LoWPAN encoding of
-    /// that payload.
+    /// Dumbbell and star ([`IpCarriage::AnyIpv4`]): any IPv4 packet; its
+    /// size in the model is its real IPv4 size (the model adds 20 header
+    /// bytes; IP options are counted in the transport header so the total
+    /// stays exact). Grid ([`IpCarriage::UdpUpTo`]): unfragmented UDP whose
+    /// payload (the CoAP message) fits eight 6LoWPAN fragments; the grid
+    /// sizes its frames from the compressed 6LoWPAN encoding of that
+    /// payload.
     pub(crate) fn sizes(&self, p: &Ipv4Info) -> Result<(u16, u16), &'static str> {
         let options = p.header_len - IPV4_HEADER;
-        match self {
-            IpModel::Dumbbell(_) | IpModel::Star(_) => {
-                Ok(((options + p.transport_header) as u16, p.payload() as u16))
-            }
-            IpModel::Grid { max_payload, .. } => {
+        match self.rule {
+            IpCarriage::AnyIpv4 => Ok(((options + p.transport_header) as u16, p.payload() as u16)),
+            IpCarriage::UdpUpTo(max_payload) => {
                 if p.proto != PROTO_UDP {
                     return Err("not_udp");
                 }
                 if p.fragment {
                     return Err("fragment");
                 }
-                if p.payload() > *max_payload {
+                if p.payload() > max_payload {
                     return Err("too_large");
                 }
                 Ok((8, p.payload() as u16))
             }
-        }
-    }
-}
-
-impl Network for IpModel {
-    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
-        match self {
-            IpModel::Dumbbell(n) => n.send(now, d),
-            IpModel::Grid { grid, .. } => grid.send(now, d),
-            IpModel::Star(n) => n.send(now, d),
-        }
-    }
-
-    fn next_wakeup(&self) -> Option<Nanos> {
-        match self {
-            IpModel::Dumbbell(n) => n.next_wakeup(),
-            IpModel::Grid { grid, .. } => grid.next_wakeup(),
-            IpModel::Star(n) => n.next_wakeup(),
-        }
-    }
-
-    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
-        match self {
-            IpModel::Dumbbell(n) => n.poll(until),
-            IpModel::Grid { grid, .. } => grid.poll(until),
-            IpModel::Star(n) => n.poll(until),
-        }
-    }
-
-    fn in_flight(&self) -> u64 {
-        match self {
-            IpModel::Dumbbell(n) => n.in_flight(),
-            IpModel::Grid { grid, .. } => grid.in_flight(),
-            IpModel::Star(n) => n.in_flight(),
-        }
-    }
-
-    fn events(&self) -> u64 {
-        match self {
-            IpModel::Dumbbell(n) => n.events(),
-            IpModel::Grid { grid, .. } => grid.events(),
-            IpModel::Star(n) => n.events(),
         }
     }
 }

@@ -12,7 +12,7 @@ use coapcc_sim::metrics::{RunResult, Summary};
 use coapcc_link::NodeId;
 use coapcc_net::load::{self, LoadSpec};
 
-use coapcc::networks::NetworkKind;
+use super::emulated::{NetworkChoice, EMULATE_HELP, NETWORK_HELP};
 
 /// A request method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -244,27 +244,6 @@ pub struct LoadArgs {
     pub tcp_congestion: Option<String>,
 }
 
-/// The network `coapcc emulate --network` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum NetworkChoice {
-    /// The constrained, asymmetric link of the Helsinki testbed.
-    Dumbbell,
-    /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
-    Grid,
-    /// The 12-station IEEE 802.11 star of the lwIP evaluation.
-    Star,
-}
-
-impl NetworkChoice {
-    pub fn kind(self) -> NetworkKind {
-        match self {
-            NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
-            NetworkChoice::Grid => NetworkKind::Grid,
-            NetworkChoice::Star => NetworkKind::Star,
-        }
-    }
-}
-
 /// `coapcc emulate`.
 #[derive(Args, Debug, Clone)]
 #[command(after_long_help = EMULATE_HELP)]
@@ -286,12 +265,9 @@ pub struct EmulateArgs {
         conflicts_with = "ip"
     )]
     pub server: Option<String>,
-    /// The network model: `dumbbell` (the constrained link; the default) or
-    /// `grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its
-    /// defaults: Contiki MAC, storing routing, border router on node 1,
-    /// server on node 3), or `star` (the 12-station 802.11 star of the lwIP
-    /// evaluation).
-    #[arg(long, value_enum, value_name = "KIND")]
+    /// The network model ([`NETWORK_HELP`]: every network's, so its text
+    /// lives with [`NetworkChoice`]).
+    #[arg(long, value_enum, value_name = "KIND", help = NETWORK_HELP)]
     pub network: Option<NetworkChoice>,
     /// Take the network from the `[network]` table of a scenario file
     /// (`kind = "grid"`, or the dumbbell); dumbbell options given here
@@ -349,31 +325,6 @@ pub struct EmulateArgs {
     #[command(flatten)]
     pub ip: Box<IpArgs>,
 }
-
-const EMULATE_HELP: &str = "\
-Each client address gets its own upstream socket, so the server sees one endpoint per client.
-
-On the grid the server runs on the grid's server node and the Nth client address to send (from \
-the relay's start) gets the Nth client node: by default every node but the border router and the \
-server, in node order (on the 6 × 6 grid: 2, 4, 5, …, 36, then 2 again). A client whose mapping \
-expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments carry are refused and \
-counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
-cause and MAC buffer overflows for the grid.
-
-On the star the Nth client address gets station N (wrapping around).
-
-IP mode (--ip): two network namespaces joined by TUN devices with the network between them; the \
-server command runs in one (address 10.0.0.1), the client command in the other (10.0.0.2; on the \
-grid and the star also 10.1.H.L for node 256·H+L), with COAPCC_SERVER_ADDR, COAPCC_CLIENT_ADDR and \
-COAPCC_CLIENT_ADDRS set; everything is torn down when the client command ends, the server command \
-ends (exit 125) or on Ctrl-C (exit 130). See docs/real-network.md, \"IP mode\".
-
-Examples:
-  coapcc emulate --ip --server-cmd 'coap-server-notls -A $COAPCC_SERVER_ADDR' -- \
-    coap-client-notls coap+tcp://10.0.0.1/.well-known/core
-  coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
-  coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
-  coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
 
 /// What `coapcc load` measured.
 #[derive(Debug, Clone)]

@@ -3,7 +3,6 @@
 //! them (`coapcc_net::ip`). See docs/real-network.md, "IP mode".
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_net::emulate::EmulatedNetwork;
 use coapcc_net::ip::session::{self, Ending, SessionOutcome, SessionSpec};
 use coapcc_net::ip::{self, IpEmulation, IpOptions, IpRelayOptions, RelayReport};
 use coapcc_net::tokio;
@@ -39,12 +38,7 @@ fn parse_sysctls(given: &[String]) -> Result<Vec<(String, String)>> {
 /// The network's parameters as the report shows them.
 fn network_json(emu: &IpEmulation, seed: u64) -> Value {
     let net = emu.network();
-    let mut v = match net {
-        EmulatedNetwork::Dumbbell(c) => serde_json::to_value(c),
-        EmulatedNetwork::Grid { config, .. } => serde_json::to_value(config),
-        EmulatedNetwork::Star(c) => serde_json::to_value(c),
-    }
-    .unwrap_or(Value::Null);
+    let mut v = net.config_json();
     if let Value::Object(m) = &mut v {
         m.insert("kind".into(), json!(net.kind()));
         m.insert("seed".into(), json!(seed));

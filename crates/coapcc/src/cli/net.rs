@@ -13,11 +13,9 @@ use coapcc_proto::client::Request;
 use coapcc_sim::metrics::{Percentiles, Summary};
 use coapcc_sim::{AlgorithmSpec, Workload, WorkloadKind};
 
-use coapcc_link::grid;
-use coapcc_link::NodeId;
 use coapcc_net::client::{ClientOptions, ExchangeReport, NetClient, Outcome};
 use coapcc_net::clock::Clock;
-use coapcc_net::emulate::{self, EmulatedNetwork, EmulatorOptions, EmulatorReport};
+use coapcc_net::emulate::{self, EmulatorOptions, EmulatorReport};
 use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions, Snapshot};
@@ -26,8 +24,7 @@ use coapcc_net::target;
 use coapcc::duration::seconds;
 
 use crate::cli::args::*;
-use crate::cli::emulated::emulate_network;
-use coapcc_link::star;
+use crate::cli::emulated::{emulate_network, emulator_startup, emulator_summary};
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
@@ -391,159 +388,6 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     Ok(r)
 }
 
-/// `a, b, c` for a few nodes, `a, b, c, …, z` for many.
-fn node_list(nodes: &[NodeId]) -> String {
-    let names: Vec<String> = nodes.iter().map(u32::to_string).collect();
-    if names.len() <= 8 {
-        names.join(", ")
-    } else {
-        format!("{}, …, {}", names[..3].join(", "), names[names.len() - 1])
-    }
-}
-
-/// The line `coapcc emulate` prints when it starts.
-pub fn emulator_startup(
-    listen: SocketAddr,
-    server: SocketAddr,
-    network: &EmulatedNetwork,
-) -> String {
-    match network {
-        EmulatedNetwork::Dumbbell(n) => format!(
-            "coapcc emulate: {listen} → {server}; up {} bit/s {} ms, down {} bit/s {} ms, path {:?} ms, buffer {}, errors {}",
-            n.uplink_bps,
-            n.uplink_delay_ms,
-            n.downlink_bps,
-            n.downlink_delay_ms,
-            n.path_delay_ms,
-            n.buffer.label(),
-            n.errors.name()
-        ),
-        EmulatedNetwork::Grid {
-            config: c,
-            client_nodes,
-        } => {
-            let nodes = emulate::grid_client_nodes(c, client_nodes).unwrap_or_default();
-            format!(
-                "coapcc emulate: {listen} → {server} through the {}-node 802.15.4 grid: {} MAC, {} routing, \
-                 MAC queue {} frames, {} transmissions; border router node {}, server on node {}; \
-                 clients on nodes {} in order of arrival (wrapping around); CoAP messages up to {} bytes",
-                c.nodes(),
-                match c.mac {
-                    grid::MacProfile::Contiki => "contiki",
-                    grid::MacProfile::Ieee802154 => "ieee802154",
-                },
-                match c.routing {
-                    grid::layout::Routing::Storing => "storing",
-                    grid::layout::Routing::Root => "root",
-                },
-                c.queue,
-                c.transmissions,
-                c.root,
-                c.server,
-                node_list(&nodes),
-                grid::sixlowpan::max_coap(c.addressing, c.hop_by_hop)
-            )
-        }
-        EmulatedNetwork::Star(c) => format!(
-            "coapcc emulate: {listen} → {server} through the {}-station 802.11 star ({} bit/s, queue {} packets, \
-             wired hop {} bit/s); the Nth client on station N (wrapping around)",
-            c.stations, c.rate_bps, c.queue, c.wired_bps
-        ),
-    }
-}
-
-/// A few lines describing what crossed the relay.
-pub fn emulator_summary(r: &EmulatorReport) -> String {
-    let mappings = format!(
-        "{} client mapping(s) opened, {} closed; delivered after their mapping closed (not sent): \
-         {} upstream, {} downstream",
-        r.clients_seen, r.mappings_closed, r.upstream.closed, r.downstream.closed
-    );
-    if let Some(s) = &r.star {
-        return star_summary(r, s, &mappings);
-    }
-    let Some(g) = &r.grid else {
-        let dir = |name: &str, l: &coapcc_sim::metrics::LinkRecord| {
-            format!(
-                "{name}: {} packets serialised, {} bytes, busy {:.3} s, dropped {} (buffer) + {} (link errors)",
-                l.packets, l.bytes, l.busy, l.dropped_buffer, l.dropped_error
-            )
-        };
-        let relay = |name: &str, c: &emulate::DatagramCounts| {
-            format!(
-                "relay {name}: {} datagrams ({} bytes): {} delivered, {} dropped by the model, \
-                 {} in flight ({} IP bytes held, peak {}), {} refused (relay full: {} IP bytes), \
-                 {} refused (too large)",
-                c.received,
-                c.bytes,
-                c.delivered,
-                c.dropped,
-                c.in_flight(),
-                c.held_bytes,
-                c.peak_held_bytes,
-                c.refused_full,
-                c.refused_full_bytes,
-                c.refused_too_large
-            )
-        };
-        return format!(
-            "{}\n{}\n{}\n{}\n{mappings}",
-            dir("uplink", &r.uplink),
-            dir("downlink", &r.downlink),
-            relay("upstream (clients → server)", &r.upstream),
-            relay("downstream (server → clients)", &r.downstream),
-        );
-    };
-    let dir = |name: &str, c: &emulate::DatagramCounts| {
-        format!(
-            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the grid, {} refused (too large), {} refused (relay full), {} in flight",
-            c.received,
-            c.bytes,
-            c.delivered,
-            c.dropped,
-            c.refused_too_large,
-            c.refused_full,
-            c.in_flight()
-        )
-    };
-    let t = g.totals();
-    let d = &g.drops;
-    let on: Vec<String> = g
-        .nodes
-        .iter()
-        .filter(|n| n.clients > 0)
-        .map(|n| format!("{} ({})", n.node, n.clients))
-        .collect();
-    format!(
-        "{}\n{}\n\
-         grid frames: {} on the air ({} data, {} acknowledgements, {:.3} s of airtime), {} receptions destroyed by collisions, {} deferrals, {} duplicates filtered, {} datagrams forwarded\n\
-         grid drops: {} datagrams — MAC queue full {}, MAC retries {}, channel access {}, reassembly {}, fragments aborted {}, hop limit {}\n\
-         MAC buffer overflows: {} (frames refused), MAC drops after the last transmission: {}, reassembly drops: {}\n\
-         clients on nodes (mappings): {}\n{mappings}",
-        dir("upstream (clients → server)", &r.upstream),
-        dir("downstream (server → clients)", &r.downstream),
-        g.frames_on_air,
-        t.data_frames,
-        t.ack_frames,
-        t.airtime,
-        g.collisions,
-        t.deferrals,
-        t.duplicates,
-        t.forwarded,
-        d.total(),
-        d.mac_queue,
-        d.mac_retries,
-        d.channel_access,
-        d.reassembly,
-        d.fragments_aborted,
-        d.hop_limit,
-        t.overflows,
-        t.mac_drops,
-        t.reassembly_drops,
-        if on.is_empty() { "none".to_string() } else { on.join(", ") },
-    )
-}
-
 /// The JSON document `coapcc load --format json` prints: the summary
 /// without the keys only the bottleneck measures
 /// ([`coapcc::networks::dumbbell::output::NETWORK_KEYS`]).
@@ -605,39 +449,4 @@ pub fn load_header(o: &LoadOutcome) -> String {
         ));
     }
     h
-}
-
-/// What `coapcc emulate --network star` (the UDP relay) prints at exit.
-pub(crate) fn star_summary(
-    r: &coapcc_net::emulate::EmulatorReport,
-    s: &star::StarRecord,
-    mappings: &str,
-) -> String {
-    let dir = |name: &str, c: &coapcc_net::emulate::DatagramCounts| {
-        format!(
-            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the star, {} refused (too large), {} refused (relay full), {} in flight",
-            c.received,
-            c.bytes,
-            c.delivered,
-            c.dropped,
-            c.refused_too_large,
-            c.refused_full,
-            c.in_flight()
-        )
-    };
-    format!(
-        "{}\n{}\n\
-         star frames: {} data frames ({} delivered, {} collided in {} collisions), {} retries, \
-         {:.3} s of airtime; drops: {} after the retry limit, {} at full queues\n{mappings}",
-        dir("upstream (clients → server)", &r.upstream),
-        dir("downstream (server → clients)", &r.downstream),
-        s.data_frames,
-        s.delivered_frames,
-        s.collided_frames,
-        s.collisions,
-        s.retries,
-        s.busy,
-        s.retry_drops,
-        s.queue_drops
-    )
 }

@@ -1,21 +1,80 @@
 //! The network `coapcc emulate` relays through: `--network` or a scenario
-//! file's `[network]` table, with the command line's options applied.
+//! file's `[network]` table, with the command line's options applied; the
+//! line printed at start-up and the summary at exit. Each network's part is
+//! in its own file (`dumbbell.rs`, `grid.rs`, `star.rs`); this file is the
+//! one place that names them: [`NetworkChoice`], [`NETWORK_HELP`],
+//! [`EMULATE_HELP`] and the three dispatches below.
+
+mod dumbbell;
+mod grid;
+mod star;
+
+use std::net::SocketAddr;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_link::dumbbell::Buffer;
-use coapcc_link::errors::ErrorProfile;
-use coapcc_sim::dumbbell::Network;
+use clap::ValueEnum;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use coapcc_link::grid;
-use coapcc_net::emulate::{self, EmulatedNetwork};
+use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
 
-use coapcc::duration::delay_ms;
 use coapcc::networks::NetworkKind;
-use coapcc_link::star;
 
-use super::args::{EmulateArgs, NetworkChoice};
+use super::args::EmulateArgs;
+
+/// The network `coapcc emulate --network` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NetworkChoice {
+    /// The constrained, asymmetric link of the Helsinki testbed.
+    Dumbbell,
+    /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
+    Grid,
+    /// The 12-station IEEE 802.11 star of the lwIP evaluation.
+    Star,
+}
+
+impl NetworkChoice {
+    pub fn kind(self) -> NetworkKind {
+        match self {
+            NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
+            NetworkChoice::Grid => NetworkKind::Grid,
+            NetworkChoice::Star => NetworkKind::Star,
+        }
+    }
+}
+
+/// `--network`'s help: what each network is.
+pub(crate) const NETWORK_HELP: &str =
+    "The network model: `dumbbell` (the constrained link; the default) or \
+`grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its defaults: Contiki MAC, storing \
+routing, border router on node 1, server on node 3), or `star` (the 12-station 802.11 star of the \
+lwIP evaluation)";
+
+/// `coapcc emulate --help`'s closing text: what happens on each network.
+pub(crate) const EMULATE_HELP: &str = "\
+Each client address gets its own upstream socket, so the server sees one endpoint per client.
+
+On the grid the server runs on the grid's server node and the Nth client address to send (from \
+the relay's start) gets the Nth client node: by default every node but the border router and the \
+server, in node order (on the 6 × 6 grid: 2, 4, 5, …, 36, then 2 again). A client whose mapping \
+expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments carry are refused and \
+counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
+cause and MAC buffer overflows for the grid.
+
+On the star the Nth client address gets station N (wrapping around).
+
+IP mode (--ip): two network namespaces joined by TUN devices with the network between them; the \
+server command runs in one (address 10.0.0.1), the client command in the other (10.0.0.2; on the \
+grid and the star also 10.1.H.L for node 256·H+L), with COAPCC_SERVER_ADDR, COAPCC_CLIENT_ADDR and \
+COAPCC_CLIENT_ADDRS set; everything is torn down when the client command ends, the server command \
+ends (exit 125) or on Ctrl-C (exit 130). See docs/real-network.md, \"IP mode\".
+
+Examples:
+  coapcc emulate --ip --server-cmd 'coap-server-notls -A $COAPCC_SERVER_ADDR' -- \
+    coap-client-notls coap+tcp://10.0.0.1/.well-known/core
+  coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
+  coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
+  coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
 
 /// The `[network]` table of a scenario (or campaign) file; other tables are
 /// ignored. A missing table is the network's defaults.
@@ -28,6 +87,41 @@ pub(crate) fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &
     }
     let f: File<T> = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
     Ok(f.network.unwrap_or_default())
+}
+
+/// A network's parameters: the `[network]` table of the scenario file
+/// (text and name) if one was given, else its defaults; with what errors
+/// name as their origin (the file, or `--network <name>`).
+pub(super) fn parameters<T: DeserializeOwned + Default>(
+    file: &Option<(String, String)>,
+    name: &str,
+) -> Result<(T, String)> {
+    Ok(match file {
+        Some((text, origin)) => (network_table::<T>(text, origin)?, origin.clone()),
+        None => (T::default(), format!("--network {name}")),
+    })
+}
+
+/// The relay's two directions on a network that names its own drops
+/// ("dropped in the grid"): one line each, upstream first.
+pub(super) fn relay_directions(r: &EmulatorReport, network: &str) -> String {
+    let dir = |name: &str, c: &DatagramCounts| {
+        format!(
+            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the {network}, {} refused (too large), {} refused (relay full), {} in flight",
+            c.received,
+            c.bytes,
+            c.delivered,
+            c.dropped,
+            c.refused_too_large,
+            c.refused_full,
+            c.in_flight()
+        )
+    };
+    format!(
+        "{}\n{}",
+        dir("upstream (clients → server)", &r.upstream),
+        dir("downstream (server → clients)", &r.downstream)
+    )
 }
 
 /// The network `args` describe: `--network` or the `[network]` table of
@@ -57,180 +151,55 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
         ),
     };
     match kind {
-        NetworkKind::Dumbbell => dumbbell_network(args, file),
-        NetworkKind::Grid => grid_network(args, file),
-        NetworkKind::Star => star_network(args, file),
+        NetworkKind::Dumbbell => dumbbell::build(args, file),
+        NetworkKind::Grid => grid::build(args, file),
+        NetworkKind::Star => star::build(args, file),
     }
 }
 
-fn dumbbell_network(args: &EmulateArgs, file: Option<(String, String)>) -> Result<EmulatedNetwork> {
-    if !args.nodes.is_empty() {
-        bail!(
-            "--nodes: applies to the grid only, and the emulated network is the dumbbell \
-             (choose the grid with --network grid or a scenario with kind = \"grid\")"
-        );
-    }
-    let (mut net, origin) = match &file {
-        Some((text, origin)) => (network_table::<Network>(text, origin)?, origin.as_str()),
-        None => (Network::default(), "--network dumbbell"),
-    };
-    if let Some(s) = &args.path_delay_ms {
-        let parsed = s.split_once(',').and_then(|(lo, hi)| {
-            Some((
-                lo.trim().parse::<f64>().ok()?,
-                hi.trim().parse::<f64>().ok()?,
-            ))
-        });
-        let Some((lo, hi)) = parsed else {
-            bail!("--path-delay-ms: expected LO,HI in ms, found `{s}`");
-        };
-        delay_ms("path-delay-ms", lo)?;
-        delay_ms("path-delay-ms", hi)?;
-        if lo > hi {
-            bail!("--path-delay-ms: expected 0 <= LO <= HI, found `{s}`");
-        }
-        net.path_delay_ms = [lo, hi];
-    }
-    if let Some(b) = &args.buffer {
-        net.buffer = Buffer::parse(b)
-            .ok_or_else(|| anyhow!("--buffer: expected a byte count or `inf`, found `{b}`"))?;
-    }
-    if let Some(e) = &args.errors {
-        net.errors = ErrorProfile::parse(e)
-            .ok_or_else(|| anyhow!("--errors: expected none, low, medium or high, found `{e}`"))?;
-    }
-    for (flag, bps, slot) in [
-        ("--uplink-bps", args.uplink_bps, &mut net.uplink_bps),
-        ("--downlink-bps", args.downlink_bps, &mut net.downlink_bps),
-    ] {
-        if let Some(bps) = bps {
-            if bps == 0 {
-                bail!("{flag}: expected a rate greater than 0 bit/s");
-            }
-            *slot = bps;
-        }
-    }
-    for (flag, ms, slot) in [
-        (
-            "--uplink-delay-ms",
-            args.uplink_delay_ms,
-            &mut net.uplink_delay_ms,
-        ),
-        (
-            "--downlink-delay-ms",
-            args.downlink_delay_ms,
-            &mut net.downlink_delay_ms,
-        ),
-    ] {
-        if let Some(ms) = ms {
-            *slot = delay_ms(&flag[2..], ms)?;
-        }
-    }
-    let scale = args.scale.unwrap_or(1.0);
-    if !(scale.is_finite() && scale > 0.0) {
-        bail!("--scale: expected a positive number, found {scale}");
-    }
-    let net = EmulatedNetwork::Dumbbell(net.scaled(scale));
-    net.validate().map_err(|e| {
-        if scale == 1.0 {
-            anyhow!("{origin}: {e}")
-        } else {
-            anyhow!("{origin} with --scale {scale}: {e}")
-        }
-    })?;
-    Ok(net)
-}
-
-impl EmulateArgs {
-    /// The dumbbell's link options, each with whether it was given (the
-    /// grid and the star refuse them by name).
-    pub(crate) fn dumbbell_options(&self) -> [(&'static str, bool); 7] {
-        [
-            ("--uplink-bps", self.uplink_bps.is_some()),
-            ("--downlink-bps", self.downlink_bps.is_some()),
-            ("--uplink-delay-ms", self.uplink_delay_ms.is_some()),
-            ("--downlink-delay-ms", self.downlink_delay_ms.is_some()),
-            ("--path-delay-ms", self.path_delay_ms.is_some()),
-            ("--buffer", self.buffer.is_some()),
-            ("--errors", self.errors.is_some()),
-        ]
+/// The line `coapcc emulate` prints when it starts.
+pub fn emulator_startup(
+    listen: SocketAddr,
+    server: SocketAddr,
+    network: &EmulatedNetwork,
+) -> String {
+    match network {
+        EmulatedNetwork::Dumbbell(n) => dumbbell::startup(listen, server, n),
+        EmulatedNetwork::Grid {
+            config,
+            client_nodes,
+        } => grid::startup(listen, server, config, client_nodes),
+        EmulatedNetwork::Star(c) => star::startup(listen, server, c),
     }
 }
 
-fn grid_network(args: &EmulateArgs, file: Option<(String, String)>) -> Result<EmulatedNetwork> {
-    if let Some((flag, _)) = args.dumbbell_options().iter().find(|(_, set)| *set) {
-        bail!(
-            "{flag}: applies to the dumbbell only, and the emulated network is the grid \
-             (its buffers are the nodes' MAC queues and it has no link-error model; set the \
-             grid's parameters in a scenario's [network] table and pass it with --scenario)"
-        );
+/// A few lines describing what crossed the relay: the network's, then the
+/// client mappings'.
+pub fn emulator_summary(r: &EmulatorReport) -> String {
+    let mappings = format!(
+        "{} client mapping(s) opened, {} closed; delivered after their mapping closed (not sent): \
+         {} upstream, {} downstream",
+        r.clients_seen, r.mappings_closed, r.upstream.closed, r.downstream.closed
+    );
+    if let Some(s) = &r.star {
+        star::summary(r, s, &mappings)
+    } else if let Some(g) = &r.grid {
+        grid::summary(r, g, &mappings)
+    } else {
+        dumbbell::summary(r, &mappings)
     }
-    if let Some(f) = args.scale.filter(|&f| f != 1.0) {
-        bail!(
-            "--scale {f}: applies to the dumbbell only; the grid's timings (250 kbit/s airtime, \
-             turnarounds, acknowledgement waits, CSMA backoffs, the reassembly timeout) are \
-             radio constants, not link rates, and speeding them all up would leave the real \
-             clients' CoAP timers behind"
-        );
-    }
-    let (config, origin) = match &file {
-        Some((text, origin)) => (
-            network_table::<grid::Config>(text, origin)?,
-            origin.as_str(),
-        ),
-        None => (grid::Config::default(), "--network grid"),
-    };
-    config.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
-    if !args.nodes.is_empty() {
-        emulate::grid_client_nodes(&config, &args.nodes).map_err(|e| anyhow!("--nodes: {e}"))?;
-    }
-    let net = EmulatedNetwork::Grid {
-        config,
-        client_nodes: args.nodes.clone(),
-    };
-    net.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
-    Ok(net)
-}
-
-/// The star of `--network star` or of a scenario with `kind = "star"`:
-/// refuses the dumbbell's and the grid's options.
-pub(crate) fn star_network(
-    args: &EmulateArgs,
-    file: Option<(String, String)>,
-) -> Result<EmulatedNetwork> {
-    let others = [
-        ("--scale", args.scale.is_some_and(|f| f != 1.0)),
-        ("--nodes", !args.nodes.is_empty()),
-    ];
-    if let Some((flag, _)) = args
-        .dumbbell_options()
-        .iter()
-        .chain(&others)
-        .find(|(_, set)| *set)
-    {
-        bail!(
-            "{flag}: does not apply to the Wi-Fi star (its timings are 802.11 constants and its \
-             buffers the nodes' queues; set its parameters in a scenario's [network] table with \
-             kind = \"star\" and pass it with --scenario)"
-        );
-    }
-    let (config, origin) = match &file {
-        Some((text, origin)) => (
-            network_table::<star::Config>(text, origin)?,
-            origin.as_str(),
-        ),
-        None => (star::Config::default(), "--network star"),
-    };
-    config.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
-    Ok(EmulatedNetwork::Star(config))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::net::{emulator_startup, emulator_summary};
     use clap::Parser;
+    use coapcc_link::dumbbell::Buffer;
+    use coapcc_link::errors::ErrorProfile;
+    use coapcc_link::grid;
+    use coapcc_net::emulate;
     use coapcc_net::emulate::EmulatorReport;
+    use coapcc_sim::dumbbell::Network;
     use std::net::SocketAddr;
 
     #[derive(Parser)]

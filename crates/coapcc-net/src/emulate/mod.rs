@@ -17,6 +17,10 @@
 //!
 //! # Where clients and the server attach
 //!
+//! Each network says it in its hook (the crate's `Hook` trait, one file each under
+//! `emulate/networks/`); [`EmulatedNetwork`] names the networks and
+//! dispatches to their hooks in one place (`with_hook!`).
+//!
 //! - **Dumbbell**: a mapping is the client node numbered by its slot (slots
 //!   are reused after a mapping closes); the server is
 //!   [`dumbbell::SERVER`], behind the router.
@@ -51,9 +55,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
-use coapcc_link::dumbbell::{self, Direction, Dumbbell, LinkRecord};
-use coapcc_link::grid::{self, DropCounts, Grid, NodeRecord};
-use coapcc_link::star::{self, Star};
+use coapcc_link::dumbbell::{self, LinkRecord};
+use coapcc_link::grid;
+use coapcc_link::star;
 use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
@@ -118,35 +122,86 @@ impl From<grid::Config> for EmulatedNetwork {
     }
 }
 
-impl EmulatedNetwork {
-    /// Checks what the relay would refuse to run; errors name the field and
-    /// what was expected.
-    pub fn validate(&self) -> Result<(), String> {
-        match self {
-            EmulatedNetwork::Dumbbell(n) => {
-                for (field, bps) in [
-                    ("uplink_bps", n.uplink_bps),
-                    ("downlink_bps", n.downlink_bps),
-                ] {
-                    if bps == 0 {
-                        return Err(format!(
-                            "network.{field}: expected a rate greater than 0 bit/s"
-                        ));
-                    }
-                }
-                n.validate_delays()
+/// The one place that names every network: `$h` is the network's
+/// [`Hook`] (its file under `networks/`), `$body` what to do with it.
+macro_rules! with_hook {
+    ($net:expr, $h:ident => $body:expr) => {
+        match $net {
+            EmulatedNetwork::Dumbbell(config) => {
+                let $h = config;
+                $body
             }
             EmulatedNetwork::Grid {
                 config,
                 client_nodes,
             } => {
-                config.validate()?;
-                grid_client_nodes(config, client_nodes)
-                    .map(|_| ())
-                    .map_err(|e| format!("client_nodes: {e}"))
+                let $h = &networks::grid::GridHook {
+                    config,
+                    client_nodes,
+                };
+                $body
             }
-            EmulatedNetwork::Star(config) => config.validate(),
+            EmulatedNetwork::Star(config) => {
+                let $h = config;
+                $body
+            }
         }
+    };
+}
+
+/// Each network's emulator hook, one file each.
+mod networks {
+    pub(super) mod dumbbell;
+    pub(super) mod grid;
+    pub(super) mod star;
+}
+
+pub use networks::grid::{default_client_nodes, grid_client_nodes, GridNodeReport, GridReport};
+
+/// What the emulators need of a network beyond its link model: its
+/// parameters, where clients and the server attach, what it carries. One
+/// implementation per network, in its file under `networks/`; the UDP relay
+/// runs its [`Hook::Net`] (monomorphised, one loop per network) and the IP
+/// mode the same model behind `dyn Network`.
+pub(crate) trait Hook {
+    /// The model the relay drives, with its attachment rule.
+    type Net: Emulated + Send + 'static;
+    /// The parameters, as reports show them.
+    type Config: serde::Serialize;
+    /// `dumbbell`, `grid`, …
+    const KIND: &'static str;
+    /// The parameters.
+    fn config(&self) -> &Self::Config;
+    /// What the relay would refuse to run; errors name the field.
+    fn validate(&self) -> Result<(), String>;
+    /// The nodes clients attach to, in the order they are given out; empty
+    /// if the model does not tell clients apart.
+    fn client_nodes(&self) -> Vec<NodeId>;
+    /// The server's node.
+    fn server_node(&self) -> NodeId;
+    /// The model seeded with `seed` (the simulator's construction).
+    fn model(&self, seed: u64) -> Result<Self::Net, String>;
+    /// What the IP mode hands to the model of a real IPv4 packet.
+    fn ip_carriage(&self) -> IpCarriage;
+    /// The IP MTU of the IP mode's TUN devices.
+    fn ip_mtu(&self) -> usize;
+}
+
+/// What a network carries of a real IPv4 packet in the IP mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IpCarriage {
+    /// Any IPv4 packet, at its real size.
+    AnyIpv4,
+    /// Unfragmented UDP with a payload up to this many bytes, sized with an
+    /// 8-byte transport header (the model compresses the rest).
+    UdpUpTo(usize),
+}
+
+impl EmulatedNetwork {
+    /// Checks what the relay would refuse to run; errors name the field and
+    /// what was expected.
+    pub fn validate(&self) -> Result<(), String> {
+        with_hook!(self, h => h.validate())
     }
 
     /// The nodes clients attach to, in the order they are given out: the
@@ -154,75 +209,44 @@ impl EmulatedNetwork {
     /// (1 to n); empty for the dumbbell, whose clients are not told apart
     /// by the model.
     pub fn client_nodes(&self) -> Vec<NodeId> {
-        match self {
-            EmulatedNetwork::Dumbbell(_) => Vec::new(),
-            EmulatedNetwork::Grid {
-                config,
-                client_nodes,
-            } => grid_client_nodes(config, client_nodes).unwrap_or_default(),
-            EmulatedNetwork::Star(config) => (1..=config.stations).collect(),
-        }
+        with_hook!(self, h => h.client_nodes())
     }
 
     /// The server's node: the dumbbell's and the star's [`dumbbell::SERVER`]
     /// / [`star::SERVER`], the grid's server node.
     pub fn server_node(&self) -> NodeId {
-        match self {
-            EmulatedNetwork::Dumbbell(_) => dumbbell::SERVER,
-            EmulatedNetwork::Grid { config, .. } => config.server,
-            EmulatedNetwork::Star(_) => star::SERVER,
-        }
+        with_hook!(self, h => h.server_node())
     }
 
     /// `dumbbell`, `grid` or `star`.
     pub fn kind(&self) -> &'static str {
-        match self {
-            EmulatedNetwork::Dumbbell(_) => "dumbbell",
-            EmulatedNetwork::Grid { .. } => "grid",
-            EmulatedNetwork::Star(_) => "star",
+        fn kind<H: Hook>(_: &H) -> &'static str {
+            H::KIND
         }
+        with_hook!(self, h => kind(h))
     }
-}
 
-/// The grid's default client nodes: every node but the root and the server,
-/// in node order.
-pub fn default_client_nodes(config: &grid::Config) -> Vec<NodeId> {
-    (1..=config.nodes() as NodeId)
-        .filter(|&n| n != config.root && n != config.server)
-        .collect()
-}
+    /// The network's parameters as JSON (its `Config`, without the kind).
+    pub fn config_json(&self) -> serde_json::Value {
+        with_hook!(self, h => serde_json::to_value(h.config()).unwrap_or(serde_json::Value::Null))
+    }
 
-/// The client nodes of `config`: `given` if not empty (checked: node numbers
-/// of the grid, distinct, not the server), else [`default_client_nodes`].
-/// Errors say what is wrong without naming a field.
-pub fn grid_client_nodes(config: &grid::Config, given: &[NodeId]) -> Result<Vec<NodeId>, String> {
-    let n = config.nodes() as NodeId;
-    if given.is_empty() {
-        let nodes = default_client_nodes(config);
-        if nodes.is_empty() {
-            return Err(format!(
-                "the grid has no node other than its root ({}) and server ({}) for clients",
-                config.root, config.server
-            ));
-        }
-        return Ok(nodes);
+    /// The model seeded with `seed` behind `dyn Network`, for the IP mode
+    /// (checked first).
+    pub(crate) fn dyn_model(&self, seed: u64) -> Result<Box<dyn Network + Send>> {
+        self.validate().map_err(|e| anyhow!(e))?;
+        with_hook!(self, h => Ok(Box::new(h.model(seed).map_err(|e| anyhow!(e))?)))
     }
-    for (i, &node) in given.iter().enumerate() {
-        if node == 0 || node > n {
-            return Err(format!("expected node numbers from 1 to {n}, found {node}"));
-        }
-        if node == config.server {
-            return Err(format!(
-                "node {node} is the server's node; expected client nodes other than it"
-            ));
-        }
-        if given[..i].contains(&node) {
-            return Err(format!(
-                "node {node} is listed twice; expected distinct nodes"
-            ));
-        }
+
+    /// What the IP mode hands to the model of a real IPv4 packet.
+    pub(crate) fn ip_carriage(&self) -> IpCarriage {
+        with_hook!(self, h => h.ip_carriage())
     }
-    Ok(given.to_vec())
+
+    /// The IP MTU of the IP mode's TUN devices.
+    pub(crate) fn ip_mtu(&self) -> usize {
+        with_hook!(self, h => h.ip_mtu())
+    }
 }
 
 /// The node the `ordinal`th client mapping (counting from 0) attaches to:
@@ -314,56 +338,6 @@ impl DatagramCounts {
     }
 }
 
-/// One grid node in the relay's report.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct GridNodeReport {
-    /// The node's number (from 1).
-    pub node: NodeId,
-    /// Client mappings attached to it so far.
-    pub clients: u64,
-    /// What its MAC and 6LoWPAN layer did.
-    pub record: NodeRecord,
-}
-
-/// What the grid did (see [`grid::Grid`]).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct GridReport {
-    /// Every node, from node 1.
-    pub nodes: Vec<GridNodeReport>,
-    /// Datagrams dropped inside the grid, by cause.
-    pub drops: DropCounts,
-    /// Frames started on the medium (data and acknowledgements).
-    pub frames_on_air: u64,
-    /// Receptions destroyed by overlapping frames.
-    pub collisions: u64,
-}
-
-impl GridReport {
-    /// The sum of every node's record.
-    pub fn totals(&self) -> NodeRecord {
-        let mut t = NodeRecord::default();
-        for n in &self.nodes {
-            let r = &n.record;
-            t.data_frames += r.data_frames;
-            t.ack_frames += r.ack_frames;
-            t.deferrals += r.deferrals;
-            t.mac_drops += r.mac_drops;
-            t.channel_access_failures += r.channel_access_failures;
-            t.overflows += r.overflows;
-            t.reassembly_drops += r.reassembly_drops;
-            t.duplicates += r.duplicates;
-            t.forwarded += r.forwarded;
-            t.airtime += r.airtime;
-        }
-        t
-    }
-
-    /// The report of node `id` (from 1), if the grid has it.
-    pub fn node(&self, id: NodeId) -> Option<&GridNodeReport> {
-        self.nodes.get((id as usize).checked_sub(1)?)
-    }
-}
-
 /// Counters of the relay.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EmulatorReport {
@@ -401,10 +375,9 @@ impl EmulatorMonitor {
 
 /// What the relay needs of a network beyond [`Network`]: where clients and
 /// the server attach, what it carries, and what it reports. The relay is
-/// generic over it, so each network's loop is compiled on its own; a new
-/// network implements it and gets a variant of [`EmulatedNetwork`] and of
-/// `Model`.
-trait Emulated: Network {
+/// generic over it, so each network's loop is compiled on its own; each
+/// network's [`Hook::Net`] implements it.
+pub(crate) trait Emulated: Network {
     /// The server's node.
     fn server_node(&self) -> NodeId;
     /// The node of the `ordinal`th mapping opened (from 0), in slot `slot`.
@@ -418,195 +391,48 @@ trait Emulated: Network {
     fn publish(&self, report: &mut EmulatorReport);
 }
 
-impl Emulated for Dumbbell {
-    fn server_node(&self) -> NodeId {
-        dumbbell::SERVER
-    }
-
-    fn attach(&mut self, slot: usize, _ordinal: u64) -> NodeId {
-        slot as NodeId
-    }
-
-    fn payload(&self, len: usize) -> Option<u16> {
-        // relayed whole whatever the MTU, up to the largest IPv4 UDP payload
-        (len <= MAX_DATAGRAM).then_some(len as u16)
-    }
-
-    fn count_full(&mut self, up: bool) {
-        self.count_overflow(if up { Direction::Up } else { Direction::Down });
-    }
-
-    fn publish(&self, report: &mut EmulatorReport) {
-        report.uplink = self.record(Direction::Up);
-        report.downlink = self.record(Direction::Down);
-    }
+/// A link model with what an emulator adds to it (`rule`: where clients
+/// attach, what it carries); it drives as the link model does.
+pub(crate) struct Attached<L: ?Sized, R> {
+    pub(crate) rule: R,
+    pub(crate) link: Box<L>,
 }
 
-/// The grid with the relay's attachment rule.
-struct GridNet {
-    grid: Grid,
-    server: NodeId,
-    /// Client nodes, in the order they are given out.
-    nodes: Vec<NodeId>,
-    /// Mappings attached so far, per node (index = node − 1).
-    clients: Vec<u64>,
-    /// Largest CoAP message the grid carries.
-    max_payload: usize,
-}
-
-impl GridNet {
-    fn new(config: &grid::Config, given: &[NodeId], seed: u64) -> Result<Self, String> {
-        let grid = Grid::new(config, seed)?;
-        let nodes = grid_client_nodes(config, given).map_err(|e| format!("client_nodes: {e}"))?;
-        Ok(GridNet {
-            grid,
-            server: config.server,
-            nodes,
-            clients: vec![0; config.nodes()],
-            max_payload: grid::sixlowpan::max_coap(config.addressing, config.hop_by_hop),
-        })
-    }
-}
-
-impl Network for GridNet {
+impl<L: Network + ?Sized, R> Network for Attached<L, R> {
     fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
-        self.grid.send(now, d)
+        self.link.send(now, d)
     }
 
     fn next_wakeup(&self) -> Option<Nanos> {
-        self.grid.next_wakeup()
+        self.link.next_wakeup()
     }
 
     fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
-        self.grid.poll(until)
+        self.link.poll(until)
     }
 
     fn in_flight(&self) -> u64 {
-        self.grid.in_flight()
+        self.link.in_flight()
     }
 
     fn events(&self) -> u64 {
-        self.grid.events()
+        self.link.events()
     }
 }
 
-impl Emulated for GridNet {
-    fn server_node(&self) -> NodeId {
-        self.server
+/// What the relay refuses to start with: an invalid network
+/// ([`EmulatedNetwork::validate`]) or a zero bound.
+fn check(opts: &EmulatorOptions) -> Result<()> {
+    opts.network.validate().map_err(|e| anyhow!(e))?;
+    if opts.max_clients == 0 || opts.max_in_flight == 0 || opts.max_held_bytes == 0 {
+        return Err(anyhow!(
+            "max_clients, max_in_flight, max_held_bytes: expected at least 1, found {}, {} and {}",
+            opts.max_clients,
+            opts.max_in_flight,
+            opts.max_held_bytes
+        ));
     }
-
-    fn attach(&mut self, _slot: usize, ordinal: u64) -> NodeId {
-        let node = client_node(&self.nodes, ordinal);
-        self.clients[node as usize - 1] += 1;
-        node
-    }
-
-    fn payload(&self, len: usize) -> Option<u16> {
-        (len <= self.max_payload).then_some(len as u16)
-    }
-
-    fn count_full(&mut self, _up: bool) {}
-
-    fn publish(&self, report: &mut EmulatorReport) {
-        let g = report.grid.get_or_insert_with(GridReport::default);
-        g.nodes.clear();
-        g.nodes
-            .extend(self.clients.iter().enumerate().map(|(i, &clients)| {
-                let node = i as NodeId + 1;
-                GridNodeReport {
-                    node,
-                    clients,
-                    record: self.grid.node_record(node),
-                }
-            }));
-        g.drops = self.grid.drops();
-        (g.frames_on_air, g.collisions) = self.grid.medium_counts();
-    }
-}
-
-/// The star with the relay's attachment rule: the `n`th mapping on station
-/// `n mod stations + 1`.
-struct StarNet {
-    star: Star,
-    stations: u32,
-}
-
-impl Network for StarNet {
-    fn send(&mut self, now: Nanos, d: Datagram) -> Result<(), DropCause> {
-        self.star.send(now, d)
-    }
-
-    fn next_wakeup(&self) -> Option<Nanos> {
-        self.star.next_wakeup()
-    }
-
-    fn poll(&mut self, until: Nanos) -> Option<(Nanos, Option<Output>)> {
-        self.star.poll(until)
-    }
-
-    fn in_flight(&self) -> u64 {
-        self.star.in_flight()
-    }
-
-    fn events(&self) -> u64 {
-        self.star.events()
-    }
-}
-
-impl Emulated for StarNet {
-    fn server_node(&self) -> NodeId {
-        star::SERVER
-    }
-
-    fn attach(&mut self, _slot: usize, ordinal: u64) -> NodeId {
-        (ordinal % u64::from(self.stations)) as NodeId + 1
-    }
-
-    fn payload(&self, len: usize) -> Option<u16> {
-        (len <= MAX_DATAGRAM).then_some(len as u16)
-    }
-
-    fn count_full(&mut self, _up: bool) {}
-
-    fn publish(&self, report: &mut EmulatorReport) {
-        report.star = Some(self.star.record());
-    }
-}
-
-/// The model a relay runs, built (and checked) from its options.
-enum Model {
-    Dumbbell(Box<Dumbbell>),
-    Grid(Box<GridNet>),
-    Star(Box<StarNet>),
-}
-
-impl Model {
-    fn new(opts: &EmulatorOptions) -> Result<Model> {
-        opts.network.validate().map_err(|e| anyhow!(e))?;
-        if opts.max_clients == 0 || opts.max_in_flight == 0 || opts.max_held_bytes == 0 {
-            return Err(anyhow!(
-                "max_clients, max_in_flight, max_held_bytes: expected at least 1, found {}, {} and {}",
-                opts.max_clients,
-                opts.max_in_flight,
-                opts.max_held_bytes
-            ));
-        }
-        Ok(match &opts.network {
-            EmulatedNetwork::Dumbbell(c) => {
-                Model::Dumbbell(Box::new(Dumbbell::new(c, opts.seed, 1024)))
-            }
-            EmulatedNetwork::Grid {
-                config,
-                client_nodes,
-            } => Model::Grid(Box::new(
-                GridNet::new(config, client_nodes, opts.seed).map_err(|e| anyhow!(e))?,
-            )),
-            EmulatedNetwork::Star(config) => Model::Star(Box::new(StarNet {
-                star: Star::new(config, opts.seed).map_err(|e| anyhow!(e))?,
-                stations: config.stations,
-            })),
-        })
-    }
+    Ok(())
 }
 
 /// A datagram inside the model: its bytes, direction and the mapping it
@@ -877,23 +703,11 @@ pub async fn run(
     monitor: Arc<EmulatorMonitor>,
     stop: impl Future<Output = ()>,
 ) -> Result<EmulatorReport> {
-    let model = Model::new(&opts)?;
-    Ok(run_model(model, listen, server, opts, monitor, stop).await)
-}
-
-async fn run_model(
-    model: Model,
-    listen: UdpSocket,
-    server: SocketAddr,
-    opts: EmulatorOptions,
-    monitor: Arc<EmulatorMonitor>,
-    stop: impl Future<Output = ()>,
-) -> EmulatorReport {
-    match model {
-        Model::Dumbbell(net) => relay(*net, listen, server, opts, monitor, stop).await,
-        Model::Grid(net) => relay(*net, listen, server, opts, monitor, stop).await,
-        Model::Star(net) => relay(*net, listen, server, opts, monitor, stop).await,
-    }
+    check(&opts)?;
+    with_hook!(&opts.network, h => {
+        let net = h.model(opts.seed).map_err(|e| anyhow!(e))?;
+        Ok(relay(net, listen, server, opts, monitor, stop).await)
+    })
 }
 
 /// The relay's loop on network `net`.
@@ -973,14 +787,27 @@ pub fn spawn(
     server: SocketAddr,
     opts: EmulatorOptions,
 ) -> Result<EmulatorHandle> {
-    let model = Model::new(&opts)?;
+    check(&opts)?;
+    with_hook!(&opts.network, h => {
+        let net = h.model(opts.seed).map_err(|e| anyhow!(e))?;
+        spawn_relay(net, listen, server, opts)
+    })
+}
+
+/// [`spawn`] with the model built.
+fn spawn_relay<N: Emulated + Send + 'static>(
+    net: N,
+    listen: SocketAddr,
+    server: SocketAddr,
+    opts: EmulatorOptions,
+) -> Result<EmulatorHandle> {
     let monitor = Arc::new(EmulatorMonitor::default());
     let m = monitor.clone();
     let (addr, task) = crate::background::spawn_on_udp(
         listen,
         "coapcc-emulate",
         move |socket, stop| async move {
-            run_model(model, socket, server, opts, m, async {
+            relay(net, socket, server, opts, m, async {
                 let _ = stop.await;
             })
             .await
