@@ -5,9 +5,11 @@
 //! the report draws the lwIP paper's bars and time series and its tables
 //! hold the values of the stored runs.
 
-use std::path::Path;
-use std::process::Command;
+mod campaign_support;
 
+use std::path::Path;
+
+use campaign_support::{campaign_twice_through_the_binary, cli, col, csv_rows, section_rows};
 use coapcc::campaign;
 use coapcc::networks::star::campaign::StarPlan;
 use coapcc::networks::{AnyPlan, NetworkKind};
@@ -52,33 +54,11 @@ replications = 2
 const FLAVOURS: usize = 3;
 const SMALL_RUNS: usize = 3 * FLAVOURS * 2;
 
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("coapcc")
-}
-
 fn star_plan(text: &str, origin: &str) -> StarPlan {
     match AnyPlan::parse(text, origin).unwrap() {
         AnyPlan::Star(p) => *p,
         _ => panic!("a star campaign was taken for another kind"),
     }
-}
-
-fn cli(args: &[&str]) -> String {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn section_rows(dump: &str, table: &str) -> usize {
-    dump.lines()
-        .skip_while(|l| *l != format!("[{table}]"))
-        .skip(1)
-        .take_while(|l| !l.starts_with('['))
-        .count()
 }
 
 #[test]
@@ -147,23 +127,7 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     assert_eq!(store.grid_run_count().unwrap(), 0, "no grid run");
 
     // Through the binary, one thread, then again: nothing to compute.
-    let file = dir.path().join("small.toml");
-    std::fs::write(&file, SMALL).unwrap();
-    let one = dir.path().join("one.sqlite");
-    let (f, s1) = (file.to_str().unwrap(), one.to_str().unwrap());
-    let out = cli(&["campaign", f, "--store", s1, "--threads", "1"]);
-    assert!(
-        out.contains(&format!(
-            "{SMALL_RUNS} runs, 0 already in {s1}, {SMALL_RUNS} computed"
-        )),
-        "{out}"
-    );
-    let out = cli(&["campaign", f, "--store", s1, "--threads", "2"]);
-    assert!(
-        out.contains(&format!("{SMALL_RUNS} runs, {SMALL_RUNS} already in"))
-            && out.contains(", 0 computed"),
-        "{out}"
-    );
+    let one = campaign_twice_through_the_binary(dir.path(), SMALL, SMALL_RUNS);
 
     // Both stores hold the same rows, whatever the threads and the order.
     let a = Store::open_read_only(&one).unwrap();
@@ -373,22 +337,6 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
         })
         .unwrap();
     assert_eq!(schema, "5");
-}
-
-fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .split("\r\n")
-        .filter(|l| !l.is_empty())
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
-
-fn col(header: &[String], name: &str) -> usize {
-    header
-        .iter()
-        .position(|h| h == name)
-        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
 }
 
 #[test]
