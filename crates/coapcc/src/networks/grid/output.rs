@@ -5,26 +5,13 @@
 use std::fmt::Write;
 
 use coapcc_sim::grid::{GridScenario, GridSim, GridSummary};
-use coapcc_sim::metrics::Estimate;
 use coapcc_sim::ScenarioResult;
-use serde::Serialize;
 
-/// The JSON document `coapcc run --format json` prints for a grid scenario.
-#[derive(Serialize)]
-pub struct GridRunReport<'a> {
-    /// The scenario as run (after overrides).
-    pub scenario: &'a GridScenario,
-    /// Per algorithm, in scenario order.
-    pub algorithms: &'a [GridSummary],
-}
+use crate::networks::estimate_text as est;
 
 /// One JSON document.
 pub fn json(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
-    serde_json::to_string_pretty(&GridRunReport {
-        scenario,
-        algorithms: summaries,
-    })
-    .expect("results serialise")
+    crate::networks::run_json(scenario, summaries)
 }
 
 /// The line describing the scenario.
@@ -59,10 +46,6 @@ fn mac_name(s: &GridScenario) -> &'static str {
         coapcc_link::grid::MacProfile::Contiki => "contiki",
         coapcc_link::grid::MacProfile::Ieee802154 => "ieee802154",
     }
-}
-
-fn est(e: &Estimate, decimals: usize) -> String {
-    format!("{:.decimals$} ± {:.decimals$}", e.mean, e.ci95)
 }
 
 /// A table per algorithm.

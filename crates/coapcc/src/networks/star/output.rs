@@ -4,26 +4,13 @@
 
 use std::fmt::Write;
 
-use coapcc_sim::metrics::Estimate;
 use coapcc_sim::star::{StarScenario, StarSummary};
-use serde::Serialize;
 
-/// The JSON document `coapcc run --format json` prints for a star scenario.
-#[derive(Serialize)]
-pub struct StarRunReport<'a> {
-    /// The scenario as run (after overrides).
-    pub scenario: &'a StarScenario,
-    /// Per TCP flavour, in scenario order.
-    pub algorithms: &'a [StarSummary],
-}
+use crate::networks::estimate_text as est;
 
 /// One JSON document.
 pub fn json(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
-    serde_json::to_string_pretty(&StarRunReport {
-        scenario,
-        algorithms: summaries,
-    })
-    .expect("results serialise")
+    crate::networks::run_json(scenario, summaries)
 }
 
 /// The line describing the scenario.
@@ -41,10 +28,6 @@ pub fn header(s: &StarScenario) -> String {
         s.replications,
         s.seed
     )
-}
-
-fn est(e: &Estimate, decimals: usize) -> String {
-    format!("{:.decimals$} ± {:.decimals$}", e.mean, e.ci95)
 }
 
 /// A table per TCP flavour.
