@@ -48,6 +48,11 @@ pub fn check_replications(replications: u32) -> Result<()> {
     Ok(())
 }
 
+/// The seed of a campaign file that gives none.
+pub fn default_seed() -> u64 {
+    1
+}
+
 /// Reads a campaign file's fields from TOML `text`; errors name `origin`.
 pub fn from_toml<F: serde::de::DeserializeOwned>(text: &str, origin: &str) -> anyhow::Result<F> {
     toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))

@@ -20,25 +20,17 @@ impl Store {
     /// Records `plan`'s definition and cells (once), and marks it as the most
     /// recently run definition.
     pub fn register(&mut self, plan: &DumbbellPlan) -> Result<Registered> {
-        plan.register(self, Dumbbell::NAME, |tx| {
-            let mut stmt = tx.prepare(
-                "INSERT INTO cells (definition, idx, set_name, clients, buffer, workload, \
-                 errors, population, cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?;
-            for (i, c) in plan.cells.iter().enumerate() {
-                stmt.execute(params![
-                    plan.definition,
-                    i as i64,
-                    c.set,
-                    c.clients,
-                    c.buffer.label(),
-                    c.workload.name(),
-                    c.errors.name(),
-                    c.population,
-                    serde_json::to_string(c)?
-                ])?;
-            }
-            Ok(())
+        let table = Dumbbell::CELLS_TABLE;
+        let columns = "set_name, clients, buffer, workload, errors, population";
+        plan.register_cells(self, Dumbbell::NAME, table, columns, |c| {
+            vec![
+                c.set.clone().into(),
+                c.clients.into(),
+                c.buffer.label().into(),
+                c.workload.name().to_string().into(),
+                c.errors.name().to_string().into(),
+                c.population.clone().into(),
+            ]
         })
     }
 

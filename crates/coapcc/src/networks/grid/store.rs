@@ -70,23 +70,15 @@ impl Store {
     /// the most recently run definition.
     pub fn register_grid(&mut self, plan: &GridPlan) -> Result<Registered> {
         self.require_grid_layout()?;
-        plan.register(self, Grid::NAME, |tx| {
-            let mut stmt = tx.prepare(
-                "INSERT INTO grid_cells (definition, idx, set_name, workload, point, algorithm, \
-                 cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            for (i, c) in plan.cells.iter().enumerate() {
-                stmt.execute(params![
-                    plan.definition,
-                    i as i64,
-                    c.set,
-                    c.kind.name(),
-                    c.point,
-                    c.label,
-                    serde_json::to_string(c)?
-                ])?;
-            }
-            Ok(())
+        let table = Grid::CELLS_TABLE;
+        let columns = "set_name, workload, point, algorithm";
+        plan.register_cells(self, Grid::NAME, table, columns, |c| {
+            vec![
+                c.set.clone().into(),
+                c.kind.name().to_string().into(),
+                c.point.into(),
+                c.label.clone().into(),
+            ]
         })
     }
 

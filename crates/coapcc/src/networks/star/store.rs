@@ -28,22 +28,14 @@ impl Store {
     /// the most recently run definition.
     pub fn register_star(&mut self, plan: &StarPlan) -> Result<Registered> {
         self.require_star_layout()?;
-        plan.register(self, Star::NAME, |tx| {
-            let mut stmt = tx.prepare(
-                "INSERT INTO star_cells (definition, idx, set_name, stations, algorithm, cell) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for (i, c) in plan.cells.iter().enumerate() {
-                stmt.execute(params![
-                    plan.definition,
-                    i as i64,
-                    c.set,
-                    c.stations,
-                    c.label,
-                    serde_json::to_string(c)?
-                ])?;
-            }
-            Ok(())
+        let table = Star::CELLS_TABLE;
+        let columns = "set_name, stations, algorithm";
+        plan.register_cells(self, Star::NAME, table, columns, |c| {
+            vec![
+                c.set.clone().into(),
+                c.stations.into(),
+                c.label.clone().into(),
+            ]
         })
     }
 
