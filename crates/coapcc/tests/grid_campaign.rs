@@ -10,7 +10,10 @@ mod campaign_support;
 use std::path::Path;
 use std::time::Instant;
 
-use campaign_support::{campaign_twice_through_the_binary, cli, col, csv_rows, section_rows};
+use campaign_support::{
+    assert_upgraded_once, campaign_twice_through_the_binary, cli, col, csv_rows, open_upgraded,
+    section_rows,
+};
 use coapcc::campaign;
 use coapcc::key::run_key;
 use coapcc::networks::grid::campaign::GridPlan;
@@ -308,14 +311,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     drop(ro);
 
     // Opened for writing, it is upgraded and holds the same rows.
-    let mut up = Store::open(&old).unwrap();
-    assert_eq!(up.upgraded_from(), Some(1));
-    assert_eq!(up.layout(), 5);
-    up.verify().unwrap();
-    assert!(
-        up.dump().unwrap() == want,
-        "the upgrade changed or lost rows"
-    );
+    let mut up = open_upgraded(&old, 1, &want);
     let o = campaign::run(&plan, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (plan.runs(), 0));
     // And takes grid campaigns beside its dumbbell one.
@@ -331,15 +327,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
         ["grid", "dumbbell"]
     );
     drop(up);
-    let again = Store::open(&old).unwrap();
-    assert_eq!(again.upgraded_from(), None);
-    let schema: String = rusqlite::Connection::open(&old)
-        .unwrap()
-        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(schema, "5");
+    assert_upgraded_once(&old);
 }
 
 #[test]

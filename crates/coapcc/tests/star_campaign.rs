@@ -9,7 +9,10 @@ mod campaign_support;
 
 use std::path::Path;
 
-use campaign_support::{campaign_twice_through_the_binary, cli, col, csv_rows, section_rows};
+use campaign_support::{
+    assert_upgraded_once, campaign_twice_through_the_binary, cli, col, csv_rows, open_upgraded,
+    section_rows,
+};
 use coapcc::campaign;
 use coapcc::networks::star::campaign::StarPlan;
 use coapcc::networks::{AnyPlan, NetworkKind};
@@ -298,15 +301,8 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     assert_eq!(star_tables(&old), 0, "read-only leaves it as it is");
 
     // Opened for writing, it is upgraded and holds the same rows.
-    let mut up = Store::open(&old).unwrap();
-    assert_eq!(up.upgraded_from(), Some(2));
-    assert_eq!(up.layout(), 5);
+    let mut up = open_upgraded(&old, 2, &want);
     assert_eq!(star_tables(&old), 4);
-    up.verify().unwrap();
-    assert!(
-        up.dump().unwrap() == want,
-        "the upgrade changed or lost rows"
-    );
     // It resumes the old campaigns without computing anything …
     let o = campaign::run(&dumbbell, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (dumbbell.runs(), 0));
@@ -328,15 +324,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     );
     up.verify().unwrap();
     drop(up);
-    let again = Store::open(&old).unwrap();
-    assert_eq!(again.upgraded_from(), None);
-    let schema: String = rusqlite::Connection::open(&old)
-        .unwrap()
-        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(schema, "5");
+    assert_upgraded_once(&old);
 }
 
 #[test]

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use coapcc::store::Store;
+
 /// The `coapcc` binary under test.
 pub fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("coapcc")
@@ -68,4 +70,33 @@ pub fn col(header: &[String], name: &str) -> usize {
         .iter()
         .position(|h| h == name)
         .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
+/// Opens the old store at `old` for writing: it is upgraded from layout
+/// `from` to layout 5, verifies, and holds the rows it held (`want`, its
+/// dump before).
+pub fn open_upgraded(old: &Path, from: u32, want: &str) -> Store {
+    let up = Store::open(old).unwrap();
+    assert_eq!(up.upgraded_from(), Some(from));
+    assert_eq!(up.layout(), 5);
+    up.verify().unwrap();
+    assert!(
+        up.dump().unwrap() == want,
+        "the upgrade changed or lost rows"
+    );
+    up
+}
+
+/// The upgraded store at `old`, opened again, is not upgraded again and
+/// records layout 5.
+pub fn assert_upgraded_once(old: &Path) {
+    let again = Store::open(old).unwrap();
+    assert_eq!(again.upgraded_from(), None);
+    let schema: String = rusqlite::Connection::open(old)
+        .unwrap()
+        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(schema, "5");
 }
