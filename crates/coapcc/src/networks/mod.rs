@@ -786,3 +786,21 @@ pub fn run_json<S: Serialize, A: Serialize>(scenario: &S, summaries: &[A]) -> St
 pub fn estimate_text(e: &coapcc_sim::metrics::Estimate, decimals: usize) -> String {
     format!("{:.decimals$} ± {:.decimals$}", e.mean, e.ci95)
 }
+
+/// One Markdown table under the line `title`: the `head` row, its separator
+/// and one row of cells a summary.
+pub fn markdown_table(
+    title: &str,
+    head: &[&str],
+    rows: impl IntoIterator<Item = Vec<String>>,
+) -> String {
+    let mut out = format!(
+        "{title}\n\n| {} |\n|{}\n",
+        head.join(" | "),
+        " --- |".repeat(head.len())
+    );
+    for row in rows {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}

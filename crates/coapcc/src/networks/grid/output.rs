@@ -105,17 +105,22 @@ pub fn table(scenario: &GridScenario, result: &ScenarioResult<GridSim>) -> Strin
 
 /// One Markdown table, a row per algorithm.
 pub fn markdown(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
-    let mut out = format!("{}\n\n", header(scenario));
-    out.push_str(
-        "| algorithm | offered (B/s) | actual offered (B/s) | carried (B/s) | transmissions/transaction | ACKs/transaction | app drops/run | MAC overflows/run | MAC drops/run | reassembly drops/run |\n",
-    );
-    out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for s in summaries {
-        let _ = writeln!(
-            out,
-            "| {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            s.label,
-            s.offered,
+    let head = [
+        "algorithm",
+        "offered (B/s)",
+        "actual offered (B/s)",
+        "carried (B/s)",
+        "transmissions/transaction",
+        "ACKs/transaction",
+        "app drops/run",
+        "MAC overflows/run",
+        "MAC drops/run",
+        "reassembly drops/run",
+    ];
+    let rows = summaries.iter().map(|s| {
+        vec![
+            s.label.clone(),
+            format!("{:.1}", s.offered),
             est(&s.actual_offered, 1),
             est(&s.carried, 1),
             est(&s.tx_per_transaction, 3),
@@ -124,7 +129,7 @@ pub fn markdown(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
             est(&s.mac_overflows, 1),
             est(&s.mac_drops, 1),
             est(&s.reassembly_drops, 1),
-        );
-    }
-    out
+        ]
+    });
+    crate::networks::markdown_table(&header(scenario), &head, rows)
 }

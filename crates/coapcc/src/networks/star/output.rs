@@ -75,14 +75,19 @@ pub fn table(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
 
 /// One Markdown table, a row per TCP flavour.
 pub fn markdown(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
-    let mut out = format!("{}\n\n", header(scenario));
-    out.push_str("| TCP | goodput (bit/s) | retransmitted segments | timeouts | fast retransmits | largest RTO (s) | 802.11 collisions | queue drops |\n");
-    out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for s in summaries {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            s.label,
+    let head = [
+        "TCP",
+        "goodput (bit/s)",
+        "retransmitted segments",
+        "timeouts",
+        "fast retransmits",
+        "largest RTO (s)",
+        "802.11 collisions",
+        "queue drops",
+    ];
+    let rows = summaries.iter().map(|s| {
+        vec![
+            s.label.clone(),
             est(&s.goodput_bps, 0),
             est(&s.retransmissions, 1),
             est(&s.timeouts, 1),
@@ -90,7 +95,7 @@ pub fn markdown(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
             est(&s.max_rto, 3),
             est(&s.collisions, 1),
             est(&s.queue_drops, 1),
-        );
-    }
-    out
+        ]
+    });
+    crate::networks::markdown_table(&header(scenario), &head, rows)
 }
