@@ -192,3 +192,20 @@ pub fn nearest_on_log_scale<T: Clone + PartialEq>(
     }
     out
 }
+
+/// The figure of metric `id` of the set `set`, of `kind`: the plot of
+/// `series` on `axes`, in the set's group, filed as `<set>-<id>.svg`.
+pub fn set_figure(
+    kind: &'static str,
+    set: &str,
+    id: &str,
+    axes: &svg::xy::Axes,
+    series: &[svg::xy::Series],
+) -> Figure {
+    Figure {
+        kind,
+        group: set.to_string(),
+        file: format!("{}-{}.svg", stem(set), id),
+        svg: svg::xy::xy_plot(axes, series),
+    }
+}
