@@ -5,10 +5,15 @@
 //! place without losing a run, and the report draws the pCoCoA paper's
 //! figures with the values the simulator gives.
 
+mod campaign_support;
+
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
+use campaign_support::{
+    assert_upgraded_once, campaign_twice_through_the_binary, cli, col, csv_rows, open_upgraded,
+    section_rows,
+};
 use coapcc::campaign;
 use coapcc::key::run_key;
 use coapcc::networks::grid::campaign::GridPlan;
@@ -49,34 +54,12 @@ replications = 1
 "#;
 const SMALL_RUNS: usize = 2 * 2 * 2 + 2 * 2;
 
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("coapcc")
-}
-
 fn grid_plan(text: &str, origin: &str) -> GridPlan {
     match AnyPlan::parse(text, origin).unwrap() {
         AnyPlan::Grid(p) => *p,
         AnyPlan::Dumbbell(_) => panic!("a grid campaign was taken for a dumbbell one"),
         AnyPlan::Star(_) => panic!("a grid campaign was taken for a star one"),
     }
-}
-
-fn cli(args: &[&str]) -> String {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn section_rows(dump: &str, table: &str) -> usize {
-    dump.lines()
-        .skip_while(|l| *l != format!("[{table}]"))
-        .skip(1)
-        .take_while(|l| !l.starts_with('['))
-        .count()
 }
 
 #[test]
@@ -205,23 +188,7 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
 #[test]
 fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("small.toml");
-    std::fs::write(&file, SMALL).unwrap();
-    let one = dir.path().join("one.sqlite");
-    let (f, s1) = (file.to_str().unwrap(), one.to_str().unwrap());
-    let out = cli(&["campaign", f, "--store", s1, "--threads", "1"]);
-    assert!(
-        out.contains(&format!(
-            "{SMALL_RUNS} runs, 0 already in {s1}, {SMALL_RUNS} computed"
-        )),
-        "{out}"
-    );
-    let out = cli(&["campaign", f, "--store", s1, "--threads", "2"]);
-    assert!(
-        out.contains(&format!("{SMALL_RUNS} runs, {SMALL_RUNS} already in"))
-            && out.contains(", 0 computed"),
-        "{out}"
-    );
+    let one = campaign_twice_through_the_binary(dir.path(), SMALL, SMALL_RUNS);
 
     let plan = grid_plan(SMALL, "small.toml");
     let two = dir.path().join("two.sqlite");
@@ -344,14 +311,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     drop(ro);
 
     // Opened for writing, it is upgraded and holds the same rows.
-    let mut up = Store::open(&old).unwrap();
-    assert_eq!(up.upgraded_from(), Some(1));
-    assert_eq!(up.layout(), 5);
-    up.verify().unwrap();
-    assert!(
-        up.dump().unwrap() == want,
-        "the upgrade changed or lost rows"
-    );
+    let mut up = open_upgraded(&old, 1, &want);
     let o = campaign::run(&plan, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (plan.runs(), 0));
     // And takes grid campaigns beside its dumbbell one.
@@ -367,15 +327,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
         ["grid", "dumbbell"]
     );
     drop(up);
-    let again = Store::open(&old).unwrap();
-    assert_eq!(again.upgraded_from(), None);
-    let schema: String = rusqlite::Connection::open(&old)
-        .unwrap()
-        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(schema, "5");
+    assert_upgraded_once(&old);
 }
 
 #[test]
@@ -403,22 +355,6 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
         )
         .unwrap();
     assert_eq!(grid_tables, 0, "nothing written to a refused store");
-}
-
-fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .split("\r\n")
-        .filter(|l| !l.is_empty())
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
-
-fn col(header: &[String], name: &str) -> usize {
-    header
-        .iter()
-        .position(|h| h == name)
-        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
 }
 
 #[test]

@@ -5,9 +5,14 @@
 //! the report draws the lwIP paper's bars and time series and its tables
 //! hold the values of the stored runs.
 
-use std::path::Path;
-use std::process::Command;
+mod campaign_support;
 
+use std::path::Path;
+
+use campaign_support::{
+    assert_upgraded_once, campaign_twice_through_the_binary, cli, col, csv_rows, open_upgraded,
+    section_rows,
+};
 use coapcc::campaign;
 use coapcc::networks::star::campaign::StarPlan;
 use coapcc::networks::{AnyPlan, NetworkKind};
@@ -52,33 +57,11 @@ replications = 2
 const FLAVOURS: usize = 3;
 const SMALL_RUNS: usize = 3 * FLAVOURS * 2;
 
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("coapcc")
-}
-
 fn star_plan(text: &str, origin: &str) -> StarPlan {
     match AnyPlan::parse(text, origin).unwrap() {
         AnyPlan::Star(p) => *p,
         _ => panic!("a star campaign was taken for another kind"),
     }
-}
-
-fn cli(args: &[&str]) -> String {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn section_rows(dump: &str, table: &str) -> usize {
-    dump.lines()
-        .skip_while(|l| *l != format!("[{table}]"))
-        .skip(1)
-        .take_while(|l| !l.starts_with('['))
-        .count()
 }
 
 #[test]
@@ -147,23 +130,7 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     assert_eq!(store.grid_run_count().unwrap(), 0, "no grid run");
 
     // Through the binary, one thread, then again: nothing to compute.
-    let file = dir.path().join("small.toml");
-    std::fs::write(&file, SMALL).unwrap();
-    let one = dir.path().join("one.sqlite");
-    let (f, s1) = (file.to_str().unwrap(), one.to_str().unwrap());
-    let out = cli(&["campaign", f, "--store", s1, "--threads", "1"]);
-    assert!(
-        out.contains(&format!(
-            "{SMALL_RUNS} runs, 0 already in {s1}, {SMALL_RUNS} computed"
-        )),
-        "{out}"
-    );
-    let out = cli(&["campaign", f, "--store", s1, "--threads", "2"]);
-    assert!(
-        out.contains(&format!("{SMALL_RUNS} runs, {SMALL_RUNS} already in"))
-            && out.contains(", 0 computed"),
-        "{out}"
-    );
+    let one = campaign_twice_through_the_binary(dir.path(), SMALL, SMALL_RUNS);
 
     // Both stores hold the same rows, whatever the threads and the order.
     let a = Store::open_read_only(&one).unwrap();
@@ -334,15 +301,8 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     assert_eq!(star_tables(&old), 0, "read-only leaves it as it is");
 
     // Opened for writing, it is upgraded and holds the same rows.
-    let mut up = Store::open(&old).unwrap();
-    assert_eq!(up.upgraded_from(), Some(2));
-    assert_eq!(up.layout(), 5);
+    let mut up = open_upgraded(&old, 2, &want);
     assert_eq!(star_tables(&old), 4);
-    up.verify().unwrap();
-    assert!(
-        up.dump().unwrap() == want,
-        "the upgrade changed or lost rows"
-    );
     // It resumes the old campaigns without computing anything …
     let o = campaign::run(&dumbbell, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (dumbbell.runs(), 0));
@@ -364,31 +324,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     );
     up.verify().unwrap();
     drop(up);
-    let again = Store::open(&old).unwrap();
-    assert_eq!(again.upgraded_from(), None);
-    let schema: String = rusqlite::Connection::open(&old)
-        .unwrap()
-        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(schema, "5");
-}
-
-fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .split("\r\n")
-        .filter(|l| !l.is_empty())
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
-
-fn col(header: &[String], name: &str) -> usize {
-    header
-        .iter()
-        .position(|h| h == name)
-        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+    assert_upgraded_once(&old);
 }
 
 #[test]

@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use rusqlite::Transaction;
+use rusqlite::types::Value;
+use rusqlite::{params_from_iter, Transaction};
+use serde::Serialize;
 
 use super::unit::PlanCell;
 use crate::store::{NewDefinition, Registered, Skipped, Store};
@@ -101,6 +103,38 @@ impl<F: CampaignFile, C: PlanCell> Plan<F, C> {
             network,
         };
         store.register_definition(&definition, insert_cells)
+    }
+
+    /// [`Plan::register`] with one row a cell in `table`: the definition, the
+    /// cell's index, the network's `columns` (comma-separated) with the
+    /// `values` the cell gives, and the cell as JSON.
+    pub fn register_cells(
+        &self,
+        store: &mut Store,
+        network: &'static str,
+        table: &str,
+        columns: &str,
+        values: impl Fn(&C) -> Vec<Value>,
+    ) -> Result<Registered>
+    where
+        C: Serialize,
+    {
+        self.register(store, network, |tx| {
+            let marks: Vec<String> = (1..=columns.split(',').count() + 3)
+                .map(|i| format!("?{i}"))
+                .collect();
+            let mut stmt = tx.prepare(&format!(
+                "INSERT INTO {table} (definition, idx, {columns}, cell) VALUES ({})",
+                marks.join(", ")
+            ))?;
+            for (i, c) in self.cells.iter().enumerate() {
+                let mut row = vec![Value::from(self.definition.clone()), Value::from(i as i64)];
+                row.extend(values(c));
+                row.push(Value::from(serde_json::to_string(c)?));
+                stmt.execute(params_from_iter(row))?;
+            }
+            Ok(())
+        })
     }
 }
 

@@ -9,6 +9,7 @@ use coapcc_sim::AlgorithmSpec;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::campaign::{CampaignFile, Plan};
 use crate::key::{digest, MODEL_VERSION};
 
 /// Checks a campaign's name and that it has sets.
@@ -43,6 +44,74 @@ pub fn check_replications(replications: u32) -> Result<()> {
     let max = crate::budget::MAX_REPLICATIONS;
     if !(1..=max).contains(&replications) {
         bail!("replications: expected 1 to {max}, found {replications}");
+    }
+    Ok(())
+}
+
+/// The seed of a campaign file that gives none.
+pub fn default_seed() -> u64 {
+    1
+}
+
+/// Reads a campaign file's fields from TOML `text`; errors name `origin`.
+pub fn from_toml<F: serde::de::DeserializeOwned>(text: &str, origin: &str) -> anyhow::Result<F> {
+    toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
+}
+
+/// Expands the sets of a campaign file whose sets expand to cells each on
+/// its own (the grid's and the star's): checks the campaign's and the sets'
+/// names (`set_name`) and expands every set with `expand_set`, in order.
+pub fn expand_sets<F: CampaignFile, S, C>(
+    file: &F,
+    sets: &[S],
+    set_name: impl Fn(&S) -> &str,
+    expand_set: impl Fn(&F, &S) -> Result<Vec<C>>,
+) -> Result<Vec<C>> {
+    check_campaign(file.name(), sets.len())?;
+    let mut cells = Vec::new();
+    for (i, set) in sets.iter().enumerate() {
+        check_set_name(i, set_name(set), sets[..i].iter().map(&set_name))?;
+        cells.extend(expand_set(file, set)?);
+    }
+    Ok(cells)
+}
+
+/// The plan of `file` (read from `text`, named `origin`) with its `cells`
+/// and nothing skipped; its definition hashes the cells under the network's
+/// `marker`.
+pub fn plan<F: CampaignFile, C: Serialize>(
+    file: F,
+    text: &str,
+    origin: &str,
+    marker: &str,
+    cells: Vec<C>,
+) -> Plan<F, C> {
+    let definition = definition(marker, file.name(), &cells);
+    Plan {
+        file,
+        text: text.to_string(),
+        source: origin.to_string(),
+        cells,
+        skipped: Vec::new(),
+        definition,
+    }
+}
+
+/// Checks a set's algorithms: at least one (`what`: `algorithm`, `TCP
+/// flavour`, …) and no label twice. The error is the set's message.
+pub fn check_algorithms(algorithms: &[&AlgorithmSpec], what: &str) -> Result<(), String> {
+    if algorithms.is_empty() {
+        return Err(format!(
+            "algorithms: expected at least one {what} (in the set or the campaign)"
+        ));
+    }
+    for (i, a) in algorithms.iter().enumerate() {
+        if algorithms[..i].iter().any(|b| b.label() == a.label()) {
+            return Err(format!(
+                "algorithm `{}` is listed twice; give one a distinct `label`",
+                a.label()
+            ));
+        }
     }
     Ok(())
 }

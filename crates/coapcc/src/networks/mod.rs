@@ -31,6 +31,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use coapcc_sim::metrics::Conservation;
+
 use crate::campaign::{Campaign, CampaignFile, NetworkPlan, Plan, PlanCell, Unit};
 use crate::cost::RunCost;
 use crate::report::Written;
@@ -243,6 +245,9 @@ pub trait LabNetwork: Sized + 'static {
     fn runs(r: &Self::Outcome) -> &[Vec<Self::RunResult>];
     /// The events a run processed.
     fn events(r: &Self::RunResult) -> u64;
+    /// A run's simulated time (s) and its packet conservation, which the
+    /// store keeps with every run ([`crate::store::Store::insert_run_with`]).
+    fn duration_and_conservation(r: &Self::RunResult) -> (f64, &Conservation);
     /// The records of a run.
     fn items(r: &Self::RunResult) -> &[Self::Item];
     /// What `coapcc run --format json` prints, without the final newline.
@@ -755,4 +760,47 @@ pub fn report(
     out: &Path,
 ) -> Result<Reported> {
     dispatch_kind!(network_of(&definition)?, N => N::report(store, definition, others, out))
+}
+
+/// The JSON document `coapcc run --format json` prints for a scenario of any
+/// network: the scenario `S` as run and its per-algorithm summaries `A`.
+#[derive(Serialize)]
+pub struct RunReport<'a, S, A> {
+    /// The scenario as run (after overrides).
+    pub scenario: &'a S,
+    /// Per algorithm, in scenario order.
+    pub algorithms: &'a [A],
+}
+
+/// One JSON document for a scenario's results ([`RunReport`]).
+pub fn run_json<S: Serialize, A: Serialize>(scenario: &S, summaries: &[A]) -> String {
+    serde_json::to_string_pretty(&RunReport {
+        scenario,
+        algorithms: summaries,
+    })
+    .expect("results serialise")
+}
+
+/// `mean ± ci95` with `decimals` decimals: how the grid's and the star's
+/// printed tables write an estimate.
+pub fn estimate_text(e: &coapcc_sim::metrics::Estimate, decimals: usize) -> String {
+    format!("{:.decimals$} ± {:.decimals$}", e.mean, e.ci95)
+}
+
+/// One Markdown table under the line `title`: the `head` row, its separator
+/// and one row of cells a summary.
+pub fn markdown_table(
+    title: &str,
+    head: &[&str],
+    rows: impl IntoIterator<Item = Vec<String>>,
+) -> String {
+    let mut out = format!(
+        "{title}\n\n| {} |\n|{}\n",
+        head.join(" | "),
+        " --- |".repeat(head.len())
+    );
+    for row in rows {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
 }

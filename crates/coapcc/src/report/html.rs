@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use super::tables::Table;
 use super::Figure;
 use crate::store::Definition;
 
@@ -123,6 +124,28 @@ pub fn header(d: &Definition, others: &[Definition], done: u64, planned: u64) ->
     }
     s.push_str("</table></div>\n");
     s
+}
+
+/// The tables section: each table's heading, a link to its CSV file and its
+/// row count, and the table itself where `inline` says so for its id (long
+/// tables stay in their CSV files only).
+pub fn tables_section(s: &mut String, tables: &[Table], inline: impl Fn(&str) -> bool) {
+    s.push_str("<h2 id=\"tables\">Tables</h2>\n");
+    for t in tables {
+        let _ = write!(
+            s,
+            "<h3 id=\"{}\">{}</h3>\n<p><a href=\"{}.csv\">{}.csv</a> ({} rows)</p>",
+            t.id,
+            esc(t.title),
+            t.id,
+            t.id,
+            t.rows.len()
+        );
+        if inline(t.id) {
+            let _ = write!(s, "<div class=\"scroll\">{}</div>", t.html());
+        }
+        s.push('\n');
+    }
 }
 
 /// The end of a report page: the campaign file as run.

@@ -135,3 +135,77 @@ pub fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> 
         removed,
     })
 }
+
+/// Runs found and runs planned over a report's cells, each given as (runs
+/// found, runs planned).
+pub fn progress(cells: impl Iterator<Item = (u32, usize)>) -> (u64, u64) {
+    cells.fold((0, 0), |(done, planned), (d, p)| {
+        (done + u64::from(d), planned + p as u64)
+    })
+}
+
+/// Appends `x` to `v` unless it is there already (first-appearance order).
+pub fn push_new<T: PartialEq>(v: &mut Vec<T>, x: T) {
+    if !v.contains(&x) {
+        v.push(x);
+    }
+}
+
+/// The set named `name` in `sets` (found by `name_of`), appended with
+/// `new` if there is none yet.
+pub fn set_named<'a, S>(
+    sets: &'a mut Vec<S>,
+    name: &str,
+    name_of: impl Fn(&S) -> &str,
+    new: impl FnOnce() -> S,
+) -> &'a mut S {
+    let i = match sets.iter().position(|s| name_of(s) == name) {
+        Some(i) => i,
+        None => {
+            sets.push(new());
+            sets.len() - 1
+        }
+    };
+    &mut sets[i]
+}
+
+/// For each wanted value, the point whose `value` is nearest to it on a log
+/// scale (ties: the smaller value, then the earlier point), without repeats,
+/// in the order wanted. Points whose value is not positive are passed over.
+pub fn nearest_on_log_scale<T: Clone + PartialEq>(
+    points: &[T],
+    wanted: &[f64],
+    value: impl Fn(&T) -> f64,
+) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for &w in wanted {
+        let dist = |p: &T| (value(p) / w).ln().abs();
+        // `min_by` keeps the first of equal elements: the earlier point.
+        let best = points.iter().filter(|p| value(p) > 0.0).min_by(|a, b| {
+            dist(a)
+                .total_cmp(&dist(b))
+                .then(value(a).total_cmp(&value(b)))
+        });
+        if let Some(b) = best {
+            push_new(&mut out, b.clone());
+        }
+    }
+    out
+}
+
+/// The figure of metric `id` of the set `set`, of `kind`: the plot of
+/// `series` on `axes`, in the set's group, filed as `<set>-<id>.svg`.
+pub fn set_figure(
+    kind: &'static str,
+    set: &str,
+    id: &str,
+    axes: &svg::xy::Axes,
+    series: &[svg::xy::Series],
+) -> Figure {
+    Figure {
+        kind,
+        group: set.to_string(),
+        file: format!("{}-{}.svg", stem(set), id),
+        svg: svg::xy::xy_plot(axes, series),
+    }
+}

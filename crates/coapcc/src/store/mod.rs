@@ -39,7 +39,8 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
-use crate::key::MODEL_VERSION;
+use crate::key::{canonical, MODEL_VERSION};
+use crate::networks::LabNetwork;
 
 /// The layout version of the tables this build writes; a store of layout 1 to
 /// 4 is upgraded in place, a store of any other layout is refused.
@@ -532,6 +533,93 @@ impl Store {
             also(&key)?;
         }
         Ok(())
+    }
+
+    /// Writes one finished run of network `N` (its key, spec, replication and
+    /// result) in one transaction: its row in
+    /// the network's run table — the columns every network shares (key,
+    /// model version, canonical spec, replication, duration, events, packet
+    /// conservation) and the network's own `columns` (comma-separated) with
+    /// their `values` — unless its key is there already (then nothing is
+    /// written); for a new run, `rows` writes the rows under its id, and its
+    /// digest is recorded.
+    pub fn insert_run_with<N: LabNetwork>(
+        &mut self,
+        (key, spec, replication, result): (&str, &N::Spec, u32, &N::RunResult),
+        (columns, values): (&str, &[&dyn rusqlite::ToSql]),
+        rows: impl FnOnce(&Transaction<'_>, i64) -> Result<()>,
+    ) -> Result<()>
+    where
+        N::Spec: Serialize,
+    {
+        let (duration, c) = N::duration_and_conservation(result);
+        let shared: [&dyn rusqlite::ToSql; 10] = [
+            &key,
+            &MODEL_VERSION,
+            &canonical(spec),
+            &replication,
+            &duration,
+            &(N::events(result) as i64),
+            &(c.sent as i64),
+            &(c.delivered as i64),
+            &(c.dropped as i64),
+            &(c.in_flight as i64),
+        ];
+        let marks: Vec<String> = (1..=shared.len() + values.len())
+            .map(|i| format!("?{i}"))
+            .collect();
+        let sql = format!(
+            "INSERT OR IGNORE INTO {} (key, model_version, spec, replication, duration, events, \
+             sent, delivered, dropped, in_flight, {columns}) VALUES ({})",
+            N::RUN_TABLES.runs,
+            marks.join(", ")
+        );
+        let tx = self.conn.transaction()?;
+        let inserted = tx.execute(
+            &sql,
+            rusqlite::params_from_iter(shared.iter().chain(values)),
+        )?;
+        if inserted == 1 {
+            let id = tx.last_insert_rowid();
+            rows(&tx, id)?;
+            digest::record(&tx, &N::RUN_TABLES, key, id)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The row `sql` selects with `param` as `?1`, read by `read`, if there is
+    /// one; a value that does not read is reported as in `table`, row `what`.
+    pub fn read_row<T>(
+        &self,
+        sql: &str,
+        param: impl rusqlite::ToSql,
+        table: &str,
+        what: &str,
+        read: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let columns = column_names(&stmt);
+        stmt.query_row([param], read)
+            .optional()
+            .map_err(|e| self.read_error(table, &columns, what, e))
+    }
+
+    /// Every row `sql` selects with `param` as `?1`, each read by `read`; a
+    /// value that does not read is reported as in `table`, row `what`.
+    pub fn read_rows<T>(
+        &self,
+        sql: &str,
+        param: impl rusqlite::ToSql,
+        table: &str,
+        what: &str,
+        read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let columns = column_names(&stmt);
+        stmt.query_map([param], read)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.read_error(table, &columns, what, e))
     }
 
     /// Fails unless this store's layout is at least `since`, the first that

@@ -23,6 +23,7 @@ use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
 use coapcc_sim::dumbbell::{DumbbellSim, RunSpec, Scenario};
 use coapcc_sim::metrics::ClientRecord;
+use coapcc_sim::metrics::Conservation;
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::{RunResult, ScenarioResult, Tapped, WorkloadKind};
 
@@ -136,6 +137,9 @@ impl LabNetwork for Dumbbell {
     }
     fn events(r: &RunResult) -> u64 {
         r.events
+    }
+    fn duration_and_conservation(r: &RunResult) -> (f64, &Conservation) {
+        (r.duration, &r.conservation)
     }
     fn items(r: &RunResult) -> &[ClientRecord] {
         &r.clients

@@ -6,22 +6,9 @@ use coapcc_sim::dumbbell::Scenario;
 use coapcc_sim::{Percentiles, RunResult, Summary};
 use serde::Serialize;
 
-/// The JSON document `coapcc run --format json` prints.
-#[derive(Serialize)]
-pub struct RunReport<'a> {
-    /// The scenario as run (after overrides).
-    pub scenario: &'a Scenario,
-    /// Per algorithm, in scenario order.
-    pub algorithms: &'a [Summary],
-}
-
 /// One JSON document for a scenario's results.
 pub fn json(scenario: &Scenario, summaries: &[Summary]) -> String {
-    serde_json::to_string_pretty(&RunReport {
-        scenario,
-        algorithms: summaries,
-    })
-    .expect("results serialise")
+    crate::networks::run_json(scenario, summaries)
 }
 
 fn row(out: &mut String, name: &str, p: &Percentiles, decimals: usize) {

@@ -9,37 +9,28 @@ use anyhow::{Context, Result};
 use coapcc_sim::dumbbell::RunSpec;
 use coapcc_sim::metrics::{ClientRecord, Conservation, LinkRecord};
 use coapcc_sim::{RunResult, Summary};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 
 use super::campaign::plan::{DumbbellCell, DumbbellPlan};
 use super::Dumbbell;
-use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
-use crate::store::{column_names, digest, u, Registered, Store};
+use crate::store::{u, Registered, Store};
 
 impl Store {
     /// Records `plan`'s definition and cells (once), and marks it as the most
     /// recently run definition.
     pub fn register(&mut self, plan: &DumbbellPlan) -> Result<Registered> {
-        plan.register(self, Dumbbell::NAME, |tx| {
-            let mut stmt = tx.prepare(
-                "INSERT INTO cells (definition, idx, set_name, clients, buffer, workload, \
-                 errors, population, cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?;
-            for (i, c) in plan.cells.iter().enumerate() {
-                stmt.execute(params![
-                    plan.definition,
-                    i as i64,
-                    c.set,
-                    c.clients,
-                    c.buffer.label(),
-                    c.workload.name(),
-                    c.errors.name(),
-                    c.population,
-                    serde_json::to_string(c)?
-                ])?;
-            }
-            Ok(())
+        let table = Dumbbell::CELLS_TABLE;
+        let columns = "set_name, clients, buffer, workload, errors, population";
+        plan.register_cells(self, Dumbbell::NAME, table, columns, |c| {
+            vec![
+                c.set.clone().into(),
+                c.clients.into(),
+                c.buffer.label().into(),
+                c.workload.name().to_string().into(),
+                c.errors.name().to_string().into(),
+                c.population.clone().into(),
+            ]
         })
     }
 
@@ -74,69 +65,55 @@ impl Store {
                 )
             })
             .collect();
-        let tx = self.conn.transaction()?;
-        let (u, d, c) = (&result.uplink, &result.downlink, &result.conservation);
-        let inserted = tx.execute(
-            "INSERT OR IGNORE INTO runs (key, model_version, spec, replication, duration, events, \
-             up_packets, up_bytes, up_busy, up_unnecessary_bytes, up_dropped_buffer, \
-             up_dropped_error, down_packets, down_bytes, down_busy, down_unnecessary_bytes, \
-             down_dropped_buffer, down_dropped_error, sent, delivered, dropped, in_flight, \
-             histograms, summaries) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-             ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
-            params![
-                key,
-                MODEL_VERSION,
-                canonical(spec),
-                replication,
-                result.duration,
-                result.events as i64,
-                u.packets as i64,
-                u.bytes as i64,
-                u.busy,
-                u.unnecessary_bytes as i64,
-                u.dropped_buffer as i64,
-                u.dropped_error as i64,
-                d.packets as i64,
-                d.bytes as i64,
-                d.busy,
-                d.unnecessary_bytes as i64,
-                d.dropped_buffer as i64,
-                d.dropped_error as i64,
-                c.sent as i64,
-                c.delivered as i64,
-                c.dropped as i64,
-                c.in_flight as i64,
-                serde_json::to_string(&result.histograms)?,
-                serde_json::to_string(&summaries)?,
-            ],
-        )?;
-        if inserted == 1 {
-            let id = tx.last_insert_rowid();
-            let mut stmt = tx.prepare_cached(
-                "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            )?;
-            for (i, cl) in result.clients.iter().enumerate() {
-                stmt.execute(params![
-                    id,
-                    i as i64,
-                    cl.group,
-                    cl.fct,
-                    cl.completed,
-                    cl.failed,
-                    cl.unnecessary,
-                    cl.retransmissions,
-                    cl.expirations,
-                    cl.max_expired_timer,
-                    cl.rtt_sum,
-                    cl.spurious_detected,
-                    cl.tcp.as_ref().map(serde_json::to_string).transpose()?
-                ])?;
-            }
-            drop(stmt);
-            digest::record(&tx, &Dumbbell::RUN_TABLES, key, id)?;
-        }
-        tx.commit()?;
-        Ok(())
+        let (u, d) = (&result.uplink, &result.downlink);
+        self.insert_run_with::<Dumbbell>(
+            (key, spec, replication, result),
+            (
+                "up_packets, up_bytes, up_busy, up_unnecessary_bytes, up_dropped_buffer, \
+                 up_dropped_error, down_packets, down_bytes, down_busy, down_unnecessary_bytes, \
+                 down_dropped_buffer, down_dropped_error, histograms, summaries",
+                params![
+                    u.packets as i64,
+                    u.bytes as i64,
+                    u.busy,
+                    u.unnecessary_bytes as i64,
+                    u.dropped_buffer as i64,
+                    u.dropped_error as i64,
+                    d.packets as i64,
+                    d.bytes as i64,
+                    d.busy,
+                    d.unnecessary_bytes as i64,
+                    d.dropped_buffer as i64,
+                    d.dropped_error as i64,
+                    serde_json::to_string(&result.histograms)?,
+                    serde_json::to_string(&summaries)?,
+                ],
+            ),
+            |tx, id| {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+                     ?12, ?13)",
+                )?;
+                for (i, cl) in result.clients.iter().enumerate() {
+                    stmt.execute(params![
+                        id,
+                        i as i64,
+                        cl.group,
+                        cl.fct,
+                        cl.completed,
+                        cl.failed,
+                        cl.unnecessary,
+                        cl.retransmissions,
+                        cl.expirations,
+                        cl.max_expired_timer,
+                        cl.rtt_sum,
+                        cl.spurious_detected,
+                        cl.tcp.as_ref().map(serde_json::to_string).transpose()?
+                    ])?;
+                }
+                Ok(())
+            },
+        )
     }
 
     /// Checks that every stored dumbbell run has one client row per client
@@ -152,15 +129,15 @@ impl Store {
 
     /// The stored result of a run, if finished.
     pub fn load_run(&self, key: &str) -> Result<Option<RunResult>> {
-        let mut stmt = self.conn.prepare_cached(
+        let row = self.read_row(
             "SELECT duration, events, up_packets, up_bytes, up_busy, up_unnecessary_bytes, \
              up_dropped_buffer, up_dropped_error, down_packets, down_bytes, down_busy, \
              down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
              dropped, in_flight, histograms, id FROM runs WHERE key = ?1",
-        )?;
-        let columns = column_names(&stmt);
-        let row = stmt
-            .query_row([key], |r| {
+            key,
+            "runs",
+            &format!("run {key}"),
+            |r| {
                 let link = |o: usize| -> rusqlite::Result<LinkRecord> {
                     Ok(LinkRecord {
                         packets: u(r, o)?,
@@ -189,45 +166,44 @@ impl Store {
                     r.get::<_, String>(18)?,
                     r.get::<_, i64>(19)?,
                 ))
-            })
-            .optional()
-            .map_err(|e| self.read_error("runs", &columns, &format!("run {key}"), e))?;
+            },
+        )?;
         let Some((mut run, histograms, id)) = row else {
             return Ok(None);
         };
         run.histograms = serde_json::from_str(&histograms)
             .with_context(|| format!("run {key}: unreadable histograms"))?;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
+        run.clients = self
+            .read_rows(
+                "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
              max_expired_timer, rtt_sum, spurious_detected, tcp FROM clients WHERE run = ?1 \
              ORDER BY idx",
-        )?;
-        let columns = column_names(&stmt);
-        run.clients = stmt
-            .query_map([id], |r| {
-                Ok((
-                    ClientRecord {
-                        group: r.get(0)?,
-                        fct: r.get(1)?,
-                        completed: r.get(2)?,
-                        failed: r.get(3)?,
-                        unnecessary: r.get(4)?,
-                        retransmissions: r.get(5)?,
-                        expirations: r.get(6)?,
-                        max_expired_timer: r.get(7)?,
-                        rtt_sum: r.get(8)?,
-                        spurious_detected: r.get(9)?,
-                        // Not a column of the store: the simulated servers
-                        // always echo the request's token, so it is 0 in
-                        // every run a campaign computes.
-                        mismatched_responses: 0,
-                        tcp: None,
-                    },
-                    r.get::<_, Option<String>>(10)?,
-                ))
-            })
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.read_error("clients", &columns, &format!("run {key}"), e))?
+                id,
+                "clients",
+                &format!("run {key}"),
+                |r| {
+                    Ok((
+                        ClientRecord {
+                            group: r.get(0)?,
+                            fct: r.get(1)?,
+                            completed: r.get(2)?,
+                            failed: r.get(3)?,
+                            unnecessary: r.get(4)?,
+                            retransmissions: r.get(5)?,
+                            expirations: r.get(6)?,
+                            max_expired_timer: r.get(7)?,
+                            rtt_sum: r.get(8)?,
+                            spurious_detected: r.get(9)?,
+                            // Not a column of the store: the simulated servers
+                            // always echo the request's token, so it is 0 in
+                            // every run a campaign computes.
+                            mismatched_responses: 0,
+                            tcp: None,
+                        },
+                        r.get::<_, Option<String>>(10)?,
+                    ))
+                },
+            )?
             .into_iter()
             .map(|(mut c, tcp)| {
                 if let Some(t) = tcp {
@@ -274,6 +250,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::digest;
     use coapcc_sim::dumbbell::{Group, Network};
     use coapcc_sim::{AlgorithmSpec, Workload};
 

@@ -21,6 +21,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec};
 use coapcc_sim::grid::{GridScenario, GridSim};
+use coapcc_sim::metrics::Conservation;
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::{ScenarioResult, Tapped};
 
@@ -112,6 +113,9 @@ impl LabNetwork for Grid {
     }
     fn events(r: &GridRunResult) -> u64 {
         r.events
+    }
+    fn duration_and_conservation(r: &GridRunResult) -> (f64, &Conservation) {
+        (r.duration, &r.conservation)
     }
     fn items(r: &GridRunResult) -> &[GridNodeResult] {
         &r.nodes

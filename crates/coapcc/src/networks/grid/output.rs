@@ -5,26 +5,13 @@
 use std::fmt::Write;
 
 use coapcc_sim::grid::{GridScenario, GridSim, GridSummary};
-use coapcc_sim::metrics::Estimate;
 use coapcc_sim::ScenarioResult;
-use serde::Serialize;
 
-/// The JSON document `coapcc run --format json` prints for a grid scenario.
-#[derive(Serialize)]
-pub struct GridRunReport<'a> {
-    /// The scenario as run (after overrides).
-    pub scenario: &'a GridScenario,
-    /// Per algorithm, in scenario order.
-    pub algorithms: &'a [GridSummary],
-}
+use crate::networks::estimate_text as est;
 
 /// One JSON document.
 pub fn json(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
-    serde_json::to_string_pretty(&GridRunReport {
-        scenario,
-        algorithms: summaries,
-    })
-    .expect("results serialise")
+    crate::networks::run_json(scenario, summaries)
 }
 
 /// The line describing the scenario.
@@ -59,10 +46,6 @@ fn mac_name(s: &GridScenario) -> &'static str {
         coapcc_link::grid::MacProfile::Contiki => "contiki",
         coapcc_link::grid::MacProfile::Ieee802154 => "ieee802154",
     }
-}
-
-fn est(e: &Estimate, decimals: usize) -> String {
-    format!("{:.decimals$} ± {:.decimals$}", e.mean, e.ci95)
 }
 
 /// A table per algorithm.
@@ -122,17 +105,22 @@ pub fn table(scenario: &GridScenario, result: &ScenarioResult<GridSim>) -> Strin
 
 /// One Markdown table, a row per algorithm.
 pub fn markdown(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
-    let mut out = format!("{}\n\n", header(scenario));
-    out.push_str(
-        "| algorithm | offered (B/s) | actual offered (B/s) | carried (B/s) | transmissions/transaction | ACKs/transaction | app drops/run | MAC overflows/run | MAC drops/run | reassembly drops/run |\n",
-    );
-    out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for s in summaries {
-        let _ = writeln!(
-            out,
-            "| {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            s.label,
-            s.offered,
+    let head = [
+        "algorithm",
+        "offered (B/s)",
+        "actual offered (B/s)",
+        "carried (B/s)",
+        "transmissions/transaction",
+        "ACKs/transaction",
+        "app drops/run",
+        "MAC overflows/run",
+        "MAC drops/run",
+        "reassembly drops/run",
+    ];
+    let rows = summaries.iter().map(|s| {
+        vec![
+            s.label.clone(),
+            format!("{:.1}", s.offered),
             est(&s.actual_offered, 1),
             est(&s.carried, 1),
             est(&s.tx_per_transaction, 3),
@@ -141,7 +129,7 @@ pub fn markdown(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
             est(&s.mac_overflows, 1),
             est(&s.mac_drops, 1),
             est(&s.reassembly_drops, 1),
-        );
-    }
-    out
+        ]
+    });
+    crate::networks::markdown_table(&header(scenario), &head, rows)
 }

@@ -9,13 +9,12 @@ use anyhow::Result;
 use coapcc_link::grid::{DropCounts, NodeRecord};
 use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec, Role, TraceKind, TracePoint};
 use coapcc_sim::metrics::Conservation;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 
 use super::campaign::plan::{GridCell, GridPlan};
 use super::Grid;
-use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
-use crate::store::{column_names, digest, u, Registered, Store};
+use crate::store::{u, Registered, Store};
 
 fn role_name(r: Role) -> &'static str {
     match r {
@@ -71,23 +70,15 @@ impl Store {
     /// the most recently run definition.
     pub fn register_grid(&mut self, plan: &GridPlan) -> Result<Registered> {
         self.require_grid_layout()?;
-        plan.register(self, Grid::NAME, |tx| {
-            let mut stmt = tx.prepare(
-                "INSERT INTO grid_cells (definition, idx, set_name, workload, point, algorithm, \
-                 cell) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            for (i, c) in plan.cells.iter().enumerate() {
-                stmt.execute(params![
-                    plan.definition,
-                    i as i64,
-                    c.set,
-                    c.kind.name(),
-                    c.point,
-                    c.label,
-                    serde_json::to_string(c)?
-                ])?;
-            }
-            Ok(())
+        let table = Grid::CELLS_TABLE;
+        let columns = "set_name, workload, point, algorithm";
+        plan.register_cells(self, Grid::NAME, table, columns, |c| {
+            vec![
+                c.set.clone().into(),
+                c.kind.name().to_string().into(),
+                c.point.into(),
+                c.label.clone().into(),
+            ]
         })
     }
 
@@ -119,97 +110,82 @@ impl Store {
         self.require_grid_layout()?;
         let clients = || result.nodes.iter().filter(|n| n.role == Role::Client);
         let total = |f: &dyn Fn(&GridNodeResult) -> u64| clients().map(f).sum::<u64>() as i64;
-        let (d, c) = (&result.drops, &result.conservation);
-        let tx = self.conn.transaction()?;
-        let inserted = tx.execute(
-            "INSERT OR IGNORE INTO grid_runs (key, model_version, spec, replication, duration, \
-             request_size, events, frames, collisions, drop_mac_queue, drop_mac_retries, \
-             drop_channel_access, drop_reassembly, drop_fragments_aborted, drop_hop_limit, \
-             sent, delivered, dropped, in_flight, generated, app_drops, requests_sent, \
-             transmissions, completed, failed, acks, carried) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
-             ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, \
-             ?24, ?25, ?26, ?27)",
-            params![
-                key,
-                MODEL_VERSION,
-                canonical(spec),
-                replication,
-                result.duration,
-                result.request_size as i64,
-                result.events as i64,
-                result.frames as i64,
-                result.collisions as i64,
-                d.mac_queue as i64,
-                d.mac_retries as i64,
-                d.channel_access as i64,
-                d.reassembly as i64,
-                d.fragments_aborted as i64,
-                d.hop_limit as i64,
-                c.sent as i64,
-                c.delivered as i64,
-                c.dropped as i64,
-                c.in_flight as i64,
-                total(&|n| n.generated),
-                total(&|n| n.app_drops),
-                total(&|n| n.sent),
-                total(&|n| n.transmissions),
-                total(&|n| n.completed),
-                total(&|n| n.failed),
-                total(&|n| n.acks),
-                total(&|n| n.carried),
-            ],
-        )?;
-        if inserted == 1 {
-            let id = tx.last_insert_rowid();
-            let mut stmt = tx.prepare_cached(
-                "INSERT INTO grid_nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
-            )?;
-            for n in &result.nodes {
-                let m = &n.mac;
-                stmt.execute(params![
-                    id,
-                    n.node,
-                    role_name(n.role),
-                    n.generated as i64,
-                    n.app_drops as i64,
-                    n.sent as i64,
-                    n.transmissions as i64,
-                    n.completed as i64,
-                    n.failed as i64,
-                    n.completed_transmissions as i64,
-                    n.acks as i64,
-                    n.carried as i64,
-                    n.rtt_sum,
-                    m.data_frames as i64,
-                    m.ack_frames as i64,
-                    m.deferrals as i64,
-                    m.mac_drops as i64,
-                    m.channel_access_failures as i64,
-                    m.overflows as i64,
-                    m.reassembly_drops as i64,
-                    m.duplicates as i64,
-                    m.forwarded as i64,
-                    m.airtime,
-                ])?;
-            }
-            let mut stmt =
-                tx.prepare_cached("INSERT INTO grid_traces VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-            for (i, p) in result.trace.iter().enumerate() {
-                stmt.execute(params![
-                    id,
-                    i as i64,
-                    p.t,
-                    trace_kind_name(p.kind),
-                    p.value,
-                    p.retransmissions
-                ])?;
-            }
-            drop(stmt);
-            digest::record(&tx, &Grid::RUN_TABLES, key, id)?;
-        }
-        tx.commit()?;
-        Ok(())
+        let d = &result.drops;
+        self.insert_run_with::<Grid>(
+            (key, spec, replication, result),
+            (
+                "request_size, frames, collisions, drop_mac_queue, drop_mac_retries, \
+                 drop_channel_access, drop_reassembly, drop_fragments_aborted, drop_hop_limit, \
+                 generated, app_drops, requests_sent, transmissions, completed, failed, acks, \
+                 carried",
+                params![
+                    result.request_size as i64,
+                    result.frames as i64,
+                    result.collisions as i64,
+                    d.mac_queue as i64,
+                    d.mac_retries as i64,
+                    d.channel_access as i64,
+                    d.reassembly as i64,
+                    d.fragments_aborted as i64,
+                    d.hop_limit as i64,
+                    total(&|n| n.generated),
+                    total(&|n| n.app_drops),
+                    total(&|n| n.sent),
+                    total(&|n| n.transmissions),
+                    total(&|n| n.completed),
+                    total(&|n| n.failed),
+                    total(&|n| n.acks),
+                    total(&|n| n.carried),
+                ],
+            ),
+            |tx, id| {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT INTO grid_nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+                     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+                )?;
+                for n in &result.nodes {
+                    let m = &n.mac;
+                    stmt.execute(params![
+                        id,
+                        n.node,
+                        role_name(n.role),
+                        n.generated as i64,
+                        n.app_drops as i64,
+                        n.sent as i64,
+                        n.transmissions as i64,
+                        n.completed as i64,
+                        n.failed as i64,
+                        n.completed_transmissions as i64,
+                        n.acks as i64,
+                        n.carried as i64,
+                        n.rtt_sum,
+                        m.data_frames as i64,
+                        m.ack_frames as i64,
+                        m.deferrals as i64,
+                        m.mac_drops as i64,
+                        m.channel_access_failures as i64,
+                        m.overflows as i64,
+                        m.reassembly_drops as i64,
+                        m.duplicates as i64,
+                        m.forwarded as i64,
+                        m.airtime,
+                    ])?;
+                }
+                let mut stmt =
+                    tx.prepare_cached("INSERT INTO grid_traces VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+                for (i, p) in result.trace.iter().enumerate() {
+                    stmt.execute(params![
+                        id,
+                        i as i64,
+                        p.t,
+                        trace_kind_name(p.kind),
+                        p.value,
+                        p.retransmissions
+                    ])?;
+                }
+                Ok(())
+            },
+        )
     }
 
     /// The stored result of a grid run, if finished; with `trace = false` its
@@ -218,14 +194,14 @@ impl Store {
         if self.layout() < 2 {
             return Ok(None);
         }
-        let mut stmt = self.conn.prepare_cached(
+        let row = self.read_row(
             "SELECT id, duration, request_size, events, frames, collisions, drop_mac_queue, \
              drop_mac_retries, drop_channel_access, drop_reassembly, drop_fragments_aborted, \
              drop_hop_limit, sent, delivered, dropped, in_flight FROM grid_runs WHERE key = ?1",
-        )?;
-        let columns = column_names(&stmt);
-        let row = stmt
-            .query_row([key], |r| {
+            key,
+            "grid_runs",
+            &format!("grid run {key}"),
+            |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     GridRunResult {
@@ -252,18 +228,17 @@ impl Store {
                         trace: Vec::new(),
                     },
                 ))
-            })
-            .optional()
-            .map_err(|e| self.read_error("grid_runs", &columns, &format!("grid run {key}"), e))?;
+            },
+        )?;
         let Some((id, mut run)) = row else {
             return Ok(None);
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT * FROM grid_nodes WHERE run = ?1 ORDER BY node")?;
-        let columns = column_names(&stmt);
-        run.nodes = stmt
-            .query_map([id], |r| {
+        run.nodes = self.read_rows(
+            "SELECT * FROM grid_nodes WHERE run = ?1 ORDER BY node",
+            id,
+            "grid_nodes",
+            &format!("grid run {key}"),
+            |r| {
                 Ok(GridNodeResult {
                     node: r.get(1)?,
                     role: parse_role(&r.get::<_, String>(2)?).ok_or_else(|| bad_text(2, "role"))?,
@@ -290,16 +265,16 @@ impl Store {
                         airtime: r.get(22)?,
                     },
                 })
-            })
-            .and_then(|rows| rows.collect::<Result<_, _>>())
-            .map_err(|e| self.read_error("grid_nodes", &columns, &format!("grid run {key}"), e))?;
+            },
+        )?;
         if trace {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT t, kind, value, retransmissions FROM grid_traces WHERE run = ?1 ORDER BY idx",
-            )?;
-            let columns = column_names(&stmt);
-            run.trace = stmt
-                .query_map([id], |r| {
+            run.trace = self.read_rows(
+                "SELECT t, kind, value, retransmissions FROM grid_traces WHERE run = ?1 \
+                 ORDER BY idx",
+                id,
+                "grid_traces",
+                &format!("grid run {key}"),
+                |r| {
                     Ok(TracePoint {
                         t: r.get(0)?,
                         kind: parse_trace_kind(&r.get::<_, String>(1)?)
@@ -307,11 +282,8 @@ impl Store {
                         value: r.get(2)?,
                         retransmissions: r.get(3)?,
                     })
-                })
-                .and_then(|rows| rows.collect::<Result<_, _>>())
-                .map_err(|e| {
-                    self.read_error("grid_traces", &columns, &format!("grid run {key}"), e)
-                })?;
+                },
+            )?;
         }
         Ok(Some(run))
     }

@@ -20,6 +20,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Result};
+use coapcc_sim::metrics::Conservation;
 use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
 use coapcc_sim::star::{StarScenario, StarSim};
 use coapcc_sim::NetworkScenario;
@@ -106,6 +107,9 @@ impl LabNetwork for Star {
     }
     fn events(r: &StarRunResult) -> u64 {
         r.events
+    }
+    fn duration_and_conservation(r: &StarRunResult) -> (f64, &Conservation) {
+        (r.duration, &r.conservation)
     }
     fn items(r: &StarRunResult) -> &[StationResult] {
         &r.stations

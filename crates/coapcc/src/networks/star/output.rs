@@ -4,26 +4,13 @@
 
 use std::fmt::Write;
 
-use coapcc_sim::metrics::Estimate;
 use coapcc_sim::star::{StarScenario, StarSummary};
-use serde::Serialize;
 
-/// The JSON document `coapcc run --format json` prints for a star scenario.
-#[derive(Serialize)]
-pub struct StarRunReport<'a> {
-    /// The scenario as run (after overrides).
-    pub scenario: &'a StarScenario,
-    /// Per TCP flavour, in scenario order.
-    pub algorithms: &'a [StarSummary],
-}
+use crate::networks::estimate_text as est;
 
 /// One JSON document.
 pub fn json(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
-    serde_json::to_string_pretty(&StarRunReport {
-        scenario,
-        algorithms: summaries,
-    })
-    .expect("results serialise")
+    crate::networks::run_json(scenario, summaries)
 }
 
 /// The line describing the scenario.
@@ -41,10 +28,6 @@ pub fn header(s: &StarScenario) -> String {
         s.replications,
         s.seed
     )
-}
-
-fn est(e: &Estimate, decimals: usize) -> String {
-    format!("{:.decimals$} ± {:.decimals$}", e.mean, e.ci95)
 }
 
 /// A table per TCP flavour.
@@ -92,14 +75,19 @@ pub fn table(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
 
 /// One Markdown table, a row per TCP flavour.
 pub fn markdown(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
-    let mut out = format!("{}\n\n", header(scenario));
-    out.push_str("| TCP | goodput (bit/s) | retransmitted segments | timeouts | fast retransmits | largest RTO (s) | 802.11 collisions | queue drops |\n");
-    out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for s in summaries {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            s.label,
+    let head = [
+        "TCP",
+        "goodput (bit/s)",
+        "retransmitted segments",
+        "timeouts",
+        "fast retransmits",
+        "largest RTO (s)",
+        "802.11 collisions",
+        "queue drops",
+    ];
+    let rows = summaries.iter().map(|s| {
+        vec![
+            s.label.clone(),
             est(&s.goodput_bps, 0),
             est(&s.retransmissions, 1),
             est(&s.timeouts, 1),
@@ -107,7 +95,7 @@ pub fn markdown(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
             est(&s.max_rto, 3),
             est(&s.collisions, 1),
             est(&s.queue_drops, 1),
-        );
-    }
-    out
+        ]
+    });
+    crate::networks::markdown_table(&header(scenario), &head, rows)
 }

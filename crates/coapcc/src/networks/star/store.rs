@@ -16,9 +16,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::campaign::plan::{StarCell, StarPlan};
 use super::{trace_codec, Star};
-use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
-use crate::store::{column_names, digest, u, Registered, Store};
+use crate::store::{u, Registered, Store};
 
 impl Store {
     fn require_star_layout(&self) -> Result<()> {
@@ -29,22 +28,14 @@ impl Store {
     /// the most recently run definition.
     pub fn register_star(&mut self, plan: &StarPlan) -> Result<Registered> {
         self.require_star_layout()?;
-        plan.register(self, Star::NAME, |tx| {
-            let mut stmt = tx.prepare(
-                "INSERT INTO star_cells (definition, idx, set_name, stations, algorithm, cell) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            for (i, c) in plan.cells.iter().enumerate() {
-                stmt.execute(params![
-                    plan.definition,
-                    i as i64,
-                    c.set,
-                    c.stations,
-                    c.label,
-                    serde_json::to_string(c)?
-                ])?;
-            }
-            Ok(())
+        let table = Star::CELLS_TABLE;
+        let columns = "set_name, stations, algorithm";
+        plan.register_cells(self, Star::NAME, table, columns, |c| {
+            vec![
+                c.set.clone().into(),
+                c.stations.into(),
+                c.label.clone().into(),
+            ]
         })
     }
 
@@ -76,75 +67,60 @@ impl Store {
         self.require_star_layout()?;
         let total =
             |f: &dyn Fn(&StationResult) -> u64| result.stations.iter().map(f).sum::<u64>() as i64;
-        let (m, c) = (&result.mac, &result.conservation);
-        let tx = self.conn.transaction()?;
-        let inserted = tx.execute(
-            "INSERT OR IGNORE INTO star_runs (key, model_version, spec, replication, duration, \
-             events, goodput_bps, data_frames, collided_frames, collisions, mac_retries, \
-             retry_drops, queue_drops, delivered_frames, busy, sent, delivered, dropped, \
-             in_flight, written, received, complete_stations, retransmitted_segments, timeouts, \
-             fast_retransmits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
-             ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
-            params![
-                key,
-                MODEL_VERSION,
-                canonical(spec),
-                replication,
-                result.duration,
-                result.events as i64,
-                result.goodput_bps,
-                m.data_frames as i64,
-                m.collided_frames as i64,
-                m.collisions as i64,
-                m.retries as i64,
-                m.retry_drops as i64,
-                m.queue_drops as i64,
-                m.delivered_frames as i64,
-                m.busy,
-                c.sent as i64,
-                c.delivered as i64,
-                c.dropped as i64,
-                c.in_flight as i64,
-                total(&|s| s.written),
-                total(&|s| s.received),
-                total(&|s| u64::from(s.complete)),
-                total(&|s| s.retransmitted_segments),
-                total(&|s| s.timeouts),
-                total(&|s| s.fast_retransmits),
-            ],
-        )?;
-        if inserted == 1 {
-            let id = tx.last_insert_rowid();
-            let mut stmt = tx.prepare_cached(
-                "INSERT INTO star_stations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-                 ?12)",
-            )?;
-            for s in &result.stations {
-                stmt.execute(params![
-                    id,
-                    s.station,
-                    s.written as i64,
-                    s.received as i64,
-                    s.complete,
-                    s.retransmitted_segments as i64,
-                    s.timeouts as i64,
-                    s.fast_retransmits as i64,
-                    s.rtt_samples as i64,
-                    s.max_expired_rto,
-                    s.max_rto,
-                    s.trace.len() as i64,
-                ])?;
-            }
-            let blob = trace_codec::encode(result.stations.iter().map(|s| s.trace.as_slice()));
-            tx.execute(
-                "INSERT INTO star_traces (run, trace) VALUES (?1, ?2)",
-                params![id, blob],
-            )?;
-            drop(stmt);
-            digest::record(&tx, &Star::RUN_TABLES, key, id)?;
-        }
-        tx.commit()?;
-        Ok(())
+        let m = &result.mac;
+        self.insert_run_with::<Star>(
+            (key, spec, replication, result),
+            (
+                "goodput_bps, data_frames, collided_frames, collisions, mac_retries, \
+                 retry_drops, queue_drops, delivered_frames, busy, written, received, \
+                 complete_stations, retransmitted_segments, timeouts, fast_retransmits",
+                params![
+                    result.goodput_bps,
+                    m.data_frames as i64,
+                    m.collided_frames as i64,
+                    m.collisions as i64,
+                    m.retries as i64,
+                    m.retry_drops as i64,
+                    m.queue_drops as i64,
+                    m.delivered_frames as i64,
+                    m.busy,
+                    total(&|s| s.written),
+                    total(&|s| s.received),
+                    total(&|s| u64::from(s.complete)),
+                    total(&|s| s.retransmitted_segments),
+                    total(&|s| s.timeouts),
+                    total(&|s| s.fast_retransmits),
+                ],
+            ),
+            |tx, id| {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT INTO star_stations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+                     ?11, ?12)",
+                )?;
+                for s in &result.stations {
+                    stmt.execute(params![
+                        id,
+                        s.station,
+                        s.written as i64,
+                        s.received as i64,
+                        s.complete,
+                        s.retransmitted_segments as i64,
+                        s.timeouts as i64,
+                        s.fast_retransmits as i64,
+                        s.rtt_samples as i64,
+                        s.max_expired_rto,
+                        s.max_rto,
+                        s.trace.len() as i64,
+                    ])?;
+                }
+                let blob = trace_codec::encode(result.stations.iter().map(|s| s.trace.as_slice()));
+                tx.execute(
+                    "INSERT INTO star_traces (run, trace) VALUES (?1, ?2)",
+                    params![id, blob],
+                )?;
+                Ok(())
+            },
+        )
     }
 
     /// The stored result of a star run, if finished; with `traces = false`
@@ -154,14 +130,14 @@ impl Store {
         if self.layout() < 3 {
             return Ok(None);
         }
-        let mut stmt = self.conn.prepare_cached(
+        let row = self.read_row(
             "SELECT id, duration, events, goodput_bps, data_frames, collided_frames, collisions, \
              mac_retries, retry_drops, queue_drops, delivered_frames, busy, sent, delivered, \
              dropped, in_flight FROM star_runs WHERE key = ?1",
-        )?;
-        let columns = column_names(&stmt);
-        let row = stmt
-            .query_row([key], |r| {
+            key,
+            "star_runs",
+            &format!("star run {key}"),
+            |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     StarRunResult {
@@ -187,20 +163,19 @@ impl Store {
                         },
                     },
                 ))
-            })
-            .optional()
-            .map_err(|e| self.read_error("star_runs", &columns, &format!("star run {key}"), e))?;
+            },
+        )?;
         let Some((id, mut run)) = row else {
             return Ok(None);
         };
-        let mut stmt = self.conn.prepare_cached(
+        let rows = self.read_rows(
             "SELECT station, written, received, complete, retransmitted_segments, timeouts, \
              fast_retransmits, rtt_samples, max_expired_rto, max_rto, samples \
              FROM star_stations WHERE run = ?1 ORDER BY station",
-        )?;
-        let columns = column_names(&stmt);
-        let rows = stmt
-            .query_map([id], |r| {
+            id,
+            "star_stations",
+            &format!("star run {key}"),
+            |r| {
                 Ok((
                     StationResult {
                         station: r.get(0)?,
@@ -217,11 +192,8 @@ impl Store {
                     },
                     u(r, 10)?,
                 ))
-            })
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| {
-                self.read_error("star_stations", &columns, &format!("star run {key}"), e)
-            })?;
+            },
+        )?;
         let mut series = if traces {
             let blob: Vec<u8> = self
                 .conn

@@ -28,7 +28,7 @@ pub struct DumbbellCampaignFile {
     #[serde(default)]
     pub description: String,
     /// The seed of every run; each replication derives its own.
-    #[serde(default = "one")]
+    #[serde(default = "sets::default_seed")]
     pub seed: u64,
     /// Algorithms that may be missing from this build and are then skipped.
     #[serde(default)]
@@ -53,10 +53,6 @@ pub struct DumbbellCampaignFile {
     /// The sets (at least one).
     #[serde(rename = "set")]
     pub sets: Vec<SetFile>,
-}
-
-fn one() -> u64 {
-    1
 }
 
 /// One matrix of runs.

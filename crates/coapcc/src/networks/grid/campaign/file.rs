@@ -27,7 +27,7 @@ pub struct GridCampaignFile {
     #[serde(default)]
     pub description: String,
     /// The seed of every run; each replication derives its own.
-    #[serde(default = "one")]
+    #[serde(default = "sets::default_seed")]
     pub seed: u64,
     /// The grid of every run (`kind = "grid"`, the rest as in grid scenario
     /// files).
@@ -47,10 +47,6 @@ pub struct GridCampaignFile {
     /// The sets (at least one).
     #[serde(rename = "set")]
     pub sets: Vec<GridSetFile>,
-}
-
-fn one() -> u64 {
-    1
 }
 
 /// One sweep: exactly one of `periods_s` and `on_s`.

@@ -50,7 +50,7 @@ pub fn load(path: &Path) -> Result<GridPlan> {
 
 /// Parses and expands grid campaign text; `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<GridPlan> {
-    let file: GridCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let file: GridCampaignFile = sets::from_toml(text, origin)?;
     expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
 }
 
@@ -59,22 +59,12 @@ pub fn point_text(v: f64) -> String {
     format!("{v}")
 }
 
+/// What the definition hashes first: the network's marker.
+const MARKER: &str = "coapcc-grid-campaign";
+
 fn expand(file: GridCampaignFile, text: &str, origin: &str) -> Result<GridPlan> {
-    sets::check_campaign(&file.name, file.sets.len())?;
-    let mut cells = Vec::new();
-    for (i, set) in file.sets.iter().enumerate() {
-        sets::check_set_name(i, &set.name, file.sets[..i].iter().map(|s| s.name.as_str()))?;
-        cells.extend(expand_set(&file, set)?);
-    }
-    let definition = sets::definition("coapcc-grid-campaign", &file.name, &cells);
-    Ok(GridPlan {
-        file,
-        text: text.to_string(),
-        source: origin.to_string(),
-        cells,
-        skipped: Vec::new(),
-        definition,
-    })
+    let cells = sets::expand_sets(&file, &file.sets, |s| &s.name, expand_set)?;
+    Ok(sets::plan(file, text, origin, MARKER, cells))
 }
 
 fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell>> {
@@ -105,19 +95,8 @@ fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell
         }
     }
     let algorithms: &[GridAlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
-    if algorithms.is_empty() {
-        return Err(ctx(
-            "algorithms: expected at least one algorithm (in the set or the campaign)".into(),
-        ));
-    }
-    for (i, a) in algorithms.iter().enumerate() {
-        if algorithms[..i].iter().any(|b| b.0.label() == a.0.label()) {
-            return Err(ctx(format!(
-                "algorithm `{}` is listed twice; give one a distinct `label`",
-                a.0.label()
-            )));
-        }
-    }
+    let specs: Vec<&AlgorithmSpec> = algorithms.iter().map(|a| &a.0).collect();
+    sets::check_algorithms(&specs, "algorithm").map_err(ctx)?;
     let mut cells = Vec::new();
     for &point in points {
         let mut workload = file.workload.clone();

@@ -7,6 +7,7 @@ use anyhow::Result;
 use coapcc_sim::grid::{GridSummary, GridWorkloadKind, TracePoint};
 
 use crate::networks::grid::campaign::GridCell;
+use crate::report::{push_new, set_named};
 use crate::store::{Definition, Store};
 
 /// Periods (s) whose per-node carried load is mapped: the point of a
@@ -76,9 +77,7 @@ pub struct GridReport {
 impl GridReport {
     /// Runs found and runs planned.
     pub fn progress(&self) -> (u64, u64) {
-        let done = self.cells.iter().map(|c| u64::from(c.done)).sum();
-        let planned = self.cells.iter().map(|c| c.cell.keys.len() as u64).sum();
-        (done, planned)
+        crate::report::progress(self.cells.iter().map(|c| (c.done, c.cell.keys.len())))
     }
 
     /// The cell of `label` at `point` of `set`, if it has finished runs.
@@ -100,20 +99,7 @@ impl GridReport {
 /// For each wanted value, the point nearest to it on a log scale (ties: the
 /// smaller point), without repeats, in the order wanted.
 pub fn nearest(points: &[f64], wanted: &[f64]) -> Vec<f64> {
-    let mut out: Vec<f64> = Vec::new();
-    for &w in wanted {
-        let best = points.iter().copied().filter(|p| *p > 0.0).min_by(|a, b| {
-            let da = (a / w).ln().abs();
-            let db = (b / w).ln().abs();
-            da.total_cmp(&db).then(a.total_cmp(b))
-        });
-        if let Some(b) = best {
-            if !out.contains(&b) {
-                out.push(b);
-            }
-        }
-    }
-    out
+    crate::report::nearest_on_log_scale(points, wanted, |p| *p)
 }
 
 /// Gathers the report of the grid campaign `definition` from `store`.
@@ -133,27 +119,22 @@ pub fn gather(
             }
         }
         let summary = GridSummary::of(&cell.label, &cell.spec, &runs);
-        if !labels.contains(&cell.label) {
-            labels.push(cell.label.clone());
-        }
-        match sets.iter_mut().find(|s| s.name == cell.set) {
-            Some(s) => {
-                if !s.points.contains(&cell.point) {
-                    s.points.push(cell.point);
-                }
-                if !s.labels.contains(&cell.label) {
-                    s.labels.push(cell.label.clone());
-                }
-            }
-            None => sets.push(GridSet {
+        push_new(&mut labels, cell.label.clone());
+        let s = set_named(
+            &mut sets,
+            &cell.set,
+            |s| &s.name,
+            || GridSet {
                 name: cell.set.clone(),
                 kind: cell.kind,
-                points: vec![cell.point],
-                labels: vec![cell.label.clone()],
+                points: Vec::new(),
+                labels: Vec::new(),
                 heat_points: Vec::new(),
                 trace_points: Vec::new(),
-            }),
-        }
+            },
+        );
+        push_new(&mut s.points, cell.point);
+        push_new(&mut s.labels, cell.label.clone());
         cells.push(GridCellResult {
             done: runs.len() as u32,
             cell,

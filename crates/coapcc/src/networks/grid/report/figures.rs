@@ -14,7 +14,7 @@ use crate::networks::grid::campaign::plan::point_text;
 use crate::report::svg::heat::{heat_map, HeatCell};
 use crate::report::svg::xy::{xy_plot, Axes, Scale, Series, Style, XyPoint};
 use crate::report::svg::PALETTE;
-use crate::report::{stem, Figure};
+use crate::report::{set_figure, stem, Figure};
 
 /// One metric drawn against the sweep.
 struct Metric {
@@ -155,12 +155,7 @@ fn periodic(r: &GridReport, set: &GridSet, out: &mut Vec<Figure>) {
             y_from_zero: m.from_zero,
             diagonal: m.id == "carried",
         };
-        out.push(Figure {
-            kind: "periodic",
-            group: set.name.clone(),
-            file: format!("{}-{}.svg", stem(&set.name), m.id),
-            svg: xy_plot(&axes, &series),
-        });
+        out.push(set_figure("periodic", &set.name, m.id, &axes, &series));
     }
     for &p in &set.heat_points {
         let cells: Vec<_> = set
@@ -287,12 +282,7 @@ fn bursty(r: &GridReport, set: &GridSet, out: &mut Vec<Figure>) {
             y_from_zero: m.from_zero,
             diagonal: false,
         };
-        out.push(Figure {
-            kind: "bursty",
-            group: set.name.clone(),
-            file: format!("{}-{}.svg", stem(&set.name), m.id),
-            svg: xy_plot(&axes, &series),
-        });
+        out.push(set_figure("bursty", &set.name, m.id, &axes, &series));
     }
 }
 

@@ -8,7 +8,7 @@ use coapcc_sim::grid::GridWorkloadKind;
 
 use super::data::{GridReport, GridSet};
 use crate::networks::grid::campaign::plan::point_text;
-use crate::report::html::{esc, figure_row, footer, header};
+use crate::report::html::{esc, figure_row, footer, header, tables_section};
 use crate::report::stem;
 use crate::report::tables::Table;
 use crate::report::Figure;
@@ -129,23 +129,10 @@ pub fn page(r: &GridReport, figures: &[Figure], tables: &[Table]) -> String {
             }
         }
     }
-    s.push_str("<h2 id=\"tables\">Tables</h2>\n");
-    for t in tables {
-        let _ = write!(
-            s,
-            "<h3 id=\"{}\">{}</h3>\n<p><a href=\"{}.csv\">{}.csv</a> ({} rows)</p>",
-            t.id,
-            esc(t.title),
-            t.id,
-            t.id,
-            t.rows.len()
-        );
-        // The long per-node and trace tables stay in their CSV files.
-        if t.id == "grid-periodic" || t.id == "grid-bursty" {
-            let _ = write!(s, "<div class=\"scroll\">{}</div>", t.html());
-        }
-        s.push('\n');
-    }
+    // The long per-node and trace tables stay in their CSV files.
+    tables_section(&mut s, tables, |id| {
+        id == "grid-periodic" || id == "grid-bursty"
+    });
     s.push_str(&footer(&r.definition));
     s
 }

@@ -24,7 +24,7 @@ pub struct StarCampaignFile {
     #[serde(default)]
     pub description: String,
     /// The seed of every run; each replication derives its own.
-    #[serde(default = "one")]
+    #[serde(default = "sets::default_seed")]
     pub seed: u64,
     /// The star of every run (`kind = "star"`, the rest as in star scenario
     /// files, except `stations`, which each set sweeps).
@@ -38,10 +38,6 @@ pub struct StarCampaignFile {
     /// The sets (at least one).
     #[serde(rename = "set")]
     pub sets: Vec<StarSetFile>,
-}
-
-fn one() -> u64 {
-    1
 }
 
 /// One sweep of the number of stations.

@@ -47,7 +47,7 @@ pub fn load(path: &Path) -> Result<StarPlan> {
 
 /// Parses and expands star campaign text; `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<StarPlan> {
-    let file: StarCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let file: StarCampaignFile = sets::from_toml(text, origin)?;
     // The sets sweep the station count: one written in [network] would be
     // silently replaced, so it is refused.
     let probe: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
@@ -64,22 +64,12 @@ pub fn parse(text: &str, origin: &str) -> Result<StarPlan> {
     expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
 }
 
+/// What the definition hashes first: the network's marker.
+const MARKER: &str = "coapcc-star-campaign";
+
 fn expand(file: StarCampaignFile, text: &str, origin: &str) -> Result<StarPlan> {
-    sets::check_campaign(&file.name, file.sets.len())?;
-    let mut cells = Vec::new();
-    for (i, set) in file.sets.iter().enumerate() {
-        sets::check_set_name(i, &set.name, file.sets[..i].iter().map(|s| s.name.as_str()))?;
-        cells.extend(expand_set(&file, set)?);
-    }
-    let definition = sets::definition("coapcc-star-campaign", &file.name, &cells);
-    Ok(StarPlan {
-        file,
-        text: text.to_string(),
-        source: origin.to_string(),
-        cells,
-        skipped: Vec::new(),
-        definition,
-    })
+    let cells = sets::expand_sets(&file, &file.sets, |s| &s.name, expand_set)?;
+    Ok(sets::plan(file, text, origin, MARKER, cells))
 }
 
 fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell>> {
@@ -99,19 +89,8 @@ fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell
         }
     }
     let algorithms: &[StarAlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
-    if algorithms.is_empty() {
-        return Err(ctx(
-            "algorithms: expected at least one TCP flavour (in the set or the campaign)".into(),
-        ));
-    }
-    for (i, a) in algorithms.iter().enumerate() {
-        if algorithms[..i].iter().any(|b| b.0.label() == a.0.label()) {
-            return Err(ctx(format!(
-                "algorithm `{}` is listed twice; give one a distinct `label`",
-                a.0.label()
-            )));
-        }
-    }
+    let specs: Vec<&AlgorithmSpec> = algorithms.iter().map(|a| &a.0).collect();
+    sets::check_algorithms(&specs, "TCP flavour").map_err(ctx)?;
     let mut cells = Vec::new();
     for &stations in &set.stations {
         let mut network = file.network.clone();

@@ -7,6 +7,7 @@ use anyhow::Result;
 use coapcc_sim::star::StarSummary;
 
 use crate::networks::star::campaign::StarCell;
+use crate::report::{push_new, set_named};
 use crate::store::{Definition, Store};
 
 /// Station counts whose cwnd, ssthresh, RTO and RTT time series are drawn:
@@ -66,9 +67,7 @@ pub struct StarReport {
 impl StarReport {
     /// Runs found and runs planned.
     pub fn progress(&self) -> (u64, u64) {
-        let done = self.cells.iter().map(|c| u64::from(c.done)).sum();
-        let planned = self.cells.iter().map(|c| c.cell.keys.len() as u64).sum();
-        (done, planned)
+        crate::report::progress(self.cells.iter().map(|c| (c.done, c.cell.keys.len())))
     }
 
     /// The cell of `label` at `stations` of `set`, if it has finished runs.
@@ -83,24 +82,8 @@ impl StarReport {
 /// (ties: the smaller count, then the earlier set), without repeats, in the
 /// order wanted.
 pub fn nearest(points: &[(String, u32)], wanted: &[u32]) -> Vec<(String, u32)> {
-    let mut out: Vec<(String, u32)> = Vec::new();
-    for &w in wanted {
-        let dist = |p: u32| (f64::from(p) / f64::from(w)).ln().abs();
-        let best = points
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, p))| *p > 0)
-            .min_by(|(i, (_, a)), (j, (_, b))| {
-                dist(*a).total_cmp(&dist(*b)).then(a.cmp(b)).then(i.cmp(j))
-            })
-            .map(|(_, p)| p.clone());
-        if let Some(b) = best {
-            if !out.contains(&b) {
-                out.push(b);
-            }
-        }
-    }
-    out
+    let wanted: Vec<f64> = wanted.iter().map(|&w| f64::from(w)).collect();
+    crate::report::nearest_on_log_scale(points, &wanted, |(_, p)| f64::from(*p))
 }
 
 /// Gathers the report of the star campaign `definition` from `store`.
@@ -114,28 +97,20 @@ pub fn gather(
     let mut sets: Vec<StarSet> = Vec::new();
     let mut points: Vec<(String, u32)> = Vec::new();
     for cell in &cells_stored {
-        if !labels.contains(&cell.label) {
-            labels.push(cell.label.clone());
-        }
-        let p = (cell.set.clone(), cell.stations);
-        if !points.contains(&p) {
-            points.push(p);
-        }
-        match sets.iter_mut().find(|s| s.name == cell.set) {
-            Some(s) => {
-                if !s.points.contains(&cell.stations) {
-                    s.points.push(cell.stations);
-                }
-                if !s.labels.contains(&cell.label) {
-                    s.labels.push(cell.label.clone());
-                }
-            }
-            None => sets.push(StarSet {
+        push_new(&mut labels, cell.label.clone());
+        push_new(&mut points, (cell.set.clone(), cell.stations));
+        let s = set_named(
+            &mut sets,
+            &cell.set,
+            |s| &s.name,
+            || StarSet {
                 name: cell.set.clone(),
-                points: vec![cell.stations],
-                labels: vec![cell.label.clone()],
-            }),
-        }
+                points: Vec::new(),
+                labels: Vec::new(),
+            },
+        );
+        push_new(&mut s.points, cell.stations);
+        push_new(&mut s.labels, cell.label.clone());
     }
     for s in &mut sets {
         s.points.sort_unstable();

@@ -14,11 +14,11 @@ use coapcc_sim::metrics::Estimate;
 use coapcc_sim::star::{MeanSample, StarSummary, TcpSample};
 
 use super::data::{StarReport, StarSet, ZOOM_S};
-use crate::report::stem;
 use crate::report::svg::bars::{bar_chart, Bar};
 use crate::report::svg::xy::{xy_plot, Axes, Scale, Series, Style, XyPoint};
 use crate::report::svg::PALETTE;
 use crate::report::Figure;
+use crate::report::{set_figure, stem};
 
 /// One metric per run, drawn as bars and against the stations.
 pub struct Metric {
@@ -239,12 +239,7 @@ fn sweep(r: &StarReport, set: &StarSet, out: &mut Vec<Figure>) {
             y_from_zero: true,
             diagonal: false,
         };
-        out.push(Figure {
-            kind: "sweep",
-            group: set.name.clone(),
-            file: format!("{}-{}.svg", stem(&set.name), m.id),
-            svg: xy_plot(&axes, &series),
-        });
+        out.push(set_figure("sweep", &set.name, m.id, &axes, &series));
     }
 }
 

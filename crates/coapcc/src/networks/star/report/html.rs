@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::data::{StarReport, StarSet, ZOOM_S};
 use super::figures::{point_group, series_group, VARIABLES};
 use crate::report::html::figure_row;
-use crate::report::html::{esc, footer, header};
+use crate::report::html::{esc, footer, header, tables_section};
 use crate::report::stem;
 use crate::report::tables::Table;
 use crate::report::Figure;
@@ -147,23 +147,8 @@ pub fn page(r: &StarReport, figures: &[Figure], tables: &[Table]) -> String {
             &series_group(&group, &VARIABLES[0], true),
         );
     }
-    s.push_str("<h2 id=\"tables\">Tables</h2>\n");
-    for t in tables {
-        let _ = write!(
-            s,
-            "<h3 id=\"{}\">{}</h3>\n<p><a href=\"{}.csv\">{}.csv</a> ({} rows)</p>",
-            t.id,
-            esc(t.title),
-            t.id,
-            t.id,
-            t.rows.len()
-        );
-        // The long time-series table stays in its CSV file.
-        if t.id == "star-points" {
-            let _ = write!(s, "<div class=\"scroll\">{}</div>", t.html());
-        }
-        s.push('\n');
-    }
+    // The long time-series table stays in its CSV file.
+    tables_section(&mut s, tables, |id| id == "star-points");
     s.push_str(&footer(&r.definition));
     s
 }
