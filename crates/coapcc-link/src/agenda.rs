@@ -4,7 +4,7 @@
 //! their kind (a packet leaving a FIFO link arrives after the one before it; the
 //! router ↔ server path keeps order). Those go into **lanes**: plain FIFO queues,
 //! O(1) each way. Events at arbitrary times (retransmission timers) go into a
-//! calendar queue ([`crate::calendar`]), which pops them in the order of one
+//! calendar queue (the private `calendar` module), which pops them in the order of one
 //! binary heap. `pop` takes the earliest head over the calendar and the lanes; ties
 //! are broken by scheduling order, so the result is exactly that of one global
 //! priority queue, and independent of how events are spread over lanes.
