@@ -2,8 +2,10 @@
 //! reference simulation of the same network run in the same command — the
 //! constrained-link dumbbell (`../shared/baselines/ns3`) or the 802.15.4 grid
 //! (`../shared/baselines/ns3-grid`) — over one point, over the matrix of
-//! [`matrix`], or over the scale scenarios of [`scale`].
+//! [`matrix`], or over the scale scenarios of [`scale`]; and the bare
+//! binary-heap event loop of [`heap`] that coapcc's cost per event is held to.
 
+pub mod heap;
 pub mod matrix;
 pub mod peak_rss;
 pub mod scale;

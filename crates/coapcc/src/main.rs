@@ -178,6 +178,12 @@ enum Command {
         /// buffers, each point against the ns-3 reference; one Markdown table.
         #[arg(long, conflicts_with_all = ["scenario", "clients", "buffer"])]
         matrix: bool,
+        /// The bare event loop coapcc's cost per event is held to: one binary
+        /// heap, the hold model (pop the earliest event, push it back 0.5–1.5 s
+        /// later), at 10³, 10⁴, 10⁵ and 10⁶ pending events; one Markdown table.
+        /// (`--matrix` prints it beside each point too.)
+        #[arg(long, conflicts_with_all = ["scenario", "clients", "buffer", "matrix", "network"])]
+        heap: bool,
         /// Dumbbell scenario files to time, every algorithm of each in a fresh
         /// child process (repeat the flag or list several); no ns-3 reference.
         #[arg(long, value_name = "FILE", num_args = 1..)]
@@ -437,6 +443,7 @@ fn real_main() -> Result<()> {
             ns3,
             no_reference,
             matrix,
+            heap,
             scenario,
             max_memory,
             child_run,
@@ -444,6 +451,21 @@ fn real_main() -> Result<()> {
         } => {
             if let (Some(file), Some(i)) = (&child_run, child_algorithm) {
                 return crate::outln!("{}", coapcc::bench::scale::child(file, i)?);
+            }
+            if heap {
+                let load_before = coapcc::bench::load_average();
+                let points: Vec<_> = coapcc::bench::heap::PENDING
+                    .iter()
+                    .map(|&pending| {
+                        eprintln!("bench: bare heap loop, {pending} pending events");
+                        coapcc::bench::heap::measure(pending, repeat)
+                    })
+                    .collect();
+                crate::out!("{}", coapcc::bench::heap::markdown(&points, repeat))?;
+                return crate::outln!(
+                    "\nLoad average (1 min) before: {load_before}, after: {}.",
+                    coapcc::bench::load_average()
+                );
             }
             let ns3 = if no_reference {
                 Some("none".to_string())

@@ -1,11 +1,14 @@
 //! `coapcc bench --matrix`: the dumbbell at 100, 400 and 1000 continuous
 //! clients behind a 2500-byte and an infinite buffer, each point timed and
 //! run through the ns-3 reference in the same command, printed as one
-//! Markdown table (the one `docs/performance.md` shows).
+//! Markdown table (the one `docs/performance.md` shows), with the bare
+//! binary-heap loop ([`super::heap`]) at as many pending events as the
+//! point has clients beside each point.
 
 use anyhow::Result;
 use coapcc_link::dumbbell::Buffer;
 
+use super::heap::{self, HeapPoint};
 use super::{dumbbell_spec, ns3_dumbbell, time_dumbbell, Ns3};
 
 /// The client counts of the matrix.
@@ -27,6 +30,8 @@ pub struct Point {
     pub wall: f64,
     /// What the ns-3 reference printed, if it ran.
     pub ns3: Option<Ns3>,
+    /// The bare heap loop with one pending event per client.
+    pub heap: HeapPoint,
 }
 
 /// Runs every point (`reference`: the ns-3 script, or `None`), reporting
@@ -42,6 +47,7 @@ pub fn run(
         for buffer in BUFFERS {
             let spec = dumbbell_spec(clients, buffer, algorithm, seed);
             let (result, wall) = time_dumbbell(&spec, repeat)?;
+            let heap = heap::measure(clients as usize, repeat);
             let ns3 = match reference {
                 Some(script) => Some(ns3_dumbbell(script, clients, buffer, seed)?),
                 None => None,
@@ -60,6 +66,7 @@ pub fn run(
                 events: result.events,
                 wall,
                 ns3,
+                heap,
             });
         }
     }
@@ -70,8 +77,8 @@ pub fn run(
 /// reference was skipped.
 pub fn markdown(points: &[Point], algorithm: &str, repeat: usize) -> String {
     let mut out = format!(
-        "| clients | buffer | coapcc events | coapcc loop wall (s, median of {}) | coapcc M events/s | ns-3 events | ns-3 wall (s) | ratio |\n\
-         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| clients | buffer | coapcc events | coapcc loop wall (s, median of {}) | coapcc M events/s | coapcc ns/event | bare heap ns/event | ns-3 events | ns-3 wall (s) | ratio |\n\
+         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         repeat.max(1)
     );
     for p in points {
@@ -88,15 +95,17 @@ pub fn markdown(points: &[Point], algorithm: &str, repeat: usize) -> String {
             None => ("not run".into(), "not run".into(), "—".into()),
         };
         out.push_str(&format!(
-            "| {} | {buffer} | {} | {:.4} | {:.1} | {events} | {wall} | {ratio} |\n",
+            "| {} | {buffer} | {} | {:.4} | {:.1} | {:.0} | {:.0} | {events} | {wall} | {ratio} |\n",
             p.clients,
             p.events,
             p.wall,
             p.events as f64 / p.wall / 1e6,
+            p.wall * 1e9 / p.events as f64,
+            p.heap.ns_per_event(),
         ));
     }
     out.push_str(&format!(
-        "\ncoapcc: {algorithm}, continuous, 50 exchanges per client, no link errors; ns-3: Default CoAP, `inf` run as 1410000 B.\n"
+        "\ncoapcc: {algorithm}, continuous, 50 exchanges per client, no link errors; ns-3: Default CoAP, `inf` run as 1410000 B; bare heap: the loop of `coapcc bench --heap` with as many events pending as clients.\n"
     ));
     out
 }
@@ -118,6 +127,11 @@ mod tests {
                     events: 3_000_000,
                     ..Ns3::default()
                 }),
+                heap: HeapPoint {
+                    pending: 100,
+                    events: 2_000_000,
+                    wall: 0.1,
+                },
             },
             Point {
                 clients: 400,
@@ -125,6 +139,11 @@ mod tests {
                 events: 10,
                 wall: 0.25,
                 ns3: None,
+                heap: HeapPoint {
+                    pending: 400,
+                    events: 2_000_000,
+                    wall: 0.2,
+                },
             },
         ];
         let t = markdown(&points, "default", 3);
@@ -132,11 +151,11 @@ mod tests {
         assert!(lines[0].contains("median of 3"));
         assert_eq!(
             lines[2],
-            "| 100 | 2500 B | 2000000 | 0.5000 | 4.0 | 3000000 | 30.000 | 60.0× |"
+            "| 100 | 2500 B | 2000000 | 0.5000 | 4.0 | 250 | 50 | 3000000 | 30.000 | 60.0× |"
         );
         assert_eq!(
             lines[3],
-            "| 400 | inf | 10 | 0.2500 | 0.0 | not run | not run | — |"
+            "| 400 | inf | 10 | 0.2500 | 0.0 | 25000000 | 100 | not run | not run | — |"
         );
     }
 }
