@@ -74,6 +74,24 @@ impl<E: Copy> Agenda<E> {
         self.note_push(at, self.seq, HEAP);
     }
 
+    /// Takes the next scheduling order without scheduling anything. An
+    /// event given it later through [`Agenda::push_reserved`] takes the
+    /// place among events at its time that a [`Agenda::push`] made now would
+    /// have taken: a world can put off scheduling a timer (while an earlier
+    /// one is pending) without changing the order of anything.
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Schedules `ev` at an arbitrary time with the scheduling order `seq`
+    /// taken by [`Agenda::reserve`] (each at most once).
+    pub fn push_reserved(&mut self, at: Nanos, seq: u64, ev: E) {
+        debug_assert!(seq <= self.seq, "scheduling order {seq} was not reserved");
+        self.timers.push(Entry { at, seq, ev });
+        self.note_push(at, seq, HEAP);
+    }
+
     /// Schedules `ev` in `lane`, whose times must not decrease.
     pub fn push_lane(&mut self, lane: usize, at: Nanos, ev: E) {
         self.seq += 1;
@@ -193,6 +211,20 @@ mod tests {
             }
             prop_assert_eq!(got, reference);
         }
+    }
+
+    #[test]
+    fn a_reserved_place_orders_as_a_push_made_then() {
+        // Events 1..=3 at time 10; the second one's place is reserved before
+        // the third is pushed, and it is scheduled only afterwards.
+        let mut a = Agenda::new(0, 4);
+        a.push(10, 1);
+        let seq = a.reserve();
+        a.push(10, 3);
+        a.push(5, 0);
+        a.push_reserved(10, seq, 2);
+        let got: Vec<_> = std::iter::from_fn(|| a.pop()).collect();
+        assert_eq!(got, [(5, 0), (10, 1), (10, 2), (10, 3)]);
     }
 
     #[test]

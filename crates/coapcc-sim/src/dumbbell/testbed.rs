@@ -56,6 +56,9 @@ pub enum Event {
     TcpTimer(u32),
 }
 
+/// [`SimClient::queued`] when no timer event of the client is queued.
+const NOT_QUEUED: Nanos = Nanos::MAX;
+
 /// A simulated client: a CoAP endpoint plus its workload.
 struct SimClient {
     coap: Client<u32, SimRng>,
@@ -68,8 +71,13 @@ struct SimClient {
     batch_left: u32,
     rng: SimRng,
     started: Option<Nanos>,
-    /// The deadline for which a timer event is queued.
-    timer_queued: Option<Nanos>,
+    /// The deadline its timer is armed for, and the scheduling order taken
+    /// when it was armed (see [`Testbed::arm`]).
+    armed: Option<Nanos>,
+    armed_seq: u64,
+    /// When the client's earliest timer event in the agenda is due
+    /// ([`NOT_QUEUED`]: none), no later than `armed`.
+    queued: Nanos,
     finished: bool,
 }
 
@@ -520,12 +528,63 @@ impl<'a> Testbed<'a> {
                 return self.service(c);
             }
         }
+        self.arm(c);
+    }
+
+    /// Arms the client's timer for its deadline when the deadline changed.
+    ///
+    /// An armed timer takes its scheduling order now, but its event enters
+    /// the agenda only if no event of the client is queued at or before the
+    /// deadline; otherwise the queued one, when it comes up, schedules the
+    /// armed timer with the order taken here ([`Testbed::client_timer`]). So
+    /// events come out in exactly the order of one event per arming, while a
+    /// client whose deadline moves later with each exchange keeps one event
+    /// in the agenda instead of one per exchange (`docs/decisions/
+    /// performance.md`, "Timers put off instead of left stale").
+    #[inline]
+    fn arm(&mut self, c: usize) {
         let deadline = self.clients[c].coap.poll_timeout();
+        let Some(t) = deadline.filter(|_| deadline != self.clients[c].armed) else {
+            return;
+        };
+        debug_assert!(t >= self.core.now, "a deadline in the past");
+        let seq = self.core.agenda.reserve();
         let cl = &mut self.clients[c];
-        if let Some(t) = deadline.filter(|_| deadline != cl.timer_queued) {
-            cl.timer_queued = deadline;
-            let at = t.max(self.core.now);
-            self.schedule(at, Event::ClientTimer(c as u32));
+        cl.armed = Some(t);
+        cl.armed_seq = seq;
+        if cl.queued > t {
+            cl.queued = t;
+            self.core
+                .agenda
+                .push_reserved(t, seq, Event::ClientTimer(c as u32));
+        }
+    }
+
+    /// A client's timer event, due at `at`: the armed timer fires, or
+    /// (when the armed deadline is later) is scheduled; an event an earlier
+    /// one has replaced is skipped.
+    #[inline]
+    fn client_timer(&mut self, c: usize, at: Nanos) {
+        let cl = &mut self.clients[c];
+        if cl.queued != at {
+            return;
+        }
+        match cl.armed {
+            Some(t) if t == at => {
+                cl.queued = NOT_QUEUED;
+                cl.armed = None;
+                cl.coap.handle_timeout(at);
+                self.service(c);
+            }
+            Some(t) => {
+                debug_assert!(t > at, "an armed timer fires through its own event");
+                cl.queued = t;
+                let seq = cl.armed_seq;
+                self.core
+                    .agenda
+                    .push_reserved(t, seq, Event::ClientTimer(c as u32));
+            }
+            None => cl.queued = NOT_QUEUED,
         }
     }
 
@@ -609,14 +668,7 @@ impl<'a> World for Testbed<'a> {
     #[inline]
     fn on_timer(&mut self, at: Nanos, timer: Event) {
         match timer {
-            Event::ClientTimer(c) => {
-                let c = c as usize;
-                if self.clients[c].timer_queued == Some(at) {
-                    self.clients[c].timer_queued = None;
-                    self.clients[c].coap.handle_timeout(at);
-                    self.service(c);
-                }
-            }
+            Event::ClientTimer(c) => self.client_timer(c as usize, at),
             Event::TcpTimer(ep) => self.tcp_timer(ep),
         }
     }
@@ -640,7 +692,9 @@ fn new_client(settings: &Arc<ClientSettings>, g: &Group, group: u32, seed: u64) 
         batch_left: 0,
         rng,
         started: None,
-        timer_queued: None,
+        armed: None,
+        armed_seq: 0,
+        queued: NOT_QUEUED,
         finished: false,
     }
 }
