@@ -157,7 +157,7 @@ async fn one_client(
             .await
             .is_err()
         {
-            record.tcp = Some(tcp);
+            record.tcp = Some(Box::new(tcp));
             return ClientOut { record, codes };
         }
     }
@@ -207,7 +207,7 @@ async fn one_client(
     if let Some(c) = conn {
         c.shutdown().await;
     }
-    record.tcp = Some(tcp);
+    record.tcp = Some(Box::new(tcp));
     ClientOut { record, codes }
 }
 

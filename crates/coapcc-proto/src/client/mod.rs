@@ -40,6 +40,7 @@
 mod exchange;
 mod marking;
 mod recent;
+mod slots;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -54,6 +55,7 @@ use crate::{secs, to_nanos, Nanos};
 use exchange::{Exchange, Phase};
 use marking::decode_echo;
 use recent::RecentAcks;
+use slots::Slots;
 
 /// Client settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -284,8 +286,8 @@ pub struct Client<P, R> {
     next_tx: u64,
     token_base: Option<u64>,
     peers: Vec<Peer<P>>,
-    exchanges: Vec<Exchange<P>>,
-    spare: Vec<Exchange<P>>,
+    /// Live exchanges, then ended ones kept for reuse.
+    exchanges: Slots<P>,
     /// (peer, Message ID) of the last acknowledged Confirmable exchanges.
     acked: RecentAcks<P>,
     /// (peer, Message ID) of the last Confirmable separate responses we
@@ -338,15 +340,18 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             token_base: None,
             // Room for one of each, what a stop-and-wait client of one server
             // needs: a first push would reserve four (1.4 KB instead of
-            // 0.35 KB per client).
+            // 0.35 KB per client). The ended exchange is kept in the same
+            // slot for the next request.
             peers: Vec::with_capacity(1),
-            exchanges: Vec::with_capacity(1),
-            spare: Vec::with_capacity(1),
+            exchanges: Slots::with_capacity(1),
             acked: RecentAcks::new(),
             separate: Vec::new(),
             separate_at: 0,
             control: VecDeque::new(),
-            events: VecDeque::new(),
+            // Two events wait at most between polls of a stop-and-wait
+            // client (an expiry and the timer re-armed, or the failure); a
+            // first push would reserve four (192 B instead of 96 B).
+            events: VecDeque::with_capacity(2),
         }
     }
 
@@ -377,7 +382,10 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         peer: P,
         req: &Request<'_>,
     ) -> Result<ExchangeId, ClientError> {
-        let mut ex = self.spare.pop().unwrap_or_else(|| Exchange::new(peer));
+        let mut ex = self
+            .exchanges
+            .take_spare()
+            .unwrap_or_else(|| Exchange::new(peer));
         ex.peer = peer;
         ex.mid = self.next_mid;
         ex.token_len = self.settings.config.token_len.min(8);
@@ -396,7 +404,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
                 .copy_from_slice(&t[8 - usize::from(ex.token_len)..]);
         }
         if let Err(e) = ex.encode(req, self.settings.config.max_message_size) {
-            self.spare.push(ex);
+            self.exchanges.keep_spare(ex);
             return Err(e);
         }
         self.next_mid = self.next_mid.wrapping_add(1);
@@ -542,8 +550,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
     /// Ends exchange `i`.
     fn finish(&mut self, now: Nanos, i: usize) {
         self.release_slot(now, i);
-        let ex = self.exchanges.swap_remove(i);
-        self.spare.push(ex);
+        self.exchanges.end(i);
     }
 
     /// Writes the next datagram to send into `buf` (which must hold

@@ -882,7 +882,7 @@ impl TcpWorld {
             .map(|cl| {
                 let mut r = std::mem::take(&mut cl.record);
                 r.unnecessary = cl.tcp.unnecessary();
-                r.tcp = Some(std::mem::take(&mut cl.tcp));
+                r.tcp = Some(Box::new(std::mem::take(&mut cl.tcp)));
                 r
             })
             .collect()

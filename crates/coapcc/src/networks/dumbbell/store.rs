@@ -291,11 +291,11 @@ mod tests {
                     fct: None,
                     failed: 2,
                     spurious_detected: 1,
-                    tcp: Some(coapcc_sim::tcp_metrics::TcpRecord {
+                    tcp: Some(Box::new(coapcc_sim::tcp_metrics::TcpRecord {
                         connections: 7,
                         unnecessary_syn: 2,
                         ..Default::default()
-                    }),
+                    })),
                     ..Default::default()
                 },
             ],
