@@ -4,11 +4,16 @@
 //! transmission marking of spec algorithms.md §4/§6.6 differs).
 
 use coapcc_rto::{ExchangeTimer, Marking};
+use smallvec::SmallVec;
 
 use super::marking::{encode_marking_option, marking_option};
 use super::{ClientError, ExchangeId, Request};
 use crate::message::{option, Code, MessageType, MessageWriter, MAX_MESSAGE_SIZE};
 use crate::Nanos;
+
+/// Request bytes kept inside the exchange before they spill to an
+/// allocation: the testbed's requests (a GET with one Uri-Path segment) fit.
+pub(crate) const INLINE_REQUEST: usize = 24;
 
 /// Where an exchange is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,8 +40,9 @@ pub(crate) struct Exchange<P> {
     /// The retransmission deadline (CON, Waiting) or the give-up deadline
     /// (NON, Waiting; Separate).
     pub deadline: Nanos,
-    /// Send time of every transmission, by ordinal.
-    pub sent_at: Vec<Nanos>,
+    /// Send time of every transmission, by ordinal (the first four inside
+    /// the exchange).
+    pub sent_at: SmallVec<[Nanos; 4]>,
     /// Set while a transmission waits for `poll_transmit`: its queue order.
     pub pending_tx: Option<u64>,
     /// Whether the exchange counts toward NSTART (RFC 7252 §4.7: until it is
@@ -44,7 +50,8 @@ pub(crate) struct Exchange<P> {
     pub holds_slot: bool,
     /// The request as sent without marking: header, own token, options, then
     /// from `options_end` the payload marker and payload.
-    pub encoded: Vec<u8>,
+    /// The first [`INLINE_REQUEST`] bytes inside the exchange.
+    pub encoded: SmallVec<[u8; INLINE_REQUEST]>,
     pub options_end: usize,
     pub last_option: u16,
     /// What the acknowledgement gave: echoed ordinal, retransmissions, E.
@@ -69,10 +76,10 @@ impl<P: Copy> Exchange<P> {
             timer: ExchangeTimer::default(),
             marking: Marking::None,
             deadline: Nanos::MAX,
-            sent_at: Vec::new(),
+            sent_at: SmallVec::new(),
             pending_tx: None,
             holds_slot: false,
-            encoded: Vec::new(),
+            encoded: SmallVec::new(),
             options_end: 0,
             last_option: 0,
             echo: None,
@@ -188,7 +195,7 @@ impl<P: Copy> Exchange<P> {
             return false;
         }
         self.encoded
-            .splice(self.options_end..self.options_end, bytes.iter().copied());
+            .insert_many(self.options_end, bytes.iter().copied());
         self.options_end += bytes.len();
         self.last_option = number;
         true

@@ -47,6 +47,7 @@ use std::sync::Arc;
 
 use coapcc_rto::registry::{AlgorithmInfo, BoxedAlgorithm};
 use coapcc_rto::{Ack, AlgorithmParams, CongestionControl, Echo, Marking, ParamError, Random};
+use smallvec::SmallVec;
 
 use crate::message::{
     option, peek_header, Code, MessageType, MessageView, MessageWriter, MAX_MESSAGE_SIZE,
@@ -285,7 +286,8 @@ pub struct Client<P, R> {
     next_id: u64,
     next_tx: u64,
     token_base: Option<u64>,
-    peers: Vec<Peer<P>>,
+    /// The first destination inside the client.
+    peers: SmallVec<[Peer<P>; 1]>,
     /// Live exchanges, then ended ones kept for reuse.
     exchanges: Slots<P>,
     /// (peer, Message ID) of the last acknowledged Confirmable exchanges.
@@ -298,7 +300,8 @@ pub struct Client<P, R> {
     separate_at: usize,
     /// Empty ACKs and RSTs to send: (peer, Message ID, type).
     control: VecDeque<(P, u16, MessageType)>,
-    events: VecDeque<ClientEvent<P>>,
+    /// Oldest first; two inside the client (see [`Client::with_settings`]).
+    events: SmallVec<[ClientEvent<P>; 2]>,
 }
 
 impl<P: Copy + Eq, R: Random> Client<P, R> {
@@ -338,20 +341,20 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             next_id: 0,
             next_tx: 0,
             token_base: None,
-            // Room for one of each, what a stop-and-wait client of one server
-            // needs: a first push would reserve four (1.4 KB instead of
-            // 0.35 KB per client). The ended exchange is kept in the same
-            // slot for the next request.
-            peers: Vec::with_capacity(1),
-            exchanges: Slots::with_capacity(1),
+            // Room inside the client for one destination, one exchange and
+            // two events, what a stop-and-wait client of one server needs:
+            // its record is one block of memory, not one allocation each
+            // (`docs/decisions/performance.md`, "Ten million clients"). The
+            // ended exchange is kept in the same slot for the next request.
+            peers: SmallVec::new(),
+            exchanges: Slots::new(),
             acked: RecentAcks::new(),
             separate: Vec::new(),
             separate_at: 0,
             control: VecDeque::new(),
             // Two events wait at most between polls of a stop-and-wait
-            // client (an expiry and the timer re-armed, or the failure); a
-            // first push would reserve four (192 B instead of 96 B).
-            events: VecDeque::with_capacity(2),
+            // client (an expiry and the timer re-armed, or the failure).
+            events: SmallVec::new(),
         }
     }
 
@@ -443,7 +446,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             ex.marking = peer.algorithm.marking();
             ex.timer = peer.algorithm.start(secs(now), outstanding, &mut self.rng);
             ex.deadline = now.saturating_add(to_nanos(ex.timer.current));
-            self.events.push_back(ClientEvent::TimerArmed {
+            self.events.push(ClientEvent::TimerArmed {
                 exchange: ex.id,
                 peer: ex.peer,
                 ordinal: 0,
@@ -477,7 +480,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             let (id, peer) = (ex.id, ex.peer);
             if ex.phase == Phase::Separate || !ex.confirmable {
                 // No response in time.
-                self.events.push_back(ClientEvent::Failed {
+                self.events.push(ClientEvent::Failed {
                     exchange: id,
                     peer,
                     retransmissions: ex.timer.retransmissions,
@@ -486,7 +489,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
                 self.finish(now, i);
                 continue;
             }
-            self.events.push_back(ClientEvent::TimerExpired {
+            self.events.push(ClientEvent::TimerExpired {
                 exchange: id,
                 peer,
                 timer: ex.timer.current,
@@ -495,7 +498,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             let ex = &mut self.exchanges[i];
             if ex.timer.retransmissions >= self.settings.config.max_retransmit {
                 self.peers[pi].algorithm.on_failure(secs(now), &ex.timer);
-                self.events.push_back(ClientEvent::Failed {
+                self.events.push(ClientEvent::Failed {
                     exchange: id,
                     peer,
                     retransmissions: ex.timer.retransmissions,
@@ -511,7 +514,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             ex.pending_tx = Some(self.next_tx);
             self.next_tx += 1;
             ex.deadline = now.saturating_add(to_nanos(ex.timer.current));
-            self.events.push_back(ClientEvent::TimerArmed {
+            self.events.push(ClientEvent::TimerArmed {
                 exchange: id,
                 peer,
                 ordinal: ex.timer.retransmissions,
@@ -587,7 +590,8 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
 
     /// The next event.
     pub fn poll_event(&mut self) -> Option<ClientEvent<P>> {
-        self.events.pop_front()
+        // A front removal shifts what waits behind: at most a few events.
+        (!self.events.is_empty()).then(|| self.events.remove(0))
     }
 
     /// Forgets what the algorithm learnt about `peer` (a new short-lived
@@ -672,7 +676,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
                 && (msg.code.is_response() || msg.code.is_empty())
                 && self.recently_acked(from, msg.mid)
             {
-                self.events.push_back(ClientEvent::DuplicateResponse {
+                self.events.push(ClientEvent::DuplicateResponse {
                     peer: from,
                     mid: msg.mid,
                 });
@@ -688,7 +692,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
                     .on_failure(secs(now), &self.exchanges[i].timer);
             }
             let ex = &self.exchanges[i];
-            self.events.push_back(ClientEvent::Failed {
+            self.events.push(ClientEvent::Failed {
                 exchange: ex.id,
                 peer: from,
                 retransmissions: ex.timer.retransmissions,
@@ -708,7 +712,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             // its own response.
             self.acknowledge(now, i, None, false);
             let ex = &self.exchanges[i];
-            self.events.push_back(ClientEvent::MismatchedResponse {
+            self.events.push(ClientEvent::MismatchedResponse {
                 exchange: ex.id,
                 peer: from,
                 mid: msg.mid,
@@ -814,7 +818,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         ex.echo = None;
         ex.deadline = Nanos::MAX;
         let (id, peer) = (ex.id, ex.peer);
-        self.events.push_back(ClientEvent::EchoRetry {
+        self.events.push(ClientEvent::EchoRetry {
             exchange: id,
             peer,
             mid,
@@ -865,7 +869,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             return;
         }
         let ex = &self.exchanges[i];
-        self.events.push_back(ClientEvent::Response {
+        self.events.push(ClientEvent::Response {
             exchange: ex.id,
             peer: ex.peer,
             code: msg.code,

@@ -1,6 +1,8 @@
 //! The client's exchanges in one vector: the live ones first, then ended
 //! ones kept for reuse (their request and send-time buffers keep their
-//! capacity, so steady state allocates nothing).
+//! capacity, so steady state allocates nothing). Room for one exchange is
+//! inside the client itself: a stop-and-wait client's exchange lives in
+//! the client's own record, not in an allocation of its own.
 //!
 //! The live exchanges are in exactly the order a `Vec` with `swap_remove`
 //! would keep them, which is the order every search and every timer sweep
@@ -11,19 +13,21 @@
 
 use std::ops::{Deref, DerefMut};
 
+use smallvec::SmallVec;
+
 use super::exchange::Exchange;
 
 /// Live exchanges (`..live`), then spares.
 pub(crate) struct Slots<P> {
-    all: Vec<Exchange<P>>,
+    all: SmallVec<[Exchange<P>; 1]>,
     live: usize,
 }
 
 impl<P> Slots<P> {
-    /// Room for `n` exchanges, live or spare, before the first reallocation.
-    pub fn with_capacity(n: usize) -> Self {
+    /// No exchange yet; room for one inside the client.
+    pub fn new() -> Self {
         Slots {
-            all: Vec::with_capacity(n),
+            all: SmallVec::new(),
             live: 0,
         }
     }
@@ -91,7 +95,7 @@ mod tests {
 
     #[test]
     fn live_exchanges_keep_the_order_of_a_vec_with_swap_remove() {
-        let mut s = Slots::with_capacity(1);
+        let mut s = Slots::new();
         let mut v: Vec<u64> = Vec::new();
         for id in 1..=4 {
             s.push(ex(id));
@@ -118,7 +122,7 @@ mod tests {
 
     #[test]
     fn a_stop_and_wait_client_reuses_its_one_slot() {
-        let mut s = Slots::with_capacity(1);
+        let mut s = Slots::new();
         assert!(s.take_spare().is_none());
         s.push(ex(1));
         for id in 2..100 {
@@ -129,12 +133,12 @@ mod tests {
             s.push(e);
             assert_eq!(ids(&s), [id]);
         }
-        assert_eq!(s.all.capacity(), 1);
+        assert!(!s.all.spilled(), "the one exchange stays inside the client");
     }
 
     #[test]
     fn a_refused_request_goes_back_to_the_spares() {
-        let mut s = Slots::with_capacity(1);
+        let mut s = Slots::new();
         s.push(ex(1));
         s.end(0);
         let e = s.take_spare().unwrap();
