@@ -188,7 +188,7 @@ enum Command {
         /// child process (repeat the flag or list several); no ns-3 reference.
         #[arg(long, value_name = "FILE", num_args = 1..)]
         scenario: Vec<PathBuf>,
-        /// With --scenario: sizes whose estimated memory (2 KiB per client,
+        /// With --scenario: sizes whose estimated memory (1.25 KiB per client,
         /// see docs/performance.md) exceeds this many GB are not run
         /// (default: the memory the machine has available).
         #[arg(long, value_name = "GB")]

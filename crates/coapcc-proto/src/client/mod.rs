@@ -385,10 +385,9 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         peer: P,
         req: &Request<'_>,
     ) -> Result<ExchangeId, ClientError> {
-        let mut ex = self
-            .exchanges
-            .take_spare()
-            .unwrap_or_else(|| Exchange::new(peer));
+        // Written in place in the first spare slot; it becomes live only
+        // once its request is encoded.
+        let ex = self.exchanges.next_slot(|| Exchange::new(peer));
         ex.peer = peer;
         ex.mid = self.next_mid;
         ex.token_len = self.settings.config.token_len.min(8);
@@ -406,10 +405,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             ex.token[..usize::from(ex.token_len)]
                 .copy_from_slice(&t[8 - usize::from(ex.token_len)..]);
         }
-        if let Err(e) = ex.encode(req, self.settings.config.max_message_size) {
-            self.exchanges.keep_spare(ex);
-            return Err(e);
-        }
+        ex.encode(req, self.settings.config.max_message_size)?;
         self.next_mid = self.next_mid.wrapping_add(1);
         self.next_id += 1;
         ex.id = ExchangeId(self.next_id);
@@ -422,7 +418,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         ex.echoed = false;
         ex.deadline = Nanos::MAX;
         let id = ex.id;
-        self.exchanges.push(ex);
+        self.exchanges.open_next();
         let pi = self.peer_index(peer);
         if self.peers[pi].outstanding < self.settings.config.nstart {
             self.begin(now, self.exchanges.len() - 1);

@@ -32,25 +32,18 @@ impl<P> Slots<P> {
         }
     }
 
-    /// A spare exchange to reuse, if an ended one is kept.
-    pub fn take_spare(&mut self) -> Option<Exchange<P>> {
-        if self.all.len() > self.live {
-            self.all.pop()
-        } else {
-            None
+    /// The slot the next exchange takes: the first spare, or a new one
+    /// made by `new`. It is not live until [`Slots::open_next`].
+    pub fn next_slot(&mut self, new: impl FnOnce() -> Exchange<P>) -> &mut Exchange<P> {
+        if self.all.len() == self.live {
+            self.all.push(new());
         }
+        &mut self.all[self.live]
     }
 
-    /// Keeps `ex` as a spare (not live).
-    pub fn keep_spare(&mut self, ex: Exchange<P>) {
-        self.all.push(ex);
-    }
-
-    /// Makes `ex` the last live exchange.
-    pub fn push(&mut self, ex: Exchange<P>) {
-        self.all.push(ex);
-        let last = self.all.len() - 1;
-        self.all.swap(self.live, last);
+    /// Makes the slot of [`Slots::next_slot`] the last live exchange.
+    pub fn open_next(&mut self) {
+        assert!(self.live < self.all.len(), "no slot was prepared");
         self.live += 1;
     }
 
@@ -58,8 +51,11 @@ impl<P> Slots<P> {
     /// `Vec::swap_remove` does) and `i`'s becomes a spare.
     pub fn end(&mut self, i: usize) {
         assert!(i < self.live, "exchange {i} is not live");
-        self.all.swap(i, self.live - 1);
-        self.live -= 1;
+        let last = self.live - 1;
+        if i != last {
+            self.all.swap(i, last);
+        }
+        self.live = last;
     }
 }
 
@@ -83,10 +79,9 @@ mod tests {
     use super::*;
     use crate::client::ExchangeId;
 
-    fn ex(id: u64) -> Exchange<u32> {
-        let mut e = Exchange::new(0);
-        e.id = ExchangeId(id);
-        e
+    fn open(s: &mut Slots<u32>, id: u64) {
+        s.next_slot(|| Exchange::new(0)).id = ExchangeId(id);
+        s.open_next();
     }
 
     fn ids(s: &Slots<u32>) -> Vec<u64> {
@@ -98,18 +93,19 @@ mod tests {
         let mut s = Slots::new();
         let mut v: Vec<u64> = Vec::new();
         for id in 1..=4 {
-            s.push(ex(id));
+            open(&mut s, id);
             v.push(id);
         }
         s.end(1);
         v.swap_remove(1);
         assert_eq!(ids(&s), v);
         assert_eq!(ids(&s), [1, 4, 3]);
-        // A spare is reused, and the new exchange goes last among the live.
-        let mut e = s.take_spare().expect("exchange 2 was kept");
-        assert_eq!(e.id, ExchangeId(2));
-        e.id = ExchangeId(5);
-        s.push(e);
+        // The ended exchange's slot is the next one taken, and the new
+        // exchange goes last among the live.
+        let next = s.next_slot(|| panic!("a spare is kept"));
+        assert_eq!(next.id, ExchangeId(2));
+        next.id = ExchangeId(5);
+        s.open_next();
         v.push(5);
         assert_eq!(ids(&s), v);
         s.end(0);
@@ -121,29 +117,26 @@ mod tests {
     }
 
     #[test]
-    fn a_stop_and_wait_client_reuses_its_one_slot() {
+    fn a_stop_and_wait_client_reuses_its_one_slot_inside_the_client() {
         let mut s = Slots::new();
-        assert!(s.take_spare().is_none());
-        s.push(ex(1));
+        open(&mut s, 1);
         for id in 2..100 {
             s.end(0);
             assert!(s.is_empty());
-            let mut e = s.take_spare().expect("the ended exchange is kept");
-            e.id = ExchangeId(id);
-            s.push(e);
+            s.next_slot(|| panic!("the ended exchange is kept")).id = ExchangeId(id);
+            s.open_next();
             assert_eq!(ids(&s), [id]);
         }
         assert!(!s.all.spilled(), "the one exchange stays inside the client");
     }
 
     #[test]
-    fn a_refused_request_goes_back_to_the_spares() {
+    fn a_slot_not_opened_stays_spare() {
         let mut s = Slots::new();
-        s.push(ex(1));
-        s.end(0);
-        let e = s.take_spare().unwrap();
-        s.keep_spare(e);
-        assert!(s.is_empty());
-        assert!(s.take_spare().is_some());
+        s.next_slot(|| Exchange::new(0)).id = ExchangeId(1);
+        assert!(s.is_empty(), "a refused request is not live");
+        open(&mut s, 2);
+        assert_eq!(ids(&s), [2]);
+        assert_eq!(s.all.len(), 1, "its slot was taken again");
     }
 }
