@@ -1233,11 +1233,16 @@ fn the_published_scenarios_are_within_the_work_bound() {
     for f in files {
         let s = coapcc::networks::AnyScenario::load(&f).unwrap();
         let (cost, _) = s.cost();
-        assert!(
-            cost.events <= coapcc::budget::MAX_EVENTS / 10,
-            "{}: {cost:?}",
-            f.display()
-        );
+        // Every scenario a tenth of the bound away from needing --force,
+        // but the ten-million-client one, which exists to run at the edge
+        // of one machine: it must still run without --force (estimated
+        // 1.2·10⁹ events; it processes 6.7·10⁸ per algorithm).
+        let bound = if f.ends_with("scale/clients-1e7.toml") {
+            coapcc::budget::MAX_EVENTS
+        } else {
+            coapcc::budget::MAX_EVENTS / 10
+        };
+        assert!(cost.events <= bound, "{}: {cost:?}", f.display());
     }
 }
 
