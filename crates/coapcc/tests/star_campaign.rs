@@ -565,7 +565,7 @@ fn the_shipped_lwip_campaign_expands() {
     );
     let names: Vec<&str> = p.cells[..5]
         .iter()
-        .map(|c| c.algorithm().name.as_str())
+        .map(|c| c.spec.algorithm.name.as_str())
         .collect();
     assert_eq!(
         names,

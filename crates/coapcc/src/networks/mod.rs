@@ -572,9 +572,7 @@ impl AnyPlan {
 
     /// Loads and expands a campaign file of any network.
     pub fn load(path: &Path) -> Result<AnyPlan> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read the campaign file", path.display()))?;
-        Self::parse(&text, &path.display().to_string())
+        crate::campaign::plan::load(path, Self::parse)
     }
 
     /// The campaign's name and definition hash.

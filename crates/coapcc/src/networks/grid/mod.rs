@@ -142,7 +142,7 @@ impl LabNetwork for Grid {
         campaign::plan::parse(text, origin)
     }
     fn cell_algorithm(c: &GridCell) -> &str {
-        &c.algorithm().name
+        &c.spec.algorithm.name
     }
 
     fn verify(store: &Store) -> Result<()> {

@@ -134,7 +134,7 @@ impl LabNetwork for Star {
         campaign::plan::parse(text, origin)
     }
     fn cell_algorithm(c: &StarCell) -> &str {
-        &c.algorithm().name
+        &c.spec.algorithm.name
     }
 
     fn verify(store: &Store) -> Result<()> {

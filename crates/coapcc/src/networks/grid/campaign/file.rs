@@ -7,7 +7,6 @@
 use coapcc_link::grid::Config;
 use coapcc_sim::grid::{GridCoap, GridWorkload};
 use coapcc_sim::AlgorithmSpec;
-use serde::de::Deserializer;
 
 use crate::campaign::sets;
 use serde::Deserialize;
@@ -75,29 +74,14 @@ pub struct GridSetFile {
 /// An algorithm: a registry name (with the pCoCoA paper's settings,
 /// [`grid_published_settings`]) or a table with explicit parameters (spec
 /// defaults for the rest).
-#[derive(Clone, Debug, PartialEq)]
-pub struct GridAlgorithmEntry(pub AlgorithmSpec);
-
-impl<'de> Deserialize<'de> for GridAlgorithmEntry {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        sets::algorithm_entry(
-            d,
-            grid_published_settings,
-            "an algorithm name or a table { name = \"…\", … }",
-        )
-        .map(GridAlgorithmEntry)
-    }
-}
+pub type GridAlgorithmEntry = sets::AlgorithmEntry<GridCampaignFile>;
 
 impl crate::campaign::CampaignFile for GridCampaignFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn description(&self) -> &str {
-        &self.description
+    const NAMED: fn(&str) -> AlgorithmSpec = grid_published_settings;
+    const ENTRY: &'static str = "an algorithm name or a table { name = \"…\", … }";
+
+    fn about(&self) -> (&str, &str, &str) {
+        (&self.name, &self.title, &self.description)
     }
 }
 

@@ -17,7 +17,7 @@ use coapcc_sim::grid::{GridRunResult, GridRunSpec, GridWorkloadKind};
 
 use crate::campaign::{NetworkPlan, PlanCell};
 use crate::store::Store;
-pub use plan::{load, parse, GridCell, GridPlan};
+pub use plan::{parse, GridCell, GridPlan};
 
 /// The expected cost of a run: its traffic time × the requests per second
 /// its clients try to send, capped at 8 (about where the grid saturates and

@@ -17,7 +17,7 @@ use coapcc_sim::star::{StarRunResult, StarRunSpec};
 
 use crate::campaign::{NetworkPlan, PlanCell};
 use crate::store::Store;
-pub use plan::{load, parse, StarCell, StarPlan};
+pub use plan::{parse, StarCell, StarPlan};
 
 /// The expected cost of a run: the segments its stations try to send
 /// (stations × writes × segments per write). Measured: a run's time grows
