@@ -244,4 +244,23 @@ pub(crate) mod testing {
         let reseeded = parse(&base.replace("seed = 9", "seed = 10"), "g").unwrap();
         assert!(a.distinct_keys().is_disjoint(&reseeded.distinct_keys()));
     }
+
+    /// Checks that a campaign file `F` names the fields it does not know:
+    /// `minimal` (a valid file with a `[network]` table) with each line
+    /// `line` of `misspelt` written with the field name `field`, and with a
+    /// `clients` field before its `[network]`, is refused with `unknown
+    /// field` and the name.
+    pub(crate) fn assert_unknown_fields_named<F: serde::de::DeserializeOwned + std::fmt::Debug>(
+        minimal: &str,
+        misspelt: &[(&str, &str)],
+    ) {
+        for &(line, field) in misspelt {
+            let text = minimal.replace(line, &line.replace(line.split(' ').next().unwrap(), field));
+            let e = toml::from_str::<F>(&text).unwrap_err().to_string();
+            assert!(e.contains(&format!("unknown field `{field}`")), "{e}");
+        }
+        let text = minimal.replace("[network]", "clients = 4\n[network]");
+        let e = toml::from_str::<F>(&text).unwrap_err().to_string();
+        assert!(e.contains("unknown field `clients`"), "{e}");
+    }
 }
