@@ -210,10 +210,11 @@ pub trait LabNetwork: Sized + 'static {
     type Sim: SimNetwork<
             RunSpec = Self::Spec,
             RunResult = Self::RunResult,
-            Summary: fmt::Debug + Send + 'static,
+            Summary: fmt::Debug + Serialize + Send + 'static,
         > + 'static;
     /// A scenario file's scenario.
     type Scenario: NetworkScenario<Network = Self::Sim>
+        + Serialize
         + Clone
         + fmt::Debug
         + PartialEq
@@ -275,8 +276,11 @@ pub trait LabNetwork: Sized + 'static {
     fn duration_and_conservation(r: &Self::RunResult) -> (f64, &Conservation);
     /// The records of a run.
     fn items(r: &Self::RunResult) -> &[Self::Item];
-    /// What `coapcc run --format json` prints, without the final newline.
-    fn json(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String;
+    /// What `coapcc run --format json` prints, without the final newline:
+    /// the scenario and its summaries ([`run_json`]).
+    fn json(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String {
+        run_json(s, &r.summaries)
+    }
     /// What `coapcc run` prints as its table.
     fn table(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String;
     /// What `coapcc run --format markdown` prints.

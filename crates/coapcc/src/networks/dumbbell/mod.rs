@@ -124,9 +124,6 @@ impl LabNetwork for Dumbbell {
     fn items(r: &RunResult) -> &[ClientRecord] {
         &r.clients
     }
-    fn json(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
-        output::json(s, &r.summaries)
-    }
     fn table(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
         output::table(s, &r.summaries)
     }

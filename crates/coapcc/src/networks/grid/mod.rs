@@ -100,9 +100,6 @@ impl LabNetwork for Grid {
     fn items(r: &GridRunResult) -> &[GridNodeResult] {
         &r.nodes
     }
-    fn json(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
-        output::json(s, &r.summaries)
-    }
     fn table(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
         output::table(s, r)
     }

@@ -94,9 +94,6 @@ impl LabNetwork for Star {
     fn items(r: &StarRunResult) -> &[StationResult] {
         &r.stations
     }
-    fn json(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
-        output::json(s, &r.summaries)
-    }
     fn table(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
         output::table(s, &r.summaries)
     }
