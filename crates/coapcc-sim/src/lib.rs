@@ -41,7 +41,9 @@ pub use coapcc_workload::metrics::{Percentiles, RunResult, Summary};
 pub use coapcc_workload::{metrics, tcp_metrics};
 pub use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
 pub use network::{SimNetwork, Tapped};
-pub use scenario::{run_scenario, run_scenario_stoppable, NetworkScenario, ScenarioResult};
+pub use scenario::{
+    run_scenario, run_scenario_stoppable, Comparison, NetworkScenario, ScenarioResult,
+};
 
 /// Names the simulation model in result stores: change it whenever a change to
 /// the simulator, the protocol code or an algorithm changes what a run

@@ -16,6 +16,25 @@ use serde::{Deserialize, Serialize};
 use crate::network::SimNetwork;
 use crate::spec_error::SpecError;
 
+/// What a scenario compares: its algorithms, each replicated.
+#[derive(Clone, Copy, Debug)]
+pub struct Comparison<'a> {
+    /// The algorithms to compare, in the file's order.
+    pub algorithms: &'a [AlgorithmSpec],
+    /// Replications per algorithm, each with its own derived seed.
+    pub replications: u32,
+}
+
+impl<'a> Comparison<'a> {
+    /// `replications` of each of `algorithms`.
+    pub fn new(algorithms: &'a [AlgorithmSpec], replications: u32) -> Self {
+        Comparison {
+            algorithms,
+            replications,
+        }
+    }
+}
+
 /// A scenario of one network: the algorithms to compare, each run on the
 /// whole population of the network, replicated.
 pub trait NetworkScenario: Sync {
@@ -25,13 +44,21 @@ pub trait NetworkScenario: Sync {
     /// What the algorithms are called in errors (`algorithm`, `TCP flavour`).
     const ALGORITHM: &'static str = "algorithm";
 
+    /// What it compares: the algorithms, in the file's order, and the
+    /// replications of each.
+    fn comparison(&self) -> Comparison<'_>;
+
     /// The algorithms to compare, in the file's order.
-    fn algorithms(&self) -> &[AlgorithmSpec];
+    fn algorithms(&self) -> &[AlgorithmSpec] {
+        self.comparison().algorithms
+    }
 
     /// Replications per algorithm, each with its own derived seed.
-    fn replications(&self) -> u32;
+    fn replications(&self) -> u32 {
+        self.comparison().replications
+    }
 
-    /// The run of algorithm `i`.
+    /// The run of algorithm `i` (its whole population).
     fn run_spec(&self, i: usize) -> <Self::Network as SimNetwork>::RunSpec;
 
     /// Checks of the network's own scenario fields, after the shared ones on

@@ -9,6 +9,7 @@ use coapcc_sim::grid::{GridScenario, GridSim};
 use coapcc_sim::network::SimNetwork;
 use coapcc_sim::star::{StarScenario, StarSim};
 use coapcc_sim::stop::{cancelled, CHECK_EVERY};
+use coapcc_sim::NetworkScenario;
 
 fn parse<T: serde::de::DeserializeOwned>(text: &str) -> T {
     toml::from_str(text).unwrap()

@@ -318,10 +318,7 @@ mod tests {
             panic!("the default runs on the dumbbell")
         };
         let r = coapcc_sim::run_scenario(&*s, &|| {}).unwrap();
-        assert_eq!(
-            o.json,
-            crate::networks::dumbbell::output::json(&s, &r.summaries)
-        );
+        assert_eq!(o.json, crate::networks::run_json(&s, &r.summaries));
     }
 
     #[test]

@@ -36,6 +36,12 @@ pub fn run_key<S: Serialize + ?Sized>(spec: &S, replication: u32) -> String {
     hex(&h.finalize())
 }
 
+/// The keys of replications `0..replications` of `spec` ([`run_key`]), in
+/// order.
+pub fn run_keys<S: Serialize + ?Sized>(spec: &S, replications: u32) -> Vec<String> {
+    (0..replications).map(|r| run_key(spec, r)).collect()
+}
+
 /// SHA-256 of `parts`, each followed by a newline, in hex.
 pub fn digest<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
     let mut h = Sha256::new();

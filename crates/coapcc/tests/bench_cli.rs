@@ -8,6 +8,7 @@ use coapcc::bench::dumbbell_spec;
 use coapcc_link::dumbbell::Buffer;
 use coapcc_sim::dumbbell::DumbbellSim;
 use coapcc_sim::network::SimNetwork;
+use coapcc_sim::NetworkScenario;
 
 fn coapcc() -> Command {
     Command::cargo_bin("coapcc").unwrap()

@@ -7,12 +7,10 @@
 
 mod campaign_support;
 
-use std::path::Path;
-use std::time::Instant;
-
 use campaign_support::{
-    assert_upgraded_once, campaign_twice_through_the_binary, cli, col, csv_rows, open_upgraded,
-    section_rows,
+    assert_definitions_then_upgraded_once, assert_the_one_definition,
+    campaign_twice_through_the_binary, cli, col, count, csv_rows, open_upgraded, run_whole,
+    section_rows, shipped, small_dumbbell, ReportPage,
 };
 use coapcc::campaign;
 use coapcc::key::run_key;
@@ -210,11 +208,7 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     assert!(section_rows(&da, "grid_traces") > 0, "node 36 is traced");
     assert!(da == db, "1 thread and 2 threads stored different rows");
 
-    // The definition is registered as the one run last.
-    let (def, others) = report::choose(&a, None).unwrap();
-    assert_eq!(def.hash, plan.definition);
-    assert_eq!(def.network, NetworkKind::Grid.name());
-    assert!(others.is_empty());
+    assert_the_one_definition(&a, &plan.definition, NetworkKind::Grid);
     // Stored runs are the simulator's, exactly.
     let c = &plan.cells[3];
     let stored = a.load_grid_run(&c.keys[1], true).unwrap().unwrap();
@@ -255,26 +249,15 @@ CREATE TABLE IF NOT EXISTS clients (
 INSERT INTO meta (key, value) VALUES ('schema', '1');
 ";
 
-const DUMBBELL: &str = r#"
-name = "small-dumbbell"
-seed = 5
-algorithms = ["default", "cocoa"]
-[workload]
-exchanges = 10
-[[set]]
-name = "s"
-clients = [3, 6]
-buffers = [2500]
-workloads = ["continuous"]
-replications = 2
-"#;
-
 #[test]
 fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     let dir = tempfile::tempdir().unwrap();
     // The dumbbell campaign in a current store, for reference.
-    let plan =
-        coapcc::networks::dumbbell::campaign::plan::parse(DUMBBELL, "dumbbell.toml").unwrap();
+    let plan = coapcc::networks::dumbbell::campaign::plan::parse(
+        &small_dumbbell("[3, 6]"),
+        "dumbbell.toml",
+    )
+    .unwrap();
     let reference = dir.path().join("reference.sqlite");
     let mut store = Store::open(&reference).unwrap();
     campaign::run(&plan, &mut store, 0, None, false).unwrap();
@@ -321,13 +304,7 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     );
     let o = campaign::run(&grid, &mut up, 0, None, false).unwrap();
     assert_eq!(o.computed, grid.runs());
-    let defs = up.definitions().unwrap();
-    assert_eq!(
-        defs.iter().map(|d| d.network.as_str()).collect::<Vec<_>>(),
-        ["grid", "dumbbell"]
-    );
-    drop(up);
-    assert_upgraded_once(&old);
+    assert_definitions_then_upgraded_once(up, &old, &["grid", "dumbbell"]);
 }
 
 #[test]
@@ -373,14 +350,8 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
         out.to_str().unwrap(),
     ]);
     assert!(printed.contains("(15 figures, 4 tables)"), "{printed}");
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    let svg = |name: &str| -> String {
-        let s = std::fs::read_to_string(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(s.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-        assert!(html.contains(s.trim_end()), "{name} is not inline");
-        s
-    };
-    let count = |s: &str, what: &str| s.matches(what).count();
+    let page = ReportPage::read(&out);
+    let svg = |name: &str| page.svg(name);
 
     // Periodic: one series per algorithm, a point and an error bar per period.
     for (file, title, series) in [
@@ -431,18 +402,15 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
     }
 
     // Self-contained, with its headings.
-    for bad in ["<script", "<link", " src=", "url("] {
-        assert!(!html.contains(bad), "{bad}");
-    }
-    assert!(html.contains(&plan.definition));
-    for h in [
-        "Periodic sweep <code>periodic</code>",
-        "Bursty sweep <code>bursty</code>",
-        "Carried load per node",
-        "RTO and RTT of node 36",
-    ] {
-        assert!(html.contains(h), "{h}");
-    }
+    page.assert_self_contained_with(
+        &plan.definition,
+        &[
+            "Periodic sweep <code>periodic</code>",
+            "Bursty sweep <code>bursty</code>",
+            "Carried load per node",
+            "RTO and RTT of node 36",
+        ],
+    );
 
     // CSV: one row per plotted point, holding GridSummary's values for the runs.
     let periodic = csv_rows(&out.join("grid-periodic.csv"));
@@ -510,8 +478,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
 
 #[test]
 fn the_shipped_pcocoa_campaign_expands() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Grid(p) = AnyPlan::load(&root.join("pcocoa.toml")).unwrap() else {
+    let AnyPlan::Grid(p) = shipped("pcocoa.toml") else {
         panic!("pcocoa.toml is a grid campaign");
     };
     // (16 periods + 8 ON durations) × 5 algorithms × 12 replications.
@@ -552,22 +519,10 @@ fn the_shipped_pcocoa_campaign_expands() {
 #[test]
 #[ignore]
 fn the_pcocoa_campaign_runs_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Grid(plan) = AnyPlan::load(&root.join("pcocoa.toml")).unwrap() else {
+    let AnyPlan::Grid(plan) = shipped("pcocoa.toml") else {
         panic!("pcocoa.toml is a grid campaign");
     };
-    let path = dir.path().join("pcocoa.sqlite");
-    let mut store = Store::open(&path).unwrap();
-    let t0 = Instant::now();
-    let out = campaign::run(&*plan, &mut store, 0, None, false).unwrap();
-    eprintln!(
-        "pcocoa campaign: {} runs in {:.1} s",
-        out.computed,
-        t0.elapsed().as_secs_f64()
-    );
-    assert_eq!(out.computed, plan.runs());
-    store.verify().unwrap();
+    let (dir, store) = run_whole(&*plan, "pcocoa", plan.runs());
     let (def, others) = report::choose(&store, None).unwrap();
     let r = coapcc::networks::grid::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);

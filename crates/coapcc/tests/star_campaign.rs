@@ -10,8 +10,9 @@ mod campaign_support;
 use std::path::Path;
 
 use campaign_support::{
-    assert_upgraded_once, campaign_twice_through_the_binary, cli, col, csv_rows, open_upgraded,
-    section_rows,
+    assert_definitions_then_upgraded_once, assert_the_one_definition,
+    campaign_twice_through_the_binary, cli, col, count, csv_rows, open_upgraded, run_whole,
+    section_rows, shipped, small_dumbbell, ReportPage,
 };
 use coapcc::campaign;
 use coapcc::networks::star::campaign::StarPlan;
@@ -160,11 +161,7 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
         );
     }
 
-    // The definition is registered as the one run last.
-    let (def, others) = report::choose(&a, None).unwrap();
-    assert_eq!(def.hash, plan.definition);
-    assert_eq!(def.network, NetworkKind::Star.name());
-    assert!(others.is_empty());
+    assert_the_one_definition(&a, &plan.definition, NetworkKind::Star);
     // Stored runs are the simulator's, exactly, traces included.
     let c = &plan.cells[4];
     let stored = a.load_star_run(&c.keys[1], true).unwrap().unwrap();
@@ -209,20 +206,6 @@ CREATE TABLE grid_traces (
 INSERT INTO meta (key, value) VALUES ('schema', '2');
 ";
 
-const DUMBBELL: &str = r#"
-name = "small-dumbbell"
-seed = 5
-algorithms = ["default", "cocoa"]
-[workload]
-exchanges = 10
-[[set]]
-name = "s"
-clients = [3]
-buffers = [2500]
-workloads = ["continuous"]
-replications = 2
-"#;
-
 const GRID: &str = r#"
 name = "small-grid"
 seed = 11
@@ -245,7 +228,8 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     let reference = dir.path().join("reference.sqlite");
     let mut store = Store::open(&reference).unwrap();
     let dumbbell =
-        coapcc::networks::dumbbell::campaign::plan::parse(DUMBBELL, "dumbbell.toml").unwrap();
+        coapcc::networks::dumbbell::campaign::plan::parse(&small_dumbbell("[3]"), "dumbbell.toml")
+            .unwrap();
     campaign::run(&dumbbell, &mut store, 0, None, false).unwrap();
     let AnyPlan::Grid(grid) = AnyPlan::parse(GRID, "grid.toml").unwrap() else {
         panic!("a grid campaign");
@@ -317,14 +301,8 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     );
     let o = campaign::run(&star, &mut up, 0, None, false).unwrap();
     assert_eq!(o.computed, star.runs());
-    let defs = up.definitions().unwrap();
-    assert_eq!(
-        defs.iter().map(|d| d.network.as_str()).collect::<Vec<_>>(),
-        ["star", "grid", "dumbbell"]
-    );
     up.verify().unwrap();
-    drop(up);
-    assert_upgraded_once(&old);
+    assert_definitions_then_upgraded_once(up, &old, &["star", "grid", "dumbbell"]);
 }
 
 #[test]
@@ -347,14 +325,8 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
         )),
         "{printed}"
     );
-    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    let svg = |name: &str| -> String {
-        let s = std::fs::read_to_string(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(s.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-        assert!(html.contains(s.trim_end()), "{name} is not inline");
-        s
-    };
-    let count = |s: &str, what: &str| s.matches(what).count();
+    let page = ReportPage::read(&out);
+    let (html, svg) = (&page.html, |name: &str| page.svg(name));
 
     let st = Store::open_read_only(&path).unwrap();
     let plan = star_plan(SMALL, "small.toml");
@@ -443,23 +415,20 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
     }
 
     // Self-contained, with its headings.
-    for bad in ["<script", "<link", " src=", "url("] {
-        assert!(!html.contains(bad), "{bad}");
-    }
-    assert!(html.contains(&plan.definition));
-    for h in [
-        "Set <code>published</code>",
-        "Set <code>loaded</code>",
-        "<h3>24 stations</h3>",
-        "Against the number of stations",
-        "cwnd, ssthresh, RTO and RTT over time",
-        "<h3>published · 12 stations</h3>",
-        "<p>12 stations around one 802.11 access point at 2 Mbit/s",
-        "<p>18 or 24 stations around one 802.11 access point",
-        "every 0.1 s, 40 times, over TCP with MSS 536; 2 replications",
-    ] {
-        assert!(html.contains(h), "{h}");
-    }
+    page.assert_self_contained_with(
+        &plan.definition,
+        &[
+            "Set <code>published</code>",
+            "Set <code>loaded</code>",
+            "<h3>24 stations</h3>",
+            "Against the number of stations",
+            "cwnd, ssthresh, RTO and RTT over time",
+            "<h3>published · 12 stations</h3>",
+            "<p>12 stations around one 802.11 access point at 2 Mbit/s",
+            "<p>18 or 24 stations around one 802.11 access point",
+            "every 0.1 s, 40 times, over TCP with MSS 536; 2 replications",
+        ],
+    );
 
     // The points table: one row per bar, holding StarSummary's values for
     // the stored runs, in the page as in its CSV file.
@@ -544,8 +513,7 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
 
 #[test]
 fn the_shipped_lwip_campaign_expands() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Star(p) = AnyPlan::load(&root.join("lwip.toml")).unwrap() else {
+    let AnyPlan::Star(p) = shipped("lwip.toml") else {
         panic!("lwip.toml is a star campaign");
     };
     // (1 published + 5 loaded station counts) × 5 flavours × 10 replications.
@@ -565,7 +533,7 @@ fn the_shipped_lwip_campaign_expands() {
     );
     let names: Vec<&str> = p.cells[..5]
         .iter()
-        .map(|c| c.algorithm().name.as_str())
+        .map(|c| c.spec.algorithm.name.as_str())
         .collect();
     assert_eq!(
         names,
@@ -600,22 +568,10 @@ fn the_shipped_lwip_campaign_expands() {
 #[test]
 #[ignore]
 fn the_lwip_campaign_runs_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
-    let AnyPlan::Star(plan) = AnyPlan::load(&root.join("lwip.toml")).unwrap() else {
+    let AnyPlan::Star(plan) = shipped("lwip.toml") else {
         panic!("lwip.toml is a star campaign");
     };
-    let path = dir.path().join("lwip.sqlite");
-    let mut store = Store::open(&path).unwrap();
-    let t0 = std::time::Instant::now();
-    let out = campaign::run(&*plan, &mut store, 0, None, false).unwrap();
-    eprintln!(
-        "lwip campaign: {} runs in {:.1} s",
-        out.computed,
-        t0.elapsed().as_secs_f64()
-    );
-    assert_eq!(out.computed, plan.runs());
-    store.verify().unwrap();
+    let (dir, store) = run_whole(&*plan, "lwip", plan.runs());
     let (def, others) = report::choose(&store, None).unwrap();
     let r = coapcc::networks::star::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);

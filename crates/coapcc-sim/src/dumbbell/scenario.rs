@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{Coap, Group, Network, RunSpec};
 use super::sim::DumbbellSim;
-use crate::scenario::{one, one64, NetworkScenario};
+use crate::scenario::{one, one64, Comparison, NetworkScenario};
 use crate::spec_error::SpecError;
 
 /// A scenario as written in a scenario file.
@@ -44,9 +44,14 @@ pub struct Scenario {
     pub seed: u64,
 }
 
-impl Scenario {
-    /// The run of algorithm `i` (its whole population).
-    pub fn run_spec(&self, i: usize) -> RunSpec {
+impl NetworkScenario for Scenario {
+    type Network = DumbbellSim;
+
+    fn comparison(&self) -> Comparison<'_> {
+        Comparison::new(&self.algorithms, self.replications)
+    }
+
+    fn run_spec(&self, i: usize) -> RunSpec {
         RunSpec {
             network: self.network.clone(),
             coap: self.coap.clone(),
@@ -57,22 +62,6 @@ impl Scenario {
             }],
             seed: self.seed,
         }
-    }
-}
-
-impl NetworkScenario for Scenario {
-    type Network = DumbbellSim;
-
-    fn algorithms(&self) -> &[AlgorithmSpec] {
-        &self.algorithms
-    }
-
-    fn replications(&self) -> u32 {
-        self.replications
-    }
-
-    fn run_spec(&self, i: usize) -> RunSpec {
-        Scenario::run_spec(self, i)
     }
 
     fn check(&self) -> Result<(), SpecError> {

@@ -5,30 +5,20 @@ use coapcc_workload::metrics::{RunResult, Summary};
 
 use super::config::{validate, RunSpec};
 use super::testbed::{Tap, Testbed};
-use crate::network::{SimNetwork, Tapped};
-use crate::spec_error::SpecError;
+use crate::network::{sim_network, Tapped};
 
-/// The dumbbell, as a network of the simulator.
-#[derive(Clone, Copy, Debug)]
-pub struct DumbbellSim;
-
-impl SimNetwork for DumbbellSim {
-    type RunSpec = RunSpec;
-    type RunResult = RunResult;
-    type Summary = Summary;
-    type World<'a> = Testbed<'a>;
-
-    fn validate(spec: &RunSpec) -> Result<(), SpecError> {
-        validate(spec)
+sim_network! {
+    /// The dumbbell, as a network of the simulator.
+    DumbbellSim {
+        RunSpec = RunSpec, RunResult = RunResult, Summary = Summary,
+        World<'a> = Testbed<'a>,
+        validate = validate, world = Testbed::new, summary = summary,
     }
+}
 
-    fn world(spec: &RunSpec, replication: u32) -> Result<Testbed<'_>, SpecError> {
-        Testbed::new(spec, replication)
-    }
-
-    fn summary(label: &str, _spec: &RunSpec, runs: &[RunResult]) -> Summary {
-        Summary::of(label, 0, runs)
-    }
+/// The summary of a scenario's algorithm: its one group (group 0).
+fn summary(label: &str, _spec: &RunSpec, runs: &[RunResult]) -> Summary {
+    Summary::of(label, 0, runs)
 }
 
 impl Tapped for DumbbellSim {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{GridCoap, GridRunSpec, GridWorkload};
 use super::sim::GridSim;
-use crate::scenario::{one, one64, NetworkScenario};
+use crate::scenario::{one, one64, Comparison, NetworkScenario};
 
 /// A grid scenario as written in a scenario file (`[network] kind = "grid"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,9 +40,14 @@ pub struct GridScenario {
     pub seed: u64,
 }
 
-impl GridScenario {
-    /// The run of algorithm `i`.
-    pub fn run_spec(&self, i: usize) -> GridRunSpec {
+impl NetworkScenario for GridScenario {
+    type Network = GridSim;
+
+    fn comparison(&self) -> Comparison<'_> {
+        Comparison::new(&self.algorithms, self.replications)
+    }
+
+    fn run_spec(&self, i: usize) -> GridRunSpec {
         GridRunSpec {
             network: self.network.clone(),
             coap: self.coap.clone(),
@@ -50,21 +55,5 @@ impl GridScenario {
             algorithm: self.algorithms[i].clone(),
             seed: self.seed,
         }
-    }
-}
-
-impl NetworkScenario for GridScenario {
-    type Network = GridSim;
-
-    fn algorithms(&self) -> &[AlgorithmSpec] {
-        &self.algorithms
-    }
-
-    fn replications(&self) -> u32 {
-        self.replications
-    }
-
-    fn run_spec(&self, i: usize) -> GridRunSpec {
-        GridScenario::run_spec(self, i)
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{StarRunSpec, StarWorkload};
 use super::sim::StarSim;
-use crate::scenario::{one, one64, NetworkScenario};
+use crate::scenario::{one, one64, Comparison, NetworkScenario};
 
 /// A star scenario as written in a scenario file (`[network] kind = "star"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,32 +37,21 @@ pub struct StarScenario {
     pub seed: u64,
 }
 
-impl StarScenario {
-    /// The run of flavour `i`.
-    pub fn run_spec(&self, i: usize) -> StarRunSpec {
+impl NetworkScenario for StarScenario {
+    type Network = StarSim;
+
+    const ALGORITHM: &'static str = "TCP flavour";
+
+    fn comparison(&self) -> Comparison<'_> {
+        Comparison::new(&self.algorithms, self.replications)
+    }
+
+    fn run_spec(&self, i: usize) -> StarRunSpec {
         StarRunSpec {
             network: self.network.clone(),
             workload: self.workload.clone(),
             algorithm: self.algorithms[i].clone(),
             seed: self.seed,
         }
-    }
-}
-
-impl NetworkScenario for StarScenario {
-    type Network = StarSim;
-
-    const ALGORITHM: &'static str = "TCP flavour";
-
-    fn algorithms(&self) -> &[AlgorithmSpec] {
-        &self.algorithms
-    }
-
-    fn replications(&self) -> u32 {
-        self.replications
-    }
-
-    fn run_spec(&self, i: usize) -> StarRunSpec {
-        StarScenario::run_spec(self, i)
     }
 }

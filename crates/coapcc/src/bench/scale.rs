@@ -15,7 +15,7 @@ use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
 use coapcc_sim::dumbbell::DumbbellSim;
-use coapcc_sim::SimNetwork;
+use coapcc_sim::{NetworkScenario, SimNetwork};
 
 use super::{parse_kv, peak_rss};
 use crate::networks::AnyScenario;

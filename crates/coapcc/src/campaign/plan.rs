@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use coapcc_sim::AlgorithmSpec;
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Transaction};
 use serde::Serialize;
@@ -15,12 +16,27 @@ use crate::store::{NewDefinition, Registered, Skipped, Store};
 
 /// What every network's campaign file has.
 pub trait CampaignFile {
+    /// The spec of an algorithm entry given by name: the network's published
+    /// settings of that name.
+    const NAMED: fn(&str) -> AlgorithmSpec;
+    /// What an algorithm entry is expected to be, in errors.
+    const ENTRY: &'static str;
+
+    /// Its name, title and description as written.
+    fn about(&self) -> (&str, &str, &str);
+
     /// A short name; names the campaign in the store and reports.
-    fn name(&self) -> &str;
+    fn name(&self) -> &str {
+        self.about().0
+    }
     /// The published work it reproduces.
-    fn title(&self) -> &str;
+    fn title(&self) -> &str {
+        self.about().1
+    }
     /// What it runs, in a sentence or two.
-    fn description(&self) -> &str;
+    fn description(&self) -> &str {
+        self.about().2
+    }
 }
 
 /// A campaign ready to run: a network's campaign file `F` expanded into its

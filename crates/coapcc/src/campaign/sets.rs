@@ -3,8 +3,9 @@
 //! over the cells.
 
 use std::fmt;
+use std::marker::PhantomData;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use coapcc_sim::AlgorithmSpec;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -58,22 +59,46 @@ pub fn from_toml<F: serde::de::DeserializeOwned>(text: &str, origin: &str) -> an
     toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
 }
 
-/// Expands the sets of a campaign file whose sets expand to cells each on
-/// its own (the grid's and the star's): checks the campaign's and the sets'
-/// names (`set_name`) and expands every set with `expand_set`, in order.
-pub fn expand_sets<F: CampaignFile, S, C>(
-    file: &F,
-    sets: &[S],
+/// Expands a campaign file whose sets each expand to cells on their own
+/// (the grid's and the star's) into its plan: checks the campaign's name and
+/// the sets' names (`set_name`), expands the sets (`sets`) in order with
+/// `expand_set` (whose errors are prefixed with the set's name), and hashes
+/// the cells under the network's `marker` ([`plan`]). Errors name `origin`.
+pub fn expand_sets<F: CampaignFile, S, C: Serialize>(
+    file: F,
+    text: &str,
+    origin: &str,
+    marker: &str,
+    sets: impl Fn(&F) -> &[S],
     set_name: impl Fn(&S) -> &str,
     expand_set: impl Fn(&F, &S) -> Result<Vec<C>>,
-) -> Result<Vec<C>> {
-    check_campaign(file.name(), sets.len())?;
-    let mut cells = Vec::new();
-    for (i, set) in sets.iter().enumerate() {
-        check_set_name(i, set_name(set), sets[..i].iter().map(&set_name))?;
-        cells.extend(expand_set(file, set)?);
-    }
-    Ok(cells)
+) -> Result<Plan<F, C>> {
+    let expand = || -> Result<Vec<C>> {
+        let sets = sets(&file);
+        check_campaign(file.name(), sets.len())?;
+        let mut cells = Vec::new();
+        for (i, set) in sets.iter().enumerate() {
+            let name = set_name(set);
+            check_set_name(i, name, sets[..i].iter().map(&set_name))?;
+            cells.extend(expand_set(&file, set).map_err(|e| anyhow!("set `{name}`: {e:#}"))?);
+        }
+        Ok(cells)
+    };
+    let cells = expand().map_err(|e| anyhow!("{origin}: {e:#}"))?;
+    Ok(plan(file, text, origin, marker, cells))
+}
+
+/// The algorithms of a set: its `own`, or else the `campaign`'s, checked
+/// ([`check_algorithms`], `what` as there).
+pub fn set_algorithms<'a, F>(
+    own: Option<&'a [AlgorithmEntry<F>]>,
+    campaign: &'a [AlgorithmEntry<F>],
+    what: &str,
+) -> Result<&'a [AlgorithmEntry<F>]> {
+    let algorithms = own.unwrap_or(campaign);
+    let specs: Vec<&AlgorithmSpec> = algorithms.iter().map(|a| &a.0).collect();
+    check_algorithms(&specs, what).map_err(|e| anyhow!(e))?;
+    Ok(algorithms)
 }
 
 /// The plan of `file` (read from `text`, named `origin`) with its `cells`
@@ -130,6 +155,35 @@ pub fn definition<C: Serialize>(marker: &str, name: &str, cells: &[C]) -> String
     )
 }
 
+/// An algorithm entry of `F`'s campaign files: a registry name, with `F`'s
+/// published settings of that name ([`CampaignFile::NAMED`]), or a table with
+/// explicit parameters (spec defaults for the rest).
+pub struct AlgorithmEntry<F>(pub AlgorithmSpec, PhantomData<fn() -> F>);
+
+impl<F> Clone for AlgorithmEntry<F> {
+    fn clone(&self) -> Self {
+        AlgorithmEntry(self.0.clone(), PhantomData)
+    }
+}
+
+impl<F> fmt::Debug for AlgorithmEntry<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("AlgorithmEntry").field(&self.0).finish()
+    }
+}
+
+impl<F> PartialEq for AlgorithmEntry<F> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<'de, F: CampaignFile> Deserialize<'de> for AlgorithmEntry<F> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        algorithm_entry(d, F::NAMED, F::ENTRY).map(|spec| AlgorithmEntry(spec, PhantomData))
+    }
+}
+
 /// Reads an algorithm entry of a campaign file: a registry name, whose spec
 /// `named` gives (a network's published settings), or a table with explicit
 /// parameters (spec defaults for the rest); `expecting` says what is
@@ -159,4 +213,54 @@ pub fn algorithm_entry<'de, D: Deserializer<'de>>(
         }
     }
     d.deserialize_any(V { named, expecting })
+}
+
+/// Test support shared by the networks' campaign plans.
+#[cfg(test)]
+pub(crate) mod testing {
+    use anyhow::Result;
+
+    use crate::campaign::{CampaignFile, Plan, PlanCell};
+
+    /// Checks that the definition of the campaign `base` (read by `parse`)
+    /// ignores comments and follows its parameters: more replications
+    /// (`base` holds `replications = 2`) change it and keep the keys there
+    /// were; another seed (`base` holds `seed = 9`) changes every key.
+    pub(crate) fn assert_definition_ignores_comments_and_follows_parameters<F, C>(
+        base: &str,
+        parse: fn(&str, &str) -> Result<Plan<F, C>>,
+    ) where
+        F: CampaignFile,
+        C: PlanCell,
+    {
+        let a = parse(base, "g").unwrap();
+        assert_eq!(
+            a.definition,
+            parse(&format!("# c\n{base}"), "g").unwrap().definition
+        );
+        let more = parse(&base.replace("replications = 2", "replications = 3"), "g").unwrap();
+        assert_ne!(a.definition, more.definition);
+        assert!(a.distinct_keys().is_subset(&more.distinct_keys()));
+        let reseeded = parse(&base.replace("seed = 9", "seed = 10"), "g").unwrap();
+        assert!(a.distinct_keys().is_disjoint(&reseeded.distinct_keys()));
+    }
+
+    /// Checks that a campaign file `F` names the fields it does not know:
+    /// `minimal` (a valid file with a `[network]` table) with each line
+    /// `line` of `misspelt` written with the field name `field`, and with a
+    /// `clients` field before its `[network]`, is refused with `unknown
+    /// field` and the name.
+    pub(crate) fn assert_unknown_fields_named<F: serde::de::DeserializeOwned + std::fmt::Debug>(
+        minimal: &str,
+        misspelt: &[(&str, &str)],
+    ) {
+        for &(line, field) in misspelt {
+            let text = minimal.replace(line, &line.replace(line.split(' ').next().unwrap(), field));
+            let e = toml::from_str::<F>(&text).unwrap_err().to_string();
+            assert!(e.contains(&format!("unknown field `{field}`")), "{e}");
+        }
+        let text = minimal.replace("[network]", "clients = 4\n[network]");
+        let e = toml::from_str::<F>(&text).unwrap_err().to_string();
+        assert!(e.contains("unknown field `clients`"), "{e}");
+    }
 }

@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
+use coapcc_sim::SimNetwork;
 use serde::{Deserialize, Serialize};
 
 use super::progress::Progress;
@@ -73,14 +74,13 @@ pub trait PlanCell {
 pub trait NetworkPlan: Sync {
     /// Its cells.
     type Cell: PlanCell + Sync;
-    /// One run's result.
-    type Result: Send;
+    /// The network its runs are simulated on (a run is the network's
+    /// [`SimNetwork::run`]).
+    type Network: SimNetwork<RunSpec = <Self::Cell as PlanCell>::Spec>;
     /// The cells, in campaign order.
     fn cells(&self) -> &[Self::Cell];
     /// The expected cost of a run, for ordering and the ETA.
     fn weight(spec: &<Self::Cell as PlanCell>::Spec) -> u64;
-    /// Runs replication `replication` of `spec`.
-    fn run(spec: &<Self::Cell as PlanCell>::Spec, replication: u32) -> Result<Self::Result>;
     /// Records the definition and its cells in `store` (idempotent).
     fn register(&self, store: &mut Store) -> Result<()>;
     /// The run keys of this network that `store` holds.
@@ -92,12 +92,15 @@ pub trait NetworkPlan: Sync {
         key: &str,
         spec: &<Self::Cell as PlanCell>::Spec,
         replication: u32,
-        result: &Self::Result,
+        result: &RunResult<Self>,
     ) -> Result<()>;
 }
 
+/// What one run of a network's plan `P` gives.
+pub type RunResult<P> = <<P as NetworkPlan>::Network as SimNetwork>::RunResult;
+
 impl<P: NetworkPlan> Campaign for P {
-    type Result = P::Result;
+    type Result = RunResult<P>;
     fn register(&self, store: &mut Store) -> Result<()> {
         NetworkPlan::register(self, store)
     }
@@ -115,12 +118,12 @@ impl<P: NetworkPlan> Campaign for P {
     fn pending(&self, done: &HashSet<String>) -> Vec<Unit> {
         units(self.cells(), |c| P::weight(c.spec()), done)
     }
-    fn compute(&self, unit: &Unit) -> Result<P::Result> {
+    fn compute(&self, unit: &Unit) -> Result<RunResult<P>> {
         let spec = spec_of(self.cells(), unit)?;
-        P::run(spec, unit.replication)
+        P::Network::run(spec, unit.replication)
             .map_err(|e| anyhow!("run {} (replication {}): {e}", unit.key, unit.replication))
     }
-    fn commit(&self, store: &mut Store, unit: &Unit, result: &P::Result) -> Result<()> {
+    fn commit(&self, store: &mut Store, unit: &Unit, result: &RunResult<P>) -> Result<()> {
         let spec = spec_of(self.cells(), unit)?;
         P::insert(store, &unit.key, spec, unit.replication, result)
     }

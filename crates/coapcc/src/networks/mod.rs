@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use coapcc_sim::metrics::Conservation;
+use coapcc_sim::{NetworkScenario, ScenarioResult, SimNetwork};
 
 use crate::campaign::{Campaign, CampaignFile, NetworkPlan, Plan, PlanCell, Unit};
 use crate::cost::RunCost;
@@ -187,6 +188,10 @@ impl NetworkKind {
     }
 }
 
+/// What a scenario's runs on network `N` gave: per algorithm, its summary
+/// and its runs.
+pub type ScenarioOutcome<N> = ScenarioResult<<N as LabNetwork>::Sim>;
+
 /// What a network of the lab layer provides: everything the shared code
 /// does with a network goes through here.
 pub trait LabNetwork: Sized + 'static {
@@ -201,14 +206,25 @@ pub trait LabNetwork: Sized + 'static {
     /// Its table of definitions' cells in the store.
     const CELLS_TABLE: &'static str;
 
+    /// The network it simulates.
+    type Sim: SimNetwork<
+            RunSpec = Self::Spec,
+            RunResult = Self::RunResult,
+            Summary: fmt::Debug + Serialize + Send + 'static,
+        > + 'static;
     /// A scenario file's scenario.
-    type Scenario: Clone + fmt::Debug + PartialEq + Send + Sync + 'static;
+    type Scenario: NetworkScenario<Network = Self::Sim>
+        + Serialize
+        + Clone
+        + fmt::Debug
+        + PartialEq
+        + Send
+        + Sync
+        + 'static;
     /// One run's spec.
     type Spec: 'static;
     /// One run's result.
     type RunResult: Clone + fmt::Debug + PartialEq + Serialize + DeserializeOwned + Send + 'static;
-    /// What a scenario's runs gave.
-    type Outcome: fmt::Debug + Send + 'static;
     /// One record of a run (a client, a node, a station), for tables.
     type Item: Serialize + 'static;
     /// Its campaign file's fields ([`Plan::file`]).
@@ -228,11 +244,17 @@ pub trait LabNetwork: Sized + 'static {
     /// Applies command-line overrides and re-validates.
     fn apply(overrides: &Overrides, s: Self::Scenario, origin: &str) -> Result<Self::Scenario>;
     /// The labels of the scenario's algorithms.
-    fn labels(s: &Self::Scenario) -> Vec<&str>;
+    fn labels(s: &Self::Scenario) -> Vec<&str> {
+        s.algorithms().iter().map(|a| a.label()).collect()
+    }
     /// Its replications per algorithm.
-    fn replications(s: &Self::Scenario) -> u32;
+    fn replications(s: &Self::Scenario) -> u32 {
+        NetworkScenario::replications(s)
+    }
     /// The run spec of algorithm `i`.
-    fn run_spec(s: &Self::Scenario, i: usize) -> Self::Spec;
+    fn run_spec(s: &Self::Scenario, i: usize) -> Self::Spec {
+        NetworkScenario::run_spec(s, i)
+    }
     /// The expected cost of one run ([`crate::cost`]).
     fn run_cost(spec: &Self::Spec) -> RunCost;
     /// Runs every replication of every algorithm; `progress` once per run.
@@ -240,9 +262,13 @@ pub trait LabNetwork: Sized + 'static {
         s: &Self::Scenario,
         progress: &(dyn Fn() + Sync),
         stop: &AtomicBool,
-    ) -> Result<Self::Outcome>;
+    ) -> Result<ScenarioOutcome<Self>> {
+        Ok(coapcc_sim::run_scenario_stoppable(s, progress, stop)?)
+    }
     /// The runs of an outcome, per algorithm.
-    fn runs(r: &Self::Outcome) -> &[Vec<Self::RunResult>];
+    fn runs(r: &ScenarioOutcome<Self>) -> &[Vec<Self::RunResult>] {
+        &r.runs
+    }
     /// The events a run processed.
     fn events(r: &Self::RunResult) -> u64;
     /// A run's simulated time (s) and its packet conservation, which the
@@ -250,14 +276,17 @@ pub trait LabNetwork: Sized + 'static {
     fn duration_and_conservation(r: &Self::RunResult) -> (f64, &Conservation);
     /// The records of a run.
     fn items(r: &Self::RunResult) -> &[Self::Item];
-    /// What `coapcc run --format json` prints, without the final newline.
-    fn json(s: &Self::Scenario, r: &Self::Outcome) -> String;
+    /// What `coapcc run --format json` prints, without the final newline:
+    /// the scenario and its summaries ([`run_json`]).
+    fn json(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String {
+        run_json(s, &r.summaries)
+    }
     /// What `coapcc run` prints as its table.
-    fn table(s: &Self::Scenario, r: &Self::Outcome) -> String;
+    fn table(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String;
     /// What `coapcc run --format markdown` prints.
-    fn markdown(s: &Self::Scenario, r: &Self::Outcome) -> String;
+    fn markdown(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String;
     /// [`crate::api::Outcome::histograms`].
-    fn histograms(_s: &Self::Scenario, _r: &Self::Outcome) -> String {
+    fn histograms(_s: &Self::Scenario, _r: &ScenarioOutcome<Self>) -> String {
         "[]".to_string()
     }
     /// Fails unless `--pcap` can write this network's traffic; else what a
@@ -368,7 +397,7 @@ impl Family for RunResults {
 /// [`Ran`]: a scenario and its runs' results.
 pub struct Outcomes<'a>(PhantomData<&'a ()>);
 impl<'a> Family for Outcomes<'a> {
-    type Of<N: LabNetwork> = (&'a N::Scenario, N::Outcome);
+    type Of<N: LabNetwork> = (&'a N::Scenario, ScenarioOutcome<N>);
 }
 
 /// A scenario of any network.
@@ -572,9 +601,7 @@ impl AnyPlan {
 
     /// Loads and expands a campaign file of any network.
     pub fn load(path: &Path) -> Result<AnyPlan> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read the campaign file", path.display()))?;
-        Self::parse(&text, &path.display().to_string())
+        crate::campaign::plan::load(path, Self::parse)
     }
 
     /// The campaign's name and definition hash.

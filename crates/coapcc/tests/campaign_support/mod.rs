@@ -1,10 +1,14 @@
 //! Shared helpers of the grid and star campaign tests: the binary, running it,
-//! and reading what it wrote (store dumps and report CSV files).
+//! the shipped campaigns, and reading what it wrote (store dumps, the
+//! definitions, the report's page, figures and CSV files).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use coapcc::campaign::{self, Campaign};
+use coapcc::networks::{AnyPlan, NetworkKind};
+use coapcc::report;
 use coapcc::store::Store;
 
 /// The `coapcc` binary under test.
@@ -99,4 +103,122 @@ pub fn assert_upgraded_once(old: &Path) {
         })
         .unwrap();
     assert_eq!(schema, "5");
+}
+
+/// The small dumbbell campaign stored beside a network's own in the layout
+/// upgrade tests, with the client counts `clients` (`[3, 6]`).
+pub fn small_dumbbell(clients: &str) -> String {
+    format!(
+        r#"
+name = "small-dumbbell"
+seed = 5
+algorithms = ["default", "cocoa"]
+[workload]
+exchanges = 10
+[[set]]
+name = "s"
+clients = {clients}
+buffers = [2500]
+workloads = ["continuous"]
+replications = 2
+"#
+    )
+}
+
+/// Checks that the upgraded store `up` holds the definitions of `networks`,
+/// newest first; then closes it and checks that it is upgraded only once
+/// ([`assert_upgraded_once`]).
+pub fn assert_definitions_then_upgraded_once(up: Store, old: &Path, networks: &[&str]) {
+    let defs = up.definitions().unwrap();
+    assert_eq!(
+        defs.iter().map(|d| d.network.as_str()).collect::<Vec<_>>(),
+        networks
+    );
+    drop(up);
+    assert_upgraded_once(old);
+}
+
+/// Checks that `store` holds one definition, `hash`, of `network`: the
+/// definition is registered as the one run last.
+pub fn assert_the_one_definition(store: &Store, hash: &str, network: NetworkKind) {
+    let (def, others) = report::choose(store, None).unwrap();
+    assert_eq!(def.hash, hash);
+    assert_eq!(def.network, network.name());
+    assert!(others.is_empty());
+}
+
+/// The shipped campaign file `name` (in `scenarios/campaigns`), loaded.
+pub fn shipped(name: &str) -> AnyPlan {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
+    AnyPlan::load(&root.join(name)).unwrap()
+}
+
+/// Runs a whole campaign of `runs` runs into `<name>.sqlite` in a new
+/// folder, timed on stderr (`<name> campaign: N runs in T s`); checks that
+/// it computed them all and that the store verifies. Returns the folder
+/// (which holds the store) and the store.
+pub fn run_whole<C: Campaign + ?Sized>(
+    plan: &C,
+    name: &str,
+    runs: usize,
+) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.sqlite"));
+    let mut store = Store::open(&path).unwrap();
+    let t0 = std::time::Instant::now();
+    let out = campaign::run(plan, &mut store, 0, None, false).unwrap();
+    eprintln!(
+        "{name} campaign: {} runs in {:.1} s",
+        out.computed,
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(out.computed, runs);
+    store.verify().unwrap();
+    (dir, store)
+}
+
+/// A report's page as written in `out`, and its figures.
+pub struct ReportPage {
+    /// The folder the report was written to.
+    pub out: PathBuf,
+    /// `report.html`.
+    pub html: String,
+}
+
+impl ReportPage {
+    /// Reads the page of the report written to `out`.
+    pub fn read(out: &Path) -> ReportPage {
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        ReportPage {
+            out: out.to_path_buf(),
+            html,
+        }
+    }
+
+    /// The figure `name`: an SVG file, inline in the page.
+    pub fn svg(&self, name: &str) -> String {
+        let s =
+            std::fs::read_to_string(self.out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(s.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(self.html.contains(s.trim_end()), "{name} is not inline");
+        s
+    }
+
+    /// Checks that the page is self-contained (no script, link, source or
+    /// URL), names the campaign's `definition` and holds every one of
+    /// `headings`.
+    pub fn assert_self_contained_with(&self, definition: &str, headings: &[&str]) {
+        for bad in ["<script", "<link", " src=", "url("] {
+            assert!(!self.html.contains(bad), "{bad}");
+        }
+        assert!(self.html.contains(definition));
+        for h in headings {
+            assert!(self.html.contains(h), "{h}");
+        }
+    }
+}
+
+/// How many times `what` occurs in `s`.
+pub fn count(s: &str, what: &str) -> usize {
+    s.matches(what).count()
 }

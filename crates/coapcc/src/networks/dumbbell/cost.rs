@@ -97,6 +97,7 @@ pub fn simulation_bytes(clients: u64, runs: u64, concurrent: u64, keep_results: 
 mod tests {
     use super::*;
     use crate::networks::AnyScenario;
+    use coapcc_sim::NetworkScenario;
 
     fn dumbbell_spec(lines: &str) -> RunSpec {
         let text = format!(

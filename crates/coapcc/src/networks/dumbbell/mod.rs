@@ -16,7 +16,6 @@ pub mod report;
 pub mod store;
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{anyhow, bail, Result};
 use coapcc_link::dumbbell::Buffer;
@@ -60,10 +59,10 @@ impl LabNetwork for Dumbbell {
     };
     const CELLS_TABLE: &'static str = "cells";
 
+    type Sim = DumbbellSim;
     type Scenario = Scenario;
     type Spec = RunSpec;
     type RunResult = RunResult;
-    type Outcome = ScenarioResult<DumbbellSim>;
     type Item = ClientRecord;
     type File = campaign::file::DumbbellCampaignFile;
     type Cell = DumbbellCell;
@@ -113,27 +112,8 @@ impl LabNetwork for Dumbbell {
         revalidate(s, origin, Scenario::validate)
     }
 
-    fn labels(s: &Scenario) -> Vec<&str> {
-        s.algorithms.iter().map(|a| a.label()).collect()
-    }
-    fn replications(s: &Scenario) -> u32 {
-        s.replications
-    }
-    fn run_spec(s: &Scenario, i: usize) -> RunSpec {
-        s.run_spec(i)
-    }
     fn run_cost(spec: &RunSpec) -> RunCost {
         cost::run_cost(spec)
-    }
-    fn run(
-        s: &Scenario,
-        progress: &(dyn Fn() + Sync),
-        stop: &AtomicBool,
-    ) -> Result<ScenarioResult<DumbbellSim>> {
-        Ok(coapcc_sim::run_scenario_stoppable(s, progress, stop)?)
-    }
-    fn runs(r: &ScenarioResult<DumbbellSim>) -> &[Vec<RunResult>] {
-        &r.runs
     }
     fn events(r: &RunResult) -> u64 {
         r.events
@@ -143,9 +123,6 @@ impl LabNetwork for Dumbbell {
     }
     fn items(r: &RunResult) -> &[ClientRecord] {
         &r.clients
-    }
-    fn json(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
-        output::json(s, &r.summaries)
     }
     fn table(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
         output::table(s, &r.summaries)

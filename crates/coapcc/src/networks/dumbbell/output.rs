@@ -1,15 +1,11 @@
-//! Printing results: a plain-text table per algorithm, or one JSON document.
+//! Printing results: a plain-text table per algorithm (the JSON document is
+//! every network's, [`crate::networks::run_json`]).
 
 use std::fmt::Write;
 
 use coapcc_sim::dumbbell::Scenario;
 use coapcc_sim::{Percentiles, RunResult, Summary};
 use serde::Serialize;
-
-/// One JSON document for a scenario's results.
-pub fn json(scenario: &Scenario, summaries: &[Summary]) -> String {
-    crate::networks::run_json(scenario, summaries)
-}
 
 fn row(out: &mut String, name: &str, p: &Percentiles, decimals: usize) {
     let _ = write!(out, "  {name:<22}");

@@ -16,7 +16,6 @@ pub mod report;
 pub mod store;
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec};
@@ -47,10 +46,10 @@ impl LabNetwork for Grid {
     };
     const CELLS_TABLE: &'static str = "grid_cells";
 
+    type Sim = GridSim;
     type Scenario = GridScenario;
     type Spec = GridRunSpec;
     type RunResult = GridRunResult;
-    type Outcome = ScenarioResult<GridSim>;
     type Item = GridNodeResult;
     type File = campaign::file::GridCampaignFile;
     type Cell = GridCell;
@@ -89,27 +88,8 @@ impl LabNetwork for Grid {
         }
         revalidate(s, origin, GridScenario::validate)
     }
-    fn labels(s: &GridScenario) -> Vec<&str> {
-        s.algorithms.iter().map(|a| a.label()).collect()
-    }
-    fn replications(s: &GridScenario) -> u32 {
-        s.replications
-    }
-    fn run_spec(s: &GridScenario, i: usize) -> GridRunSpec {
-        s.run_spec(i)
-    }
     fn run_cost(spec: &GridRunSpec) -> RunCost {
         cost::run_cost(spec)
-    }
-    fn run(
-        s: &GridScenario,
-        progress: &(dyn Fn() + Sync),
-        stop: &AtomicBool,
-    ) -> Result<ScenarioResult<GridSim>> {
-        Ok(coapcc_sim::run_scenario_stoppable(s, progress, stop)?)
-    }
-    fn runs(r: &ScenarioResult<GridSim>) -> &[Vec<GridRunResult>] {
-        &r.runs
     }
     fn events(r: &GridRunResult) -> u64 {
         r.events
@@ -119,9 +99,6 @@ impl LabNetwork for Grid {
     }
     fn items(r: &GridRunResult) -> &[GridNodeResult] {
         &r.nodes
-    }
-    fn json(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
-        output::json(s, &r.summaries)
     }
     fn table(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
         output::table(s, r)
@@ -142,7 +119,7 @@ impl LabNetwork for Grid {
         campaign::plan::parse(text, origin)
     }
     fn cell_algorithm(c: &GridCell) -> &str {
-        &c.algorithm().name
+        &c.spec.algorithm.name
     }
 
     fn verify(store: &Store) -> Result<()> {

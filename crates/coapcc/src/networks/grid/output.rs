@@ -1,6 +1,7 @@
 //! Printing the results of a grid scenario (the pCoCoA metrics, spec
 //! `testbed.md` §3): a table per algorithm with a map of the per-node carried
-//! load, one JSON document, or one Markdown table.
+//! load, or one Markdown table (the JSON document is every network's,
+//! [`crate::networks::run_json`]).
 
 use std::fmt::Write;
 
@@ -8,11 +9,6 @@ use coapcc_sim::grid::{GridScenario, GridSim, GridSummary};
 use coapcc_sim::ScenarioResult;
 
 use crate::networks::estimate_text as est;
-
-/// One JSON document.
-pub fn json(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
-    crate::networks::run_json(scenario, summaries)
-}
 
 /// The line describing the scenario.
 pub fn header(s: &GridScenario) -> String {

@@ -55,6 +55,7 @@ pub fn run_cost(spec: &StarRunSpec) -> RunCost {
 mod tests {
     use super::*;
     use crate::networks::AnyScenario;
+    use coapcc_sim::NetworkScenario;
 
     fn star_spec(workload: &str) -> StarRunSpec {
         let text = format!(

@@ -17,7 +17,6 @@ pub mod store;
 pub mod trace_codec;
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Result};
 use coapcc_sim::metrics::Conservation;
@@ -48,10 +47,10 @@ impl LabNetwork for Star {
     };
     const CELLS_TABLE: &'static str = "star_cells";
 
+    type Sim = StarSim;
     type Scenario = StarScenario;
     type Spec = StarRunSpec;
     type RunResult = StarRunResult;
-    type Outcome = ScenarioResult<StarSim>;
     type Item = StationResult;
     type File = campaign::file::StarCampaignFile;
     type Cell = StarCell;
@@ -83,27 +82,8 @@ impl LabNetwork for Star {
         o.apply_common(&mut s.algorithms, &mut s.replications, &mut s.seed)?;
         revalidate(s, origin, StarScenario::validate)
     }
-    fn labels(s: &StarScenario) -> Vec<&str> {
-        s.algorithms.iter().map(|a| a.label()).collect()
-    }
-    fn replications(s: &StarScenario) -> u32 {
-        s.replications
-    }
-    fn run_spec(s: &StarScenario, i: usize) -> StarRunSpec {
-        s.run_spec(i)
-    }
     fn run_cost(spec: &StarRunSpec) -> RunCost {
         cost::run_cost(spec)
-    }
-    fn run(
-        s: &StarScenario,
-        progress: &(dyn Fn() + Sync),
-        stop: &AtomicBool,
-    ) -> Result<ScenarioResult<StarSim>> {
-        Ok(coapcc_sim::run_scenario_stoppable(s, progress, stop)?)
-    }
-    fn runs(r: &ScenarioResult<StarSim>) -> &[Vec<StarRunResult>] {
-        &r.runs
     }
     fn events(r: &StarRunResult) -> u64 {
         r.events
@@ -113,9 +93,6 @@ impl LabNetwork for Star {
     }
     fn items(r: &StarRunResult) -> &[StationResult] {
         &r.stations
-    }
-    fn json(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
-        output::json(s, &r.summaries)
     }
     fn table(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
         output::table(s, &r.summaries)
@@ -134,7 +111,7 @@ impl LabNetwork for Star {
         campaign::plan::parse(text, origin)
     }
     fn cell_algorithm(c: &StarCell) -> &str {
-        &c.algorithm().name
+        &c.spec.algorithm.name
     }
 
     fn verify(store: &Store) -> Result<()> {

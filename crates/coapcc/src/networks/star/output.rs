@@ -1,17 +1,12 @@
 //! Printing the results of a star scenario (the lwIP evaluation's metrics,
-//! spec `testbed.md` §3): a table per TCP flavour, one JSON document, or one
-//! Markdown table.
+//! spec `testbed.md` §3): a table per TCP flavour, or one Markdown table (the
+//! JSON document is every network's, [`crate::networks::run_json`]).
 
 use std::fmt::Write;
 
 use coapcc_sim::star::{StarScenario, StarSummary};
 
 use crate::networks::estimate_text as est;
-
-/// One JSON document.
-pub fn json(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
-    crate::networks::run_json(scenario, summaries)
-}
 
 /// The line describing the scenario.
 pub fn header(s: &StarScenario) -> String {

@@ -98,19 +98,7 @@ pub struct MixedEntry {
 /// An algorithm: a registry name (with the published evaluations' settings,
 /// `algorithms.md` §7) or a table with explicit parameters (spec defaults for
 /// the rest).
-#[derive(Clone, Debug, PartialEq)]
-pub struct AlgorithmEntry(pub AlgorithmSpec);
-
-impl<'de> Deserialize<'de> for AlgorithmEntry {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        sets::algorithm_entry(
-            d,
-            published_settings,
-            "an algorithm name or a table { name = \"…\", … }",
-        )
-        .map(AlgorithmEntry)
-    }
-}
+pub type AlgorithmEntry = sets::AlgorithmEntry<DumbbellCampaignFile>;
 
 /// Which algorithms missing from this build are skipped instead of failing the
 /// campaign: none (`false`, the default), any (`true`), or the listed names.
@@ -164,14 +152,11 @@ impl<'de> Deserialize<'de> for SkipUnavailable {
 }
 
 impl crate::campaign::CampaignFile for DumbbellCampaignFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn description(&self) -> &str {
-        &self.description
+    const NAMED: fn(&str) -> AlgorithmSpec = published_settings;
+    const ENTRY: &'static str = "an algorithm name or a table { name = \"…\", … }";
+
+    fn about(&self) -> (&str, &str, &str) {
+        (&self.name, &self.title, &self.description)
     }
 }
 

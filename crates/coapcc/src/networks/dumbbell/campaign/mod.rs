@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use anyhow::Result;
 use coapcc_sim::dumbbell::{DumbbellSim, RunSpec};
-use coapcc_sim::{RunResult, SimNetwork};
+use coapcc_sim::RunResult;
 
 use crate::campaign::{NetworkPlan, PlanCell};
 use crate::store::Store;
@@ -36,15 +36,12 @@ impl PlanCell for DumbbellCell {
 
 impl NetworkPlan for DumbbellPlan {
     type Cell = DumbbellCell;
-    type Result = RunResult;
+    type Network = DumbbellSim;
     fn cells(&self) -> &[DumbbellCell] {
         &self.cells
     }
     fn weight(spec: &RunSpec) -> u64 {
         weight(spec)
-    }
-    fn run(spec: &RunSpec, replication: u32) -> Result<RunResult> {
-        Ok(DumbbellSim::run(spec, replication)?)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
         store.register(self).map(drop)

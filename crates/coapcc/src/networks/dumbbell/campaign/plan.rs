@@ -16,7 +16,7 @@ use coapcc_sim::{AlgorithmSpec, WorkloadKind};
 use serde::{Deserialize, Serialize};
 
 use super::file::{AlgorithmEntry, DumbbellCampaignFile, MixedEntry};
-use crate::key::{digest, run_key, MODEL_VERSION};
+use crate::key::{digest, run_keys, MODEL_VERSION};
 
 /// One group of a cell's population, as reports name it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -350,7 +350,7 @@ fn cell(
             errors.name()
         )
     })?;
-    let keys = (0..set.replications).map(|r| run_key(&spec, r)).collect();
+    let keys = run_keys(&spec, set.replications);
     Ok(DumbbellCell {
         set: set.name.clone(),
         clients,

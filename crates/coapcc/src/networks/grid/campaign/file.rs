@@ -7,7 +7,6 @@
 use coapcc_link::grid::Config;
 use coapcc_sim::grid::{GridCoap, GridWorkload};
 use coapcc_sim::AlgorithmSpec;
-use serde::de::Deserializer;
 
 use crate::campaign::sets;
 use serde::Deserialize;
@@ -75,29 +74,14 @@ pub struct GridSetFile {
 /// An algorithm: a registry name (with the pCoCoA paper's settings,
 /// [`grid_published_settings`]) or a table with explicit parameters (spec
 /// defaults for the rest).
-#[derive(Clone, Debug, PartialEq)]
-pub struct GridAlgorithmEntry(pub AlgorithmSpec);
-
-impl<'de> Deserialize<'de> for GridAlgorithmEntry {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        sets::algorithm_entry(
-            d,
-            grid_published_settings,
-            "an algorithm name or a table { name = \"…\", … }",
-        )
-        .map(GridAlgorithmEntry)
-    }
-}
+pub type GridAlgorithmEntry = sets::AlgorithmEntry<GridCampaignFile>;
 
 impl crate::campaign::CampaignFile for GridCampaignFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn description(&self) -> &str {
-        &self.description
+    const NAMED: fn(&str) -> AlgorithmSpec = grid_published_settings;
+    const ENTRY: &'static str = "an algorithm name or a table { name = \"…\", … }";
+
+    fn about(&self) -> (&str, &str, &str) {
+        (&self.name, &self.title, &self.description)
     }
 }
 
@@ -125,21 +109,12 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_named() {
-        for (bad, field) in [
-            ("periods_s = [8]", "perods_s"),
-            ("replications = 1", "replicatons"),
-        ] {
-            let text = MINIMAL.replace(bad, &bad.replace(bad.split(' ').next().unwrap(), field));
-            let e = toml::from_str::<GridCampaignFile>(&text)
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(field), "{e}");
-        }
-        let e = toml::from_str::<GridCampaignFile>(
-            &MINIMAL.replace("[network]", "clients = 4\n[network]"),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("unknown field `clients`"), "{e}");
+        sets::testing::assert_unknown_fields_named::<GridCampaignFile>(
+            MINIMAL,
+            &[
+                ("periods_s = [8]", "perods_s"),
+                ("replications = 1", "replicatons"),
+            ],
+        );
     }
 }

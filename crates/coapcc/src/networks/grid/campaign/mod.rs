@@ -13,11 +13,11 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::grid::{GridRunResult, GridRunSpec, GridWorkloadKind};
+use coapcc_sim::grid::{GridRunResult, GridRunSpec, GridSim, GridWorkloadKind};
 
 use crate::campaign::{NetworkPlan, PlanCell};
 use crate::store::Store;
-pub use plan::{load, parse, GridCell, GridPlan};
+pub use plan::{parse, GridCell, GridPlan};
 
 /// The expected cost of a run: its traffic time × the requests per second
 /// its clients try to send, capped at 8 (about where the grid saturates and
@@ -52,18 +52,12 @@ impl PlanCell for GridCell {
 
 impl NetworkPlan for GridPlan {
     type Cell = GridCell;
-    type Result = GridRunResult;
+    type Network = GridSim;
     fn cells(&self) -> &[GridCell] {
         &self.cells
     }
     fn weight(spec: &GridRunSpec) -> u64 {
         weight(spec)
-    }
-    fn run(spec: &GridRunSpec, replication: u32) -> Result<GridRunResult> {
-        Ok(<coapcc_sim::grid::GridSim as coapcc_sim::SimNetwork>::run(
-            spec,
-            replication,
-        )?)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
         store.register_grid(self).map(drop)

@@ -4,16 +4,13 @@
 //!
 //! Order: sets as written; within a set, points as written × algorithms.
 
-use std::path::Path;
-
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
-use coapcc_sim::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
-use super::file::{GridAlgorithmEntry, GridCampaignFile, GridSetFile};
+use super::file::{GridCampaignFile, GridSetFile};
 use crate::campaign::sets;
-use crate::key::run_key;
+use crate::key::run_keys;
 
 /// One algorithm at one point of a set's sweep, replicated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,25 +30,21 @@ pub struct GridCell {
     pub keys: Vec<String>,
 }
 
-impl GridCell {
-    /// The algorithm of the clients under test.
-    pub fn algorithm(&self) -> &AlgorithmSpec {
-        &self.spec.algorithm
-    }
-}
-
 /// A grid campaign ready to run.
 pub type GridPlan = crate::campaign::Plan<GridCampaignFile, GridCell>;
-
-/// Loads and expands a grid campaign file.
-pub fn load(path: &Path) -> Result<GridPlan> {
-    crate::campaign::plan::load(path, parse)
-}
 
 /// Parses and expands grid campaign text; `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<GridPlan> {
     let file: GridCampaignFile = sets::from_toml(text, origin)?;
-    expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
+    sets::expand_sets(
+        file,
+        text,
+        origin,
+        MARKER,
+        |f| &f.sets,
+        |s| &s.name,
+        expand_set,
+    )
 }
 
 /// `0.5` → `0.5`, `8.0` → `8`: how points are written in messages and labels.
@@ -62,41 +55,31 @@ pub fn point_text(v: f64) -> String {
 /// What the definition hashes first: the network's marker.
 const MARKER: &str = "coapcc-grid-campaign";
 
-fn expand(file: GridCampaignFile, text: &str, origin: &str) -> Result<GridPlan> {
-    let cells = sets::expand_sets(&file, &file.sets, |s| &s.name, expand_set)?;
-    Ok(sets::plan(file, text, origin, MARKER, cells))
-}
-
 fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell>> {
-    let ctx = |what: String| anyhow!("set `{}`: {what}", set.name);
-    sets::check_replications(set.replications).map_err(|e| ctx(e.to_string()))?;
+    sets::check_replications(set.replications)?;
     let (kind, field, points) = match (&set.periods_s, &set.on_s) {
         (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
         (None, Some(o)) => (GridWorkloadKind::Bursty, "on_s", o),
         _ => {
-            return Err(ctx(
+            bail!(
                 "expected exactly one of `periods_s` (a periodic sweep of the request period) \
                  and `on_s` (a bursty sweep of the interferers' ON duration)"
-                    .into(),
-            ))
+            )
         }
     };
     if points.is_empty() {
-        return Err(ctx(format!("{field}: expected at least one value (s)")));
+        bail!("{field}: expected at least one value (s)");
     }
     for (i, &p) in points.iter().enumerate() {
         if !(p > 0.0 && p.is_finite()) {
-            return Err(ctx(format!(
-                "{field}: expected positive durations in seconds, found {p}"
-            )));
+            bail!("{field}: expected positive durations in seconds, found {p}");
         }
         if points[..i].contains(&p) {
-            return Err(ctx(format!("{field}: {} is listed twice", point_text(p))));
+            bail!("{field}: {} is listed twice", point_text(p));
         }
     }
-    let algorithms: &[GridAlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
-    let specs: Vec<&AlgorithmSpec> = algorithms.iter().map(|a| &a.0).collect();
-    sets::check_algorithms(&specs, "algorithm").map_err(ctx)?;
+    let algorithms =
+        sets::set_algorithms(set.algorithms.as_deref(), &file.algorithms, "algorithm")?;
     let mut cells = Vec::new();
     for &point in points {
         let mut workload = file.workload.clone();
@@ -116,14 +99,9 @@ fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell
                 algorithm: a.0.clone(),
                 seed: file.seed,
             };
-            grid::validate(&spec).map_err(|e| {
-                ctx(format!(
-                    "{}, {field} = {}: {e}",
-                    a.0.label(),
-                    point_text(point)
-                ))
-            })?;
-            let keys = (0..set.replications).map(|r| run_key(&spec, r)).collect();
+            grid::validate(&spec)
+                .map_err(|e| anyhow!("{}, {field} = {}: {e}", a.0.label(), point_text(point)))?;
+            let keys = run_keys(&spec, set.replications);
             cells.push(GridCell {
                 set: set.name.clone(),
                 kind,
@@ -140,6 +118,7 @@ fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::run_key;
 
     const BASE: &str = r#"
         name = "g"
@@ -176,7 +155,7 @@ mod tests {
         assert_eq!(c.spec.workload.period_s, 2.0);
         assert_eq!(c.spec.workload.duration_s, 100.0);
         assert_eq!(c.spec.seed, 9);
-        assert_eq!(p.cells[0].algorithm().ack_timeout, Some(3.0));
+        assert_eq!(p.cells[0].spec.algorithm.ack_timeout, Some(3.0));
         assert_eq!(p.cells[4].point, 0.5);
         let b = &p.cells[6];
         assert_eq!(
@@ -194,16 +173,7 @@ mod tests {
 
     #[test]
     fn the_definition_ignores_comments_and_follows_parameters() {
-        let a = parse(BASE, "g").unwrap();
-        assert_eq!(
-            a.definition,
-            parse(&format!("# c\n{BASE}"), "g").unwrap().definition
-        );
-        let more = parse(&BASE.replace("replications = 2", "replications = 3"), "g").unwrap();
-        assert_ne!(a.definition, more.definition);
-        assert!(a.distinct_keys().is_subset(&more.distinct_keys()));
-        let reseeded = parse(&BASE.replace("seed = 9", "seed = 10"), "g").unwrap();
-        assert!(a.distinct_keys().is_disjoint(&reseeded.distinct_keys()));
+        sets::testing::assert_definition_ignores_comments_and_follows_parameters(BASE, parse);
     }
 
     #[test]

@@ -6,7 +6,6 @@
 use coapcc_link::star::Config;
 use coapcc_sim::star::StarWorkload;
 use coapcc_sim::AlgorithmSpec;
-use serde::de::Deserializer;
 
 use crate::campaign::sets;
 use serde::Deserialize;
@@ -58,29 +57,14 @@ pub struct StarSetFile {
 /// A TCP flavour: its name (`tcp-lwip`, …, `tcp`), or a table
 /// `{ name = "…", label = "…" }`. The TCP names take no parameters; a table
 /// that gives one is refused when the campaign is expanded.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StarAlgorithmEntry(pub AlgorithmSpec);
-
-impl<'de> Deserialize<'de> for StarAlgorithmEntry {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        sets::algorithm_entry(
-            d,
-            AlgorithmSpec::named,
-            "a TCP flavour's name or a table { name = \"…\", label = \"…\" }",
-        )
-        .map(StarAlgorithmEntry)
-    }
-}
+pub type StarAlgorithmEntry = sets::AlgorithmEntry<StarCampaignFile>;
 
 impl crate::campaign::CampaignFile for StarCampaignFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn title(&self) -> &str {
-        &self.title
-    }
-    fn description(&self) -> &str {
-        &self.description
+    const NAMED: fn(&str) -> AlgorithmSpec = AlgorithmSpec::named;
+    const ENTRY: &'static str = "a TCP flavour's name or a table { name = \"…\", label = \"…\" }";
+
+    fn about(&self) -> (&str, &str, &str) {
+        (&self.name, &self.title, &self.description)
     }
 }
 
@@ -107,18 +91,9 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_named() {
-        for (bad, field) in [("stations = [12]", "station"), ("replications = 1", "reps")] {
-            let text = MINIMAL.replace(bad, &bad.replace(bad.split(' ').next().unwrap(), field));
-            let e = toml::from_str::<StarCampaignFile>(&text)
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(&format!("unknown field `{field}`")), "{e}");
-        }
-        let e = toml::from_str::<StarCampaignFile>(
-            &MINIMAL.replace("[network]", "clients = 4\n[network]"),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("unknown field `clients`"), "{e}");
+        sets::testing::assert_unknown_fields_named::<StarCampaignFile>(
+            MINIMAL,
+            &[("stations = [12]", "station"), ("replications = 1", "reps")],
+        );
     }
 }

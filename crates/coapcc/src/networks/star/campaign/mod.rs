@@ -13,11 +13,11 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::star::{StarRunResult, StarRunSpec};
+use coapcc_sim::star::{StarRunResult, StarRunSpec, StarSim};
 
 use crate::campaign::{NetworkPlan, PlanCell};
 use crate::store::Store;
-pub use plan::{load, parse, StarCell, StarPlan};
+pub use plan::{parse, StarCell, StarPlan};
 
 /// The expected cost of a run: the segments its stations try to send
 /// (stations × writes × segments per write). Measured: a run's time grows
@@ -41,18 +41,12 @@ impl PlanCell for StarCell {
 
 impl NetworkPlan for StarPlan {
     type Cell = StarCell;
-    type Result = StarRunResult;
+    type Network = StarSim;
     fn cells(&self) -> &[StarCell] {
         &self.cells
     }
     fn weight(spec: &StarRunSpec) -> u64 {
         weight(spec)
-    }
-    fn run(spec: &StarRunSpec, replication: u32) -> Result<StarRunResult> {
-        Ok(<coapcc_sim::star::StarSim as coapcc_sim::SimNetwork>::run(
-            spec,
-            replication,
-        )?)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
         store.register_star(self).map(drop)

@@ -4,16 +4,13 @@
 //!
 //! Order: sets as written; within a set, station counts as written × flavours.
 
-use std::path::Path;
-
 use anyhow::{anyhow, bail, Result};
 use coapcc_sim::star::{self, StarRunSpec};
-use coapcc_sim::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
-use super::file::{StarAlgorithmEntry, StarCampaignFile, StarSetFile};
+use super::file::{StarCampaignFile, StarSetFile};
 use crate::campaign::sets;
-use crate::key::run_key;
+use crate::key::run_keys;
 
 /// One TCP flavour at one station count of a set, replicated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,20 +27,8 @@ pub struct StarCell {
     pub keys: Vec<String>,
 }
 
-impl StarCell {
-    /// The stations' TCP.
-    pub fn algorithm(&self) -> &AlgorithmSpec {
-        &self.spec.algorithm
-    }
-}
-
 /// A star campaign ready to run.
 pub type StarPlan = crate::campaign::Plan<StarCampaignFile, StarCell>;
-
-/// Loads and expands a star campaign file.
-pub fn load(path: &Path) -> Result<StarPlan> {
-    crate::campaign::plan::load(path, parse)
-}
 
 /// Parses and expands star campaign text; `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<StarPlan> {
@@ -61,36 +46,35 @@ pub fn parse(text: &str, origin: &str) -> Result<StarPlan> {
              remove it from [network]"
         );
     }
-    expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
+    sets::expand_sets(
+        file,
+        text,
+        origin,
+        MARKER,
+        |f| &f.sets,
+        |s| &s.name,
+        expand_set,
+    )
 }
 
 /// What the definition hashes first: the network's marker.
 const MARKER: &str = "coapcc-star-campaign";
 
-fn expand(file: StarCampaignFile, text: &str, origin: &str) -> Result<StarPlan> {
-    let cells = sets::expand_sets(&file, &file.sets, |s| &s.name, expand_set)?;
-    Ok(sets::plan(file, text, origin, MARKER, cells))
-}
-
 fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell>> {
-    let ctx = |what: String| anyhow!("set `{}`: {what}", set.name);
-    sets::check_replications(set.replications).map_err(|e| ctx(e.to_string()))?;
+    sets::check_replications(set.replications)?;
     if set.stations.is_empty() {
-        return Err(ctx("stations: expected at least one station count".into()));
+        bail!("stations: expected at least one station count");
     }
     for (i, &n) in set.stations.iter().enumerate() {
         if n == 0 {
-            return Err(ctx(
-                "stations: expected station counts of at least 1, found 0".into(),
-            ));
+            bail!("stations: expected station counts of at least 1, found 0");
         }
         if set.stations[..i].contains(&n) {
-            return Err(ctx(format!("stations: {n} is listed twice")));
+            bail!("stations: {n} is listed twice");
         }
     }
-    let algorithms: &[StarAlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
-    let specs: Vec<&AlgorithmSpec> = algorithms.iter().map(|a| &a.0).collect();
-    sets::check_algorithms(&specs, "TCP flavour").map_err(ctx)?;
+    let algorithms =
+        sets::set_algorithms(set.algorithms.as_deref(), &file.algorithms, "TCP flavour")?;
     let mut cells = Vec::new();
     for &stations in &set.stations {
         let mut network = file.network.clone();
@@ -103,8 +87,8 @@ fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell
                 seed: file.seed,
             };
             star::validate(&spec)
-                .map_err(|e| ctx(format!("{}, stations = {stations}: {e}", a.0.label())))?;
-            let keys = (0..set.replications).map(|r| run_key(&spec, r)).collect();
+                .map_err(|e| anyhow!("{}, stations = {stations}: {e}", a.0.label()))?;
+            let keys = run_keys(&spec, set.replications);
             cells.push(StarCell {
                 set: set.name.clone(),
                 stations,
@@ -120,6 +104,7 @@ fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::run_key;
 
     const BASE: &str = r#"
         name = "s"
@@ -170,16 +155,7 @@ mod tests {
 
     #[test]
     fn the_definition_ignores_comments_and_follows_parameters() {
-        let a = parse(BASE, "s").unwrap();
-        assert_eq!(
-            a.definition,
-            parse(&format!("# c\n{BASE}"), "s").unwrap().definition
-        );
-        let more = parse(&BASE.replace("replications = 2", "replications = 3"), "s").unwrap();
-        assert_ne!(a.definition, more.definition);
-        assert!(a.distinct_keys().is_subset(&more.distinct_keys()));
-        let reseeded = parse(&BASE.replace("seed = 9", "seed = 10"), "s").unwrap();
-        assert!(a.distinct_keys().is_disjoint(&reseeded.distinct_keys()));
+        sets::testing::assert_definition_ignores_comments_and_follows_parameters(BASE, parse);
     }
 
     #[test]

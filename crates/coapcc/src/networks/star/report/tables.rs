@@ -31,7 +31,7 @@ pub fn points(r: &StarReport) -> Table {
                     set.name.clone(),
                     p.to_string(),
                     l.clone(),
-                    c.cell.algorithm().name.clone(),
+                    c.cell.spec.algorithm.name.clone(),
                     c.done.to_string(),
                     f3(s.offered_bps * 1e-3),
                 ];
