@@ -44,8 +44,13 @@ pub fn execute_with<J: Sync, R: Send>(
         scope.spawn(move || {
             pool.install(|| {
                 // A send fails only once the writer has given up: stop then.
+                // One job per task: the jobs come heaviest first, and a
+                // range split in halves left one worker with the heavy half
+                // while the other ran out of work (thesis campaign: 74 % of
+                // the samples on one worker, 18 % on the other).
                 let _ = jobs
                     .par_iter()
+                    .with_max_len(1)
                     .enumerate()
                     .try_for_each_with(tx, |tx, (i, job)| {
                         tx.send((i, compute(job))).map_err(|_| ())
