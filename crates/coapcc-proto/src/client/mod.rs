@@ -278,6 +278,33 @@ struct Peer<P> {
 /// How many acknowledged Confirmable separate responses are remembered.
 const SEPARATE: usize = 16;
 
+/// What a client holds only once it needs it: a testbed client (zero-length
+/// tokens, piggybacked responses, nothing to reject) never does, and keeps
+/// one pointer instead of 80 bytes (`docs/decisions/performance.md`, "Ten
+/// million clients").
+struct Rare<P> {
+    /// The random base of non-empty tokens, drawn with the first one.
+    token_base: Option<u64>,
+    /// (peer, Message ID) of the last Confirmable separate responses we
+    /// acknowledged: their retransmissions are acknowledged again. A ring of
+    /// at most [`SEPARATE`], allocated with the first one.
+    separate: Vec<(P, u16)>,
+    separate_at: usize,
+    /// Empty ACKs and RSTs to send: (peer, Message ID, type).
+    control: VecDeque<(P, u16, MessageType)>,
+}
+
+impl<P> Rare<P> {
+    fn new() -> Box<Self> {
+        Box::new(Rare {
+            token_base: None,
+            separate: Vec::new(),
+            separate_at: 0,
+            control: VecDeque::new(),
+        })
+    }
+}
+
 /// A CoAP client endpoint for peers of type `P`, drawing randomness from `R`.
 pub struct Client<P, R> {
     settings: Arc<ClientSettings>,
@@ -285,21 +312,14 @@ pub struct Client<P, R> {
     next_mid: u16,
     next_id: u64,
     next_tx: u64,
-    token_base: Option<u64>,
     /// The first destination inside the client.
     peers: SmallVec<[Peer<P>; 1]>,
     /// Live exchanges, then ended ones kept for reuse.
     exchanges: Slots<P>,
     /// (peer, Message ID) of the last acknowledged Confirmable exchanges.
     acked: RecentAcks<P>,
-    /// (peer, Message ID) of the last Confirmable separate responses we
-    /// acknowledged: their retransmissions are acknowledged again.
-    /// A ring of at most [`SEPARATE`], allocated with the first one (most
-    /// clients never see a separate response).
-    separate: Vec<(P, u16)>,
-    separate_at: usize,
-    /// Empty ACKs and RSTs to send: (peer, Message ID, type).
-    control: VecDeque<(P, u16, MessageType)>,
+    /// What most clients never need, allocated on first use.
+    rare: Option<Box<Rare<P>>>,
     /// Oldest first; two inside the client (see [`Client::with_settings`]).
     events: SmallVec<[ClientEvent<P>; 2]>,
 }
@@ -340,7 +360,6 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             next_mid: first_mid,
             next_id: 0,
             next_tx: 0,
-            token_base: None,
             // Room inside the client for one destination, one exchange and
             // two events, what a stop-and-wait client of one server needs:
             // its record is one block of memory, not one allocation each
@@ -349,9 +368,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             peers: SmallVec::new(),
             exchanges: Slots::new(),
             acked: RecentAcks::new(),
-            separate: Vec::new(),
-            separate_at: 0,
-            control: VecDeque::new(),
+            rare: None,
             // Two events wait at most between polls of a stop-and-wait
             // client (an expiry and the timer re-armed, or the failure).
             events: SmallVec::new(),
@@ -393,11 +410,12 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         ex.token_len = self.settings.config.token_len.min(8);
         ex.token = [0; 8];
         if ex.token_len > 0 {
-            let base = match self.token_base {
+            let rare = self.rare.get_or_insert_with(Rare::new);
+            let base = match rare.token_base {
                 Some(b) => b,
                 None => {
                     let b = (self.rng.uniform() * 2f64.powi(53)) as u64;
-                    self.token_base = Some(b);
+                    rare.token_base = Some(b);
                     b
                 }
             };
@@ -556,9 +574,13 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
     /// [`ClientConfig::max_message_size`] bytes; a transmission that does not
     /// fit stays pending).
     pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<Transmit<P>> {
-        if let Some(&(peer, mid, mtype)) = self.control.front() {
+        if let Some((control, (peer, mid, mtype))) = self
+            .rare
+            .as_mut()
+            .and_then(|r| r.control.front().copied().map(|c| (&mut r.control, c)))
+        {
             let w = MessageWriter::new(buf, mtype, Code::EMPTY, mid, &[]).ok()?;
-            self.control.pop_front();
+            control.pop_front();
             return Some(Transmit {
                 peer,
                 len: w.len(),
@@ -582,6 +604,11 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             mid: ex.mid,
             ordinal,
         })
+    }
+
+    /// The queue of Empty ACKs and RSTs to send.
+    fn control(&mut self) -> &mut VecDeque<(P, u16, MessageType)> {
+        &mut self.rare.get_or_insert_with(Rare::new).control
     }
 
     /// The next event.
@@ -628,7 +655,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
                 // A malformed Confirmable message is rejected (RFC 7252 §4.2).
                 if let Some(h) = peek_header(data) {
                     if h.mtype == MessageType::Con && e.rejects_confirmable() {
-                        self.control.push_back((from, h.mid, MessageType::Rst));
+                        self.control().push_back((from, h.mid, MessageType::Rst));
                     }
                 }
                 return;
@@ -638,7 +665,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             MessageType::Ack | MessageType::Rst => self.on_ack_or_rst(now, from, &msg),
             _ if msg.code.is_response() => self.on_separate(now, from, &msg),
             // A request or ping to a client: reject a Confirmable one.
-            MessageType::Con => self.control.push_back((from, msg.mid, MessageType::Rst)),
+            MessageType::Con => self.control().push_back((from, msg.mid, MessageType::Rst)),
             MessageType::Non => {}
         }
     }
@@ -753,20 +780,25 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             _ => None,
         };
         if msg.mtype == MessageType::Con {
-            let known = found.is_some() || self.separate.contains(&(from, msg.mid));
+            let known = found.is_some()
+                || self
+                    .rare
+                    .as_ref()
+                    .is_some_and(|r| r.separate.contains(&(from, msg.mid)));
             let reply = if known {
                 MessageType::Ack
             } else {
                 MessageType::Rst
             };
-            self.control.push_back((from, msg.mid, reply));
+            let rare = self.rare.get_or_insert_with(Rare::new);
+            rare.control.push_back((from, msg.mid, reply));
             if found.is_some() {
-                if self.separate.len() < SEPARATE {
-                    self.separate.reserve_exact(SEPARATE);
-                    self.separate.push((from, msg.mid));
+                if rare.separate.len() < SEPARATE {
+                    rare.separate.reserve_exact(SEPARATE);
+                    rare.separate.push((from, msg.mid));
                 } else {
-                    self.separate[self.separate_at] = (from, msg.mid);
-                    self.separate_at = (self.separate_at + 1) % SEPARATE;
+                    rare.separate[rare.separate_at] = (from, msg.mid);
+                    rare.separate_at = (rare.separate_at + 1) % SEPARATE;
                 }
             }
         }

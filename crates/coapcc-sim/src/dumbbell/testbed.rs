@@ -56,8 +56,11 @@ pub enum Event {
     TcpTimer(u32),
 }
 
-/// [`SimClient::queued`] when no timer event of the client is queued.
-const NOT_QUEUED: Nanos = Nanos::MAX;
+/// A time a client's record holds for "none": not started, no timer armed,
+/// no timer event queued (no deadline or event is ever that late). A
+/// sentinel rather than an `Option` keeps the record 8 bytes smaller per
+/// field (`docs/decisions/performance.md`, "Ten million clients").
+const NEVER: Nanos = Nanos::MAX;
 
 /// A simulated client: a CoAP endpoint plus its workload.
 struct SimClient {
@@ -70,13 +73,14 @@ struct SimClient {
     /// Exchanges left in the current batch (random clients).
     batch_left: u32,
     rng: SimRng,
-    started: Option<Nanos>,
-    /// The deadline its timer is armed for, and the scheduling order taken
-    /// when it was armed (see [`Testbed::arm`]).
-    armed: Option<Nanos>,
+    /// When it first sent ([`NEVER`]: not yet).
+    started: Nanos,
+    /// The deadline its timer is armed for ([`NEVER`]: none), and the
+    /// scheduling order taken when it was armed (see [`Testbed::arm`]).
+    armed: Nanos,
     armed_seq: u64,
     /// When the client's earliest timer event in the agenda is due
-    /// ([`NOT_QUEUED`]: none), no later than `armed`.
+    /// ([`NEVER`]: none), no later than `armed`.
     queued: Nanos,
     finished: bool,
 }
@@ -462,8 +466,8 @@ impl<'a> Testbed<'a> {
     fn service(&mut self, c: usize) {
         while let Some(tx) = self.clients[c].coap.poll_transmit(&mut self.buf) {
             let cl = &mut self.clients[c];
-            if cl.started.is_none() {
-                cl.started = Some(self.core.now);
+            if cl.started == NEVER {
+                cl.started = self.core.now;
             }
             if tx.ordinal > 0 {
                 self.records[c].retransmissions += 1;
@@ -520,7 +524,9 @@ impl<'a> Testbed<'a> {
             if cl.remaining == 0 {
                 if !cl.finished {
                     cl.finished = true;
-                    self.records[c].fct = Some(to_secs(self.core.now - cl.started.unwrap_or(0)));
+                    self.records[c].fct = Some(to_secs(
+                        self.core.now - if cl.started == NEVER { 0 } else { cl.started },
+                    ));
                     self.unfinished -= 1;
                 }
             } else {
@@ -544,13 +550,13 @@ impl<'a> Testbed<'a> {
     #[inline]
     fn arm(&mut self, c: usize) {
         let deadline = self.clients[c].coap.poll_timeout();
-        let Some(t) = deadline.filter(|_| deadline != self.clients[c].armed) else {
+        let Some(t) = deadline.filter(|&t| t != self.clients[c].armed) else {
             return;
         };
         debug_assert!(t >= self.core.now, "a deadline in the past");
         let seq = self.core.agenda.reserve();
         let cl = &mut self.clients[c];
-        cl.armed = Some(t);
+        cl.armed = t;
         cl.armed_seq = seq;
         if cl.queued > t {
             cl.queued = t;
@@ -570,13 +576,14 @@ impl<'a> Testbed<'a> {
             return;
         }
         match cl.armed {
-            Some(t) if t == at => {
-                cl.queued = NOT_QUEUED;
-                cl.armed = None;
+            NEVER => cl.queued = NEVER,
+            t if t == at => {
+                cl.queued = NEVER;
+                cl.armed = NEVER;
                 cl.coap.handle_timeout(at);
                 self.service(c);
             }
-            Some(t) => {
+            t => {
                 debug_assert!(t > at, "an armed timer fires through its own event");
                 cl.queued = t;
                 let seq = cl.armed_seq;
@@ -584,7 +591,6 @@ impl<'a> Testbed<'a> {
                     .agenda
                     .push_reserved(t, seq, Event::ClientTimer(c as u32));
             }
-            None => cl.queued = NOT_QUEUED,
         }
     }
 
@@ -691,10 +697,10 @@ fn new_client(settings: &Arc<ClientSettings>, g: &Group, group: u32, seed: u64) 
         remaining: g.workload.exchanges,
         batch_left: 0,
         rng,
-        started: None,
-        armed: None,
+        started: NEVER,
+        armed: NEVER,
         armed_seq: 0,
-        queued: NOT_QUEUED,
+        queued: NEVER,
         finished: false,
     }
 }
