@@ -65,13 +65,8 @@ impl<E: Copy> Agenda<E> {
 
     /// Schedules `ev` at an arbitrary time.
     pub fn push(&mut self, at: Nanos, ev: E) {
-        self.seq += 1;
-        self.timers.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
-        self.note_push(at, self.seq, HEAP);
+        let seq = self.reserve();
+        self.push_reserved(at, seq, ev);
     }
 
     /// Takes the next scheduling order without scheduling anything. An

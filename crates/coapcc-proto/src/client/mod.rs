@@ -574,20 +574,18 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
     /// [`ClientConfig::max_message_size`] bytes; a transmission that does not
     /// fit stays pending).
     pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Option<Transmit<P>> {
-        if let Some((control, (peer, mid, mtype))) = self
-            .rare
-            .as_mut()
-            .and_then(|r| r.control.front().copied().map(|c| (&mut r.control, c)))
-        {
-            let w = MessageWriter::new(buf, mtype, Code::EMPTY, mid, &[]).ok()?;
-            control.pop_front();
-            return Some(Transmit {
-                peer,
-                len: w.len(),
-                exchange: None,
-                mid,
-                ordinal: 0,
-            });
+        if let Some(rare) = self.rare.as_mut() {
+            if let Some(&(peer, mid, mtype)) = rare.control.front() {
+                let w = MessageWriter::new(buf, mtype, Code::EMPTY, mid, &[]).ok()?;
+                rare.control.pop_front();
+                return Some(Transmit {
+                    peer,
+                    len: w.len(),
+                    exchange: None,
+                    mid,
+                    ordinal: 0,
+                });
+            }
         }
         let ex = self
             .exchanges
