@@ -166,6 +166,14 @@ fn kernel_counter(emulator: &Value, name: &str) -> u64 {
         .sum()
 }
 
+/// The IP bytes that crossed direction `dir` (`uplink` / `downlink`) of the
+/// relay's bottleneck: `delivered_bytes`, as the model counts the bytes its
+/// link serialised. The relay's `bytes` also count what the router buffer
+/// dropped, and so are not comparable with the model's where it drops.
+pub fn bytes_past_bottleneck(emulator: &Value, dir: &str) -> u64 {
+    count(emulator, &["relay", dir, "delivered_bytes"])
+}
+
 /// Reduces what a kernel run wrote to a [`Record`].
 pub fn reduce(
     point: &Point,
@@ -203,8 +211,8 @@ pub fn reduce(
         timeouts: kernel_counter(&emulator, "TcpExt.TCPTimeouts"),
         spurious_rtos: kernel_counter(&emulator, "TcpExt.TCPSpuriousRTOs"),
         dsacks: kernel_counter(&emulator, "TcpExt.TCPDSACKRecv"),
-        bytes_up: count(&emulator, &["relay", "uplink", "bytes"]),
-        bytes_down: count(&emulator, &["relay", "downlink", "bytes"]),
+        bytes_up: bytes_past_bottleneck(&emulator, "uplink"),
+        bytes_down: bytes_past_bottleneck(&emulator, "downlink"),
         downlink_drops: dropped("downlink"),
         uplink_drops: dropped("uplink"),
         connections: count(&load, &["connections"]),
@@ -293,8 +301,8 @@ mod tests {
         let emulator = serde_json::json!({
             "kernel": "6.18.44",
             "sysctl": {"client": {"net.ipv4.tcp_sack": "0"}, "server": {}},
-            "relay": {"uplink": {"bytes": 1000, "dropped": {"buffer": 2}},
-                      "downlink": {"bytes": 3000, "dropped": {"buffer": 5}}},
+            "relay": {"uplink": {"bytes": 1090, "delivered_bytes": 1000, "dropped": {"buffer": 2}},
+                      "downlink": {"bytes": 3525, "delivered_bytes": 3000, "dropped": {"buffer": 5}}},
             "counters": {"client": {"Tcp.RetransSegs": 4, "TcpExt.TCPTimeouts": 3},
                          "server": {"Tcp.RetransSegs": 6, "TcpExt.TCPLossProbes": 7}}
         });

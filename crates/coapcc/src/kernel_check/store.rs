@@ -96,8 +96,12 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (key, point, label, kernel, sysctl, model_version, record, raw) = row?;
-            let record: Record = serde_json::from_str(&record)
+            let mut record: Record = serde_json::from_str(&record)
                 .with_context(|| format!("kernel_check_runs, key {key}: column record"))?;
+            if kernel.is_some() {
+                rereduce_bytes(&mut record, &raw)
+                    .with_context(|| format!("kernel_check_runs, key {key}: column raw"))?;
+            }
             out.push(KernelCheckRun {
                 key,
                 point,
@@ -113,9 +117,77 @@ impl Store {
     }
 }
 
+/// Sets a kernel run's bytes per direction from its raw emulator report, so
+/// that runs stored before the bytes were read past the bottleneck
+/// ([`super::kernel::bytes_past_bottleneck`]) are counted as the newer ones.
+fn rereduce_bytes(record: &mut Record, raw: &str) -> Result<()> {
+    let raw: Value = serde_json::from_str(raw)?;
+    let emulator = &raw["emulator"];
+    record.counters.bytes_up = super::kernel::bytes_past_bottleneck(emulator, "uplink");
+    record.counters.bytes_down = super::kernel::bytes_past_bottleneck(emulator, "downlink");
+    Ok(())
+}
+
 /// A short digest of a sysctl snapshot, to tell kernel runs with different
 /// settings apart in tables.
 pub fn sysctl_digest(sysctl: &Value) -> String {
     let text = serde_json::to_string(sysctl).unwrap_or_default();
     crate::key::digest([text.as_str()])[..8].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel_check::record::{Counters, Source};
+
+    fn run(key: &str, kernel: bool, bytes: (u64, u64), raw: &str) -> KernelCheckRun {
+        KernelCheckRun {
+            key: key.into(),
+            point: "{}".into(),
+            label: if kernel { "kernel 6" } else { "model tcp" }.into(),
+            kernel: kernel.then(|| "6".to_string()),
+            sysctl: kernel.then(|| "{}".to_string()),
+            model_version: (!kernel).then(|| "7".to_string()),
+            record: Record {
+                source: if kernel {
+                    Source::Kernel("6".into())
+                } else {
+                    Source::Model("tcp".into())
+                },
+                replication: 0,
+                fct: vec![Some(1.0)],
+                counters: Counters {
+                    bytes_up: bytes.0,
+                    bytes_down: bytes.1,
+                    downlink_drops: 5,
+                    ..Counters::default()
+                },
+            },
+            raw: raw.into(),
+        }
+    }
+
+    #[test]
+    fn kernel_runs_are_read_with_the_bytes_that_crossed_the_bottleneck() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        // A kernel run stored as before: the relay's offered bytes (which
+        // include the 5 dropped packets) in its record.
+        let raw = r#"{"load": {}, "emulator": {"relay": {
+            "uplink": {"bytes": 1200, "delivered_bytes": 1100},
+            "downlink": {"bytes": 3525, "delivered_bytes": 3000}}}}"#;
+        store
+            .kernel_check_put(&run("k", true, (1200, 3525), raw))
+            .unwrap();
+        store
+            .kernel_check_put(&run("m", false, (900, 2900), "{}"))
+            .unwrap();
+        let runs = store.kernel_check_runs().unwrap();
+        let bytes = |key: &str| {
+            let r = runs.iter().find(|r| r.key == key).unwrap();
+            (r.record.counters.bytes_up, r.record.counters.bytes_down)
+        };
+        assert_eq!(bytes("k"), (1100, 3000));
+        assert_eq!(bytes("m"), (900, 2900), "model runs are read as stored");
+    }
 }
