@@ -67,4 +67,6 @@ pub use scenario::{
 /// Model 7: the tail loss probe sends new data past a full cwnd (every Linux
 /// profile with the probe), and `tcp-linux6` re-arms the probe and RTO only
 /// on ACKs of data and keeps one probe per flight (the `tlp1` switch).
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 7");
+/// Model 8: `tcp-linux6` and `tcp-linux6-nosack` send the window-scale
+/// option on SYN and SYN-ACK (the `wscale` switch: 4 bytes each).
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 8");

@@ -23,7 +23,7 @@
 //! `tcp-linux49-debian9`),
 //! and `tcp-linux:<switches>` the same with any switch of
 //! [`Mechanisms::NAMES`], the Linux 6.x differences included
-//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1`
+//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale`
 //! is `tcp-linux6`). See `docs/decisions/tcp.md`, "Linux 4.9's loss recovery" and
 //! "A Linux 6.x host".
 
@@ -481,13 +481,16 @@ mod tests {
         );
         assert_eq!(
             TcpProfile::from_name(
-                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1"
+                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale"
             )
             .unwrap()
             .name(),
             "tcp-linux6"
         );
-        // Model 6's `tcp-linux6`, without `tlp1`, stays reachable.
+        // Model 7's `tcp-linux6`, without `wscale`, and model 6's, without
+        // `tlp1` either, stay reachable.
+        let m7 = "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1";
+        assert_eq!(TcpProfile::from_name(m7).unwrap().name(), m7);
         let m6 = "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6";
         assert_eq!(TcpProfile::from_name(m6).unwrap().name(), m6);
         assert_eq!(TcpProfile::from_name("tcp-linux:cubic"), None);

@@ -80,6 +80,9 @@ pub const MSS_OPTION: usize = 4;
 /// Size of the SACK-permitted option as Linux sends it without timestamps:
 /// NOP, NOP, kind 4, length 2 (`TCPOLEN_SACKPERM_ALIGNED`).
 pub const SACK_PERM_OPTION: usize = 4;
+/// Size of the window-scale option as Linux sends it: NOP, kind 3, length
+/// 3, shift (`OPTION_WSCALE` in `tcp_options_write`).
+pub const WSCALE_OPTION: usize = 4;
 /// Most SACK blocks in one segment (`TCP_NUM_SACKS`: 40 option bytes hold
 /// 4 + 4·8 without timestamps).
 pub const MAX_SACK_BLOCKS: usize = 4;
@@ -178,6 +181,9 @@ pub struct Segment {
     pub mss: Option<u16>,
     /// SACK-permitted option (RFC 2018 §2), on SYN and SYN-ACK only.
     pub sack_permitted: bool,
+    /// Window-scale option (RFC 7323 §2), on SYN and SYN-ACK only. Only its
+    /// bytes are modelled: windows are never scaled ([`Self::window`]).
+    pub wscale: bool,
     /// SACK option (RFC 2018 §3; D-SACK first, RFC 2883), empty when absent.
     pub sack: SackBlocks,
     /// Payload bytes.
@@ -198,6 +204,7 @@ impl Segment {
             } else {
                 0
             })
+            + (if self.wscale { WSCALE_OPTION } else { 0 })
             + sack_option_len(self.sack.len())
     }
 
@@ -222,6 +229,7 @@ impl Segment {
         self.window = 0;
         self.mss = None;
         self.sack_permitted = false;
+        self.wscale = false;
         self.sack.clear();
         self.payload.clear();
     }
@@ -243,6 +251,9 @@ impl fmt::Debug for Segment {
         }
         if self.sack_permitted {
             f.write_str(" sackOK")?;
+        }
+        if self.wscale {
+            f.write_str(" wscale")?;
         }
         if !self.sack.is_empty() {
             write!(f, " sack={:?}", self.sack)?;

@@ -34,10 +34,17 @@ fn clean_handshake_samples_rtt_on_both_sides() {
         ]
     );
     // With SACK (Debian 9's defaults, a 6.x host): + NOP NOP
-    // SACK-permitted (4) on both SYNs; model 2's profile has none.
+    // SACK-permitted (4) on both SYNs; the 6.x host also sends NOP +
+    // window scale (4: 52 bytes, as the kernel cross-check's captures show);
+    // model 2's profile has neither.
+    let mut nosack = TcpConfig::linux6();
+    if let Some(m) = &mut nosack.linux {
+        m.set("sack", false);
+    }
     for (cfg, syn) in [
         (TcpConfig::debian9(), 48),
-        (TcpConfig::linux6(), 48),
+        (TcpConfig::linux6(), 52),
+        (nosack, 48),
         (TcpConfig::newreno(), 44),
     ] {
         let mut n = Wire::new(cfg, 100 * MS);
@@ -204,4 +211,30 @@ fn syn_retries_fire_on_the_timer_wheel() {
         .map(|s| s.at)
         .collect();
     assert_eq!(syns, vec![0, 2016 * MS, 6144 * MS, 14_336 * MS]);
+}
+
+#[test]
+fn the_window_scale_option_is_answered_only_when_the_syn_had_it() {
+    // A 6.x host (`wscale` on) sends it on its SYN and answers it; to a SYN
+    // without it (the spec's `tcp`), its SYN-ACK has none (Linux sets
+    // `wscale_ok` from the SYN's options).
+    let syn_of = |cfg: TcpConfig| {
+        let mut c = TcpSocket::connect(0, cfg);
+        c.poll_transmit(0).expect("the SYN")
+    };
+    let with = syn_of(TcpConfig::linux6());
+    let without = syn_of(TcpConfig::linux());
+    assert!(with.wscale && with.flags == Flags::SYN);
+    assert!(!without.wscale);
+    assert_eq!(
+        with.wire_len() - without.wire_len(),
+        4 + 4,
+        "SACK-permitted and window scale"
+    );
+    for (syn, answered) in [(&with, true), (&without, false)] {
+        let mut s = TcpSocket::accept(0, TcpConfig::linux6(), syn).unwrap();
+        let synack = s.poll_transmit(0).expect("the SYN-ACK");
+        assert!(synack.flags.contains(Flags::SYN | Flags::ACK));
+        assert_eq!(synack.wscale, answered);
+    }
 }

@@ -80,6 +80,7 @@ proptest! {
             let syn = s.seg.flags.contains(coapcc_tcp::Flags::SYN);
             prop_assert_eq!(s.seg.mss.is_some(), syn);
             prop_assert_eq!(s.seg.sack_permitted, syn && sack);
+            prop_assert_eq!(s.seg.wscale, syn && config(profile).linux.is_some_and(|m| m.wscale));
             prop_assert!(!syn || s.seg.sack.is_empty());
             prop_assert!(sack || s.seg.sack.is_empty());
             prop_assert_eq!(
@@ -87,6 +88,7 @@ proptest! {
                 40 + s.seg.payload.len()
                     + if syn { 4 } else { 0 }
                     + if s.seg.sack_permitted { 4 } else { 0 }
+                    + if s.seg.wscale { 4 } else { 0 }
                     + if s.seg.sack.is_empty() { 0 } else { 4 + 8 * s.seg.sack.len() }
             );
         }

@@ -155,11 +155,12 @@ impl Tap for PcapTap {
         if seg.flags.contains(Flags::RST) {
             b = b.rst();
         }
-        if let Some(mss) = seg.mss {
-            b = match b.options(&[TcpOptionElement::MaximumSegmentSize(mss)]) {
+        let options = tcp_options(seg);
+        if !options.is_empty() {
+            b = match b.options(&options) {
                 Ok(b) => b,
                 Err(e) => {
-                    self.error = Some(anyhow::anyhow!("cannot build the TCP MSS option: {e}"));
+                    self.error = Some(anyhow::anyhow!("cannot build the TCP options: {e}"));
                     return;
                 }
             };
@@ -171,6 +172,40 @@ impl Tap for PcapTap {
         }
         self.record(at);
     }
+}
+
+/// A segment's TCP options laid out as Linux writes them without timestamps
+/// (`tcp_options_write`): MSS; NOP, NOP, SACK-permitted; NOP, window scale
+/// (shift 0: the model never scales windows); NOP, NOP, SACK blocks. Their
+/// bytes are [`coapcc_tcp::Segment::options_len`], so every packet in the
+/// file has the size the model carried.
+fn tcp_options(seg: &coapcc_tcp::Segment) -> Vec<TcpOptionElement> {
+    use TcpOptionElement::{
+        MaximumSegmentSize, Noop, SelectiveAcknowledgement, SelectiveAcknowledgementPermitted,
+        WindowScale,
+    };
+    let mut o = Vec::new();
+    if let Some(mss) = seg.mss {
+        o.push(MaximumSegmentSize(mss));
+    }
+    if seg.sack_permitted {
+        o.extend([Noop, Noop, SelectiveAcknowledgementPermitted]);
+    }
+    if seg.wscale {
+        o.extend([Noop, WindowScale(0)]);
+    }
+    if let Some((first, rest)) = seg.sack.as_slice().split_first() {
+        let mut more = [None; 3];
+        for (m, b) in more.iter_mut().zip(rest) {
+            *m = Some((b.left, b.right));
+        }
+        o.extend([
+            Noop,
+            Noop,
+            SelectiveAcknowledgement((first.left, first.right), more),
+        ]);
+    }
+    o
 }
 
 /// Writes every frame the grid puts on the air as an IEEE 802.15.4 record.

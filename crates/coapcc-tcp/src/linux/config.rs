@@ -110,6 +110,13 @@ pub struct Mechanisms {
     /// rule), a new-data probe opens no episode, any D-SACK ends one, and no
     /// probe is armed while new data could go (Linux 4.9).
     pub tlp1: bool,
+    /// `wscale`: the window-scale option on SYN and SYN-ACK (NOP, kind 3,
+    /// length 3, shift: 4 bytes), as both Linux 4.9 and 6.x send it with
+    /// `tcp_window_scaling = 1` (the default) and answer it when the SYN had
+    /// it (`tcp_syn_options`, `tcp_synack_options`). Only the bytes are
+    /// modelled (windows stay below 64 KiB here). Off: the spec's header
+    /// sizes (transport-tcp.md §2: the MSS option alone on SYN / SYN-ACK).
+    pub wscale: bool,
 }
 
 /// The old name of [`Mechanisms`], when it held only Linux 4.9's switches.
@@ -144,8 +151,8 @@ impl Mechanisms {
     };
     /// A Linux 6.x host with its defaults as the kernel cross-check
     /// configures it (Reno per socket, no metrics, no timestamps): Debian 9's
-    /// recovery mechanisms plus every 6.x difference the model has
-    /// (`tcp-linux6`).
+    /// recovery mechanisms plus every 6.x difference the model has, and the
+    /// window-scale option's bytes on SYN and SYN-ACK (`tcp-linux6`).
     pub const LINUX6: Mechanisms = Mechanisms {
         quickack: true,
         adaptive_ato: true,
@@ -153,6 +160,7 @@ impl Mechanisms {
         syn6: true,
         tlp6: true,
         tlp1: true,
+        wscale: true,
         ..Self::DEBIAN9
     };
     /// [`Self::LINUX6`] with `tcp_sack = 0` (so no early retransmit, RACK or
@@ -185,13 +193,14 @@ impl Mechanisms {
         syn6: false,
         tlp6: false,
         tlp1: false,
+        wscale: false,
     };
 
     /// Every switch's name: Linux 4.9's recovery mechanisms in the order
     /// the ablation adds them, then the Linux 6.x differences.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 15] = [
         "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "oow", "quickack", "ato", "rto1s",
-        "syn6", "tlp6", "tlp1",
+        "syn6", "tlp6", "tlp1", "wscale",
     ];
     /// The names of Linux 4.9's recovery mechanisms (the first six of
     /// [`Self::NAMES`]).
@@ -232,12 +241,13 @@ impl Mechanisms {
             "syn6" => &mut self.syn6,
             "tlp6" => &mut self.tlp6,
             "tlp1" => &mut self.tlp1,
+            "wscale" => &mut self.wscale,
             _ => return None,
         })
     }
 
-    /// Whether any Linux 6.x difference is on (the ones past
-    /// [`Self::LINUX49_NAMES`]).
+    /// Whether any switch past [`Self::LINUX49_NAMES`] is on: a Linux 6.x
+    /// difference or `wscale` (so the profile is named `tcp-linux:…`).
     pub fn has_linux6(&self) -> bool {
         self.quickack
             || self.adaptive_ato
@@ -245,6 +255,7 @@ impl Mechanisms {
             || self.syn6
             || self.tlp6
             || self.tlp1
+            || self.wscale
     }
 
     /// The names of the switches that are on, joined by `+`.

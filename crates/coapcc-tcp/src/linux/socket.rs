@@ -121,6 +121,9 @@ pub struct TcpSocket {
     l49: Option<Box<Linux49Cc>>,
     /// SACK negotiated (both SYNs carried SACK-permitted).
     sack_ok: bool,
+    /// The peer's SYN carried the window-scale option (answered on the
+    /// SYN-ACK with the `wscale` switch).
+    peer_wscale: bool,
     /// D-SACK block owed on the next ACK (RFC 2883).
     dsack: Option<(u64, u64)>,
     /// Start of the latest out-of-order segment (its block is reported first).
@@ -174,6 +177,7 @@ impl TcpSocket {
                 .linux
                 .map(|m| Box::new(Linux49Cc::new(m, cfg.initial_cwnd))),
             sack_ok: false,
+            peer_wscale: false,
             dsack: None,
             last_ooo: None,
             probe_at: None,
@@ -246,6 +250,7 @@ impl TcpSocket {
         s.learn_mss(syn.mss);
         s.snd_wnd = u64::from(syn.window);
         s.set_sack(syn.sack_permitted);
+        s.peer_wscale = syn.wscale;
         Some(s)
     }
 
@@ -1371,6 +1376,8 @@ impl TcpSocket {
         out.mss = Some(self.cfg.mss);
         out.sack_permitted = self.cfg.linux.is_some_and(|m| m.sack)
             && (self.state == TcpState::SynSent || self.sack_ok);
+        out.wscale = self.cfg.linux.is_some_and(|m| m.wscale)
+            && (self.state == TcpState::SynSent || self.peer_wscale);
         out.window = self.adv_window() as u16;
         if self.state == TcpState::SynReceived {
             out.flags = Flags::SYN | Flags::ACK;
