@@ -54,6 +54,64 @@ pub fn default_seed() -> u64 {
     1
 }
 
+/// Declares a network's campaign file as written and implements
+/// [`CampaignFile`] for it. The struct has, in this order (the order of the
+/// fields in errors): the `name`, `title`, `description` and `seed` every
+/// campaign file has, the network's own fields given in the braces, the
+/// `algorithms` (of the entry type given, documented with the doc comment
+/// given), the network's fields given after them, and the `set`s (of the set
+/// type given); it denies unknown fields. `named` and `entry` are the
+/// network's [`CampaignFile::NAMED`] and [`CampaignFile::ENTRY`].
+macro_rules! campaign_file {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $($fields:tt)*
+        }
+        $(#[doc = $algorithms_doc:literal])+
+        algorithms: $entry:ty,
+        $($(#[$after_attr:meta])* pub $after:ident: $after_ty:ty,)*
+        sets: $set:ty,
+        named: $named:expr,
+        entry: $expecting:literal $(,)?
+    ) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// A short name; names the campaign in the store and reports.
+            pub name: String,
+            /// The published work it reproduces (title, authors, venue).
+            #[serde(default)]
+            pub title: String,
+            /// What it runs, in a sentence or two.
+            #[serde(default)]
+            pub description: String,
+            /// The seed of every run; each replication derives its own.
+            #[serde(default = "crate::campaign::sets::default_seed")]
+            pub seed: u64,
+            $($fields)*
+            $(#[doc = $algorithms_doc])+
+            #[serde(default)]
+            pub algorithms: Vec<$entry>,
+            $($(#[$after_attr])* pub $after: $after_ty,)*
+            /// The sets (at least one).
+            #[serde(rename = "set")]
+            pub sets: Vec<$set>,
+        }
+
+        impl crate::campaign::CampaignFile for $name {
+            const NAMED: fn(&str) -> coapcc_sim::AlgorithmSpec = $named;
+            const ENTRY: &'static str = $expecting;
+
+            fn about(&self) -> (&str, &str, &str) {
+                (&self.name, &self.title, &self.description)
+            }
+        }
+    };
+}
+pub(crate) use campaign_file;
+
 /// Reads a campaign file's fields from TOML `text`; errors name `origin`.
 pub fn from_toml<F: serde::de::DeserializeOwned>(text: &str, origin: &str) -> anyhow::Result<F> {
     toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
