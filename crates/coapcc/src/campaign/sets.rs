@@ -1,6 +1,7 @@
-//! What the networks' campaign files read, check and hash the same way: an
-//! algorithm entry, the campaign's and its sets' names, and the definition
-//! over the cells.
+//! What the networks' campaign files read, check and hash the same way: the
+//! fields every campaign file has (`campaign_file!`), an algorithm entry,
+//! the campaign's and its sets' names, a sweep's points and cells (the grid's
+//! and the star's), and the definition over the cells.
 
 use std::fmt;
 use std::marker::PhantomData;
