@@ -3,7 +3,8 @@
 //!
 //! A scenario file describes one network ([`NetworkScenario`]: the dumbbell's
 //! [`crate::dumbbell::Scenario`], the grid's [`crate::grid::GridScenario`],
-//! the star's [`crate::star::StarScenario`]); what they share — the list of
+//! the star's [`crate::star::StarScenario`]); what they share — the fields
+//! every scenario file has (declared by `network_scenario!`), the list of
 //! algorithms, the replications, the checks of both, the runs and their
 //! order — is here, once.
 
@@ -186,6 +187,64 @@ pub fn run_scenario_stoppable<S: NetworkScenario>(
         .collect();
     Ok(ScenarioResult { summaries, runs })
 }
+
+/// Declares a network's scenario struct as scenario files write it and
+/// implements [`NetworkScenario`] for it. The struct has, in this order (the
+/// order of the fields in errors): `name` and `description`, the network's
+/// own fields as given, then the fields every network shares — the
+/// `algorithm` list, `replications` and `seed` (documented with the two doc
+/// comments given) — and denies unknown fields. The impl has the network
+/// given, the comparison of the algorithms and the items given (the run of
+/// algorithm `i`, and the network's `ALGORITHM` word or `check` if it has
+/// them).
+macro_rules! network_scenario {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $($fields:tt)*
+        }
+        $(#[doc = $algorithms_doc:literal])+
+        algorithms,
+        $(#[doc = $replications_doc:literal])+
+        replications,
+        impl NetworkScenario<Network = $network:ty> {
+            $($items:tt)*
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// A short name.
+            #[serde(default)]
+            pub name: String,
+            /// What it reproduces.
+            #[serde(default)]
+            pub description: String,
+            $($fields)*
+            $(#[doc = $algorithms_doc])+
+            #[serde(rename = "algorithm")]
+            pub algorithms: Vec<coapcc_workload::AlgorithmSpec>,
+            $(#[doc = $replications_doc])+
+            #[serde(default = "crate::scenario::one")]
+            pub replications: u32,
+            /// The scenario seed.
+            #[serde(default = "crate::scenario::one64")]
+            pub seed: u64,
+        }
+
+        impl crate::scenario::NetworkScenario for $name {
+            type Network = $network;
+
+            fn comparison(&self) -> crate::scenario::Comparison<'_> {
+                crate::scenario::Comparison::new(&self.algorithms, self.replications)
+            }
+
+            $($items)*
+        }
+    };
+}
+pub(crate) use network_scenario;
 
 /// The default of a scenario file's `replications`.
 pub(crate) fn one() -> u32 {

@@ -4,70 +4,51 @@
 //! populations are expressed as several groups in one run. Running it is
 //! [`crate::scenario`]'s.
 
-use coapcc_workload::{AlgorithmSpec, Workload};
-use serde::{Deserialize, Serialize};
+use coapcc_workload::Workload;
 
 use super::config::{Coap, Group, Network, RunSpec};
 use super::sim::DumbbellSim;
-use crate::scenario::{one, one64, Comparison, NetworkScenario};
+use crate::scenario::network_scenario;
 use crate::spec_error::SpecError;
 
-/// A scenario as written in a scenario file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    /// A short name.
-    #[serde(default)]
-    pub name: String,
-    /// What it reproduces.
-    #[serde(default)]
-    pub description: String,
-    /// The network.
-    #[serde(default)]
-    pub network: Network,
-    /// CoAP settings.
-    #[serde(default)]
-    pub coap: Coap,
-    /// The workload of every client.
-    #[serde(default)]
-    pub workload: Workload,
-    /// Clients per run.
-    pub clients: u32,
+network_scenario! {
+    /// A scenario as written in a scenario file.
+    pub struct Scenario {
+        /// The network.
+        #[serde(default)]
+        pub network: Network,
+        /// CoAP settings.
+        #[serde(default)]
+        pub coap: Coap,
+        /// The workload of every client.
+        #[serde(default)]
+        pub workload: Workload,
+        /// Clients per run.
+        pub clients: u32,
+    }
     /// The algorithms to compare; each runs the whole population.
-    #[serde(rename = "algorithm")]
-    pub algorithms: Vec<AlgorithmSpec>,
+    algorithms,
     /// Replications per algorithm, each with its own derived seed.
-    #[serde(default = "one")]
-    pub replications: u32,
-    /// The scenario seed.
-    #[serde(default = "one64")]
-    pub seed: u64,
-}
-
-impl NetworkScenario for Scenario {
-    type Network = DumbbellSim;
-
-    fn comparison(&self) -> Comparison<'_> {
-        Comparison::new(&self.algorithms, self.replications)
-    }
-
-    fn run_spec(&self, i: usize) -> RunSpec {
-        RunSpec {
-            network: self.network.clone(),
-            coap: self.coap.clone(),
-            groups: vec![Group {
-                algorithm: self.algorithms[i].clone(),
-                workload: self.workload.clone(),
-                clients: self.clients,
-            }],
-            seed: self.seed,
+    replications,
+    impl NetworkScenario<Network = DumbbellSim> {
+        fn run_spec(&self, i: usize) -> RunSpec {
+            RunSpec {
+                network: self.network.clone(),
+                coap: self.coap.clone(),
+                groups: vec![Group {
+                    algorithm: self.algorithms[i].clone(),
+                    workload: self.workload.clone(),
+                    clients: self.clients,
+                }],
+                seed: self.seed,
+            }
         }
-    }
 
-    fn check(&self) -> Result<(), SpecError> {
-        if self.clients == 0 {
-            return Err(SpecError("clients: expected at least 1".into()));
+        fn check(&self) -> Result<(), SpecError> {
+            if self.clients == 0 {
+                return Err(SpecError("clients: expected at least 1".into()));
+            }
+            Ok(())
         }
-        Ok(())
     }
 }

@@ -22,8 +22,17 @@ pub trait CampaignFile {
     /// What an algorithm entry is expected to be, in errors.
     const ENTRY: &'static str;
 
+    /// One of its sets as written.
+    type Set;
+
     /// Its name, title and description as written.
     fn about(&self) -> (&str, &str, &str);
+
+    /// Its sets as written, in order.
+    fn sets(&self) -> &[Self::Set];
+
+    /// The name of `set`, which names it in reports and errors.
+    fn set_name(set: &Self::Set) -> &str;
 
     /// A short name; names the campaign in the store and reports.
     fn name(&self) -> &str {

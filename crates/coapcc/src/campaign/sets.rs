@@ -1,17 +1,19 @@
-//! What the networks' campaign files read, check and hash the same way: an
-//! algorithm entry, the campaign's and its sets' names, and the definition
-//! over the cells.
+//! What the networks' campaign files read, check and hash the same way: the
+//! fields every campaign file has (`campaign_file!`), an algorithm entry,
+//! the campaign's and its sets' names, a sweep's points and cells (the grid's
+//! and the star's), and the definition over the cells.
 
 use std::fmt;
 use std::marker::PhantomData;
 
 use anyhow::{anyhow, bail, Result};
+use coapcc_sim::spec_error::SpecError;
 use coapcc_sim::AlgorithmSpec;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::campaign::{CampaignFile, Plan};
-use crate::key::{digest, MODEL_VERSION};
+use crate::key::{digest, run_keys, MODEL_VERSION};
 
 /// Checks a campaign's name and that it has sets.
 pub fn check_campaign(name: &str, sets: usize) -> Result<()> {
@@ -49,10 +51,129 @@ pub fn check_replications(replications: u32) -> Result<()> {
     Ok(())
 }
 
+/// Checks the points of a set's sweep, written in its field `field`: at
+/// least one (else `expected at least one {one}`), each as `valid` wants
+/// (else `expected {expected}, found …`), none listed twice.
+pub fn check_sweep<P: Copy + PartialEq + fmt::Display>(
+    field: &str,
+    points: &[P],
+    one: &str,
+    valid: impl Fn(P) -> bool,
+    expected: &str,
+) -> Result<()> {
+    if points.is_empty() {
+        bail!("{field}: expected at least one {one}");
+    }
+    for (i, &p) in points.iter().enumerate() {
+        if !valid(p) {
+            bail!("{field}: expected {expected}, found {p}");
+        }
+        if points[..i].contains(&p) {
+            bail!("{field}: {p} is listed twice");
+        }
+    }
+    Ok(())
+}
+
+/// The cells of a set's sweep: at each of its `points` in order, one cell
+/// per algorithm of `algorithms` in order. `run` gives an algorithm's run at
+/// a point, which `validate` checks (its error is prefixed with the
+/// algorithm's label and the point as `point_text` writes it); `cell` makes
+/// the cell of a point from the algorithm's label, the run and the run's
+/// keys for `replications`.
+pub fn sweep_cells<F, P: Copy, S: Serialize, C>(
+    points: &[P],
+    algorithms: &[AlgorithmEntry<F>],
+    replications: u32,
+    point_text: impl Fn(P) -> String,
+    run: impl Fn(P, &AlgorithmSpec) -> S,
+    validate: impl Fn(&S) -> Result<(), SpecError>,
+    cell: impl Fn(P, String, S, Vec<String>) -> C,
+) -> Result<Vec<C>> {
+    let mut cells = Vec::new();
+    for &point in points {
+        for a in algorithms {
+            let spec = run(point, &a.0);
+            validate(&spec).map_err(|e| anyhow!("{}, {}: {e}", a.0.label(), point_text(point)))?;
+            let keys = run_keys(&spec, replications);
+            cells.push(cell(point, a.0.label().to_string(), spec, keys));
+        }
+    }
+    Ok(cells)
+}
+
 /// The seed of a campaign file that gives none.
 pub fn default_seed() -> u64 {
     1
 }
+
+/// Declares a network's campaign file as written and implements
+/// [`CampaignFile`] for it. The struct has, in this order (the order of the
+/// fields in errors): the `name`, `title`, `description` and `seed` every
+/// campaign file has, the network's own fields given in the braces, the
+/// `algorithms` (of the entry type given, documented with the doc comment
+/// given), the network's fields given after them, and the `set`s (of the set
+/// type given); it denies unknown fields. `named` and `entry` are the
+/// network's [`CampaignFile::NAMED`] and [`CampaignFile::ENTRY`].
+macro_rules! campaign_file {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $($fields:tt)*
+        }
+        $(#[doc = $algorithms_doc:literal])+
+        algorithms: $entry:ty,
+        $($(#[$after_attr:meta])* pub $after:ident: $after_ty:ty,)*
+        sets: $set:ty,
+        named: $named:expr,
+        entry: $expecting:literal $(,)?
+    ) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// A short name; names the campaign in the store and reports.
+            pub name: String,
+            /// The published work it reproduces (title, authors, venue).
+            #[serde(default)]
+            pub title: String,
+            /// What it runs, in a sentence or two.
+            #[serde(default)]
+            pub description: String,
+            /// The seed of every run; each replication derives its own.
+            #[serde(default = "crate::campaign::sets::default_seed")]
+            pub seed: u64,
+            $($fields)*
+            $(#[doc = $algorithms_doc])+
+            #[serde(default)]
+            pub algorithms: Vec<$entry>,
+            $($(#[$after_attr])* pub $after: $after_ty,)*
+            /// The sets (at least one).
+            #[serde(rename = "set")]
+            pub sets: Vec<$set>,
+        }
+
+        impl crate::campaign::CampaignFile for $name {
+            const NAMED: fn(&str) -> coapcc_sim::AlgorithmSpec = $named;
+            const ENTRY: &'static str = $expecting;
+
+            type Set = $set;
+
+            fn about(&self) -> (&str, &str, &str) {
+                (&self.name, &self.title, &self.description)
+            }
+
+            fn sets(&self) -> &[$set] {
+                &self.sets
+            }
+
+            fn set_name(set: &$set) -> &str {
+                &set.name
+            }
+        }
+    };
+}
+pub(crate) use campaign_file;
 
 /// Reads a campaign file's fields from TOML `text`; errors name `origin`.
 pub fn from_toml<F: serde::de::DeserializeOwned>(text: &str, origin: &str) -> anyhow::Result<F> {
@@ -61,25 +182,23 @@ pub fn from_toml<F: serde::de::DeserializeOwned>(text: &str, origin: &str) -> an
 
 /// Expands a campaign file whose sets each expand to cells on their own
 /// (the grid's and the star's) into its plan: checks the campaign's name and
-/// the sets' names (`set_name`), expands the sets (`sets`) in order with
-/// `expand_set` (whose errors are prefixed with the set's name), and hashes
-/// the cells under the network's `marker` ([`plan`]). Errors name `origin`.
-pub fn expand_sets<F: CampaignFile, S, C: Serialize>(
+/// the sets' names, expands the sets in order with `expand_set` (whose
+/// errors are prefixed with the set's name), and hashes the cells under the
+/// network's `marker` ([`plan`]). Errors name `origin`.
+pub fn expand_sets<F: CampaignFile, C: Serialize>(
     file: F,
     text: &str,
     origin: &str,
     marker: &str,
-    sets: impl Fn(&F) -> &[S],
-    set_name: impl Fn(&S) -> &str,
-    expand_set: impl Fn(&F, &S) -> Result<Vec<C>>,
+    expand_set: impl Fn(&F, &F::Set) -> Result<Vec<C>>,
 ) -> Result<Plan<F, C>> {
     let expand = || -> Result<Vec<C>> {
-        let sets = sets(&file);
+        let sets = file.sets();
         check_campaign(file.name(), sets.len())?;
         let mut cells = Vec::new();
         for (i, set) in sets.iter().enumerate() {
-            let name = set_name(set);
-            check_set_name(i, name, sets[..i].iter().map(&set_name))?;
+            let name = F::set_name(set);
+            check_set_name(i, name, sets[..i].iter().map(F::set_name))?;
             cells.extend(expand_set(&file, set).map_err(|e| anyhow!("set `{name}`: {e:#}"))?);
         }
         Ok(cells)
@@ -243,6 +362,26 @@ pub(crate) mod testing {
         assert!(a.distinct_keys().is_subset(&more.distinct_keys()));
         let reseeded = parse(&base.replace("seed = 9", "seed = 10"), "g").unwrap();
         assert!(a.distinct_keys().is_disjoint(&reseeded.distinct_keys()));
+    }
+
+    /// Checks that `parse` refuses the campaign `base` (named `origin`) with,
+    /// in each case `(from, to, want)`, the first `from` replaced by `to`:
+    /// the error starts with the origin and holds `want`.
+    pub(crate) fn assert_refused_with_file_and_field<T>(
+        base: &str,
+        origin: &str,
+        parse: fn(&str, &str) -> Result<T>,
+        cases: &[(&str, &str, &str)],
+    ) {
+        for &(from, to, want) in cases {
+            assert!(base.contains(from), "{from}");
+            let e = parse(&base.replacen(from, to, 1), origin)
+                .err()
+                .unwrap_or_else(|| panic!("{from} -> {to}: not refused"));
+            let e = format!("{e:#}");
+            assert!(e.starts_with(&format!("{origin}: ")), "{e}");
+            assert!(e.contains(want), "{want} not in {e}");
+        }
     }
 
     /// Checks that a campaign file `F` names the fields it does not know:

@@ -8,51 +8,39 @@ use std::fmt;
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
 use coapcc_sim::dumbbell::{Coap, Network};
-use coapcc_sim::{AlgorithmSpec, Workload, WorkloadKind};
+use coapcc_sim::{Workload, WorkloadKind};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::calibrate::published_settings;
 use crate::campaign::sets;
 
-/// A whole campaign file.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DumbbellCampaignFile {
-    /// A short name (`thesis`, …); names the campaign in the store and reports.
-    pub name: String,
-    /// The published work it reproduces (title, authors, venue).
-    #[serde(default)]
-    pub title: String,
-    /// What it runs, in a sentence or two.
-    #[serde(default)]
-    pub description: String,
-    /// The seed of every run; each replication derives its own.
-    #[serde(default = "sets::default_seed")]
-    pub seed: u64,
-    /// Algorithms that may be missing from this build and are then skipped.
-    #[serde(default)]
-    pub skip_unavailable: SkipUnavailable,
-    /// The network of every run; a set's `buffers` and `errors` replace its
-    /// `buffer` and `errors`.
-    #[serde(default)]
-    pub network: Network,
-    /// CoAP settings of every run.
-    #[serde(default)]
-    pub coap: Coap,
-    /// The workload of every client; a set's `workloads` replace its `kind`.
-    #[serde(default)]
-    pub workload: Workload,
+sets::campaign_file! {
+    /// A whole campaign file.
+    pub struct DumbbellCampaignFile {
+        /// Algorithms that may be missing from this build and are then skipped.
+        #[serde(default)]
+        pub skip_unavailable: SkipUnavailable,
+        /// The network of every run; a set's `buffers` and `errors` replace its
+        /// `buffer` and `errors`.
+        #[serde(default)]
+        pub network: Network,
+        /// CoAP settings of every run.
+        #[serde(default)]
+        pub coap: Coap,
+        /// The workload of every client; a set's `workloads` replace its `kind`.
+        #[serde(default)]
+        pub workload: Workload,
+    }
     /// Algorithms each run on the whole population, in every set that does not
     /// list its own.
-    #[serde(default)]
-    pub algorithms: Vec<AlgorithmEntry>,
+    algorithms: AlgorithmEntry,
     /// Mixed populations, in every set that does not list its own.
     #[serde(default)]
     pub mixed: Vec<MixedEntry>,
-    /// The sets (at least one).
-    #[serde(rename = "set")]
-    pub sets: Vec<SetFile>,
+    sets: SetFile,
+    named: published_settings,
+    entry: "an algorithm name or a table { name = \"…\", … }",
 }
 
 /// One matrix of runs.
@@ -148,15 +136,6 @@ impl<'de> Deserialize<'de> for SkipUnavailable {
             }
         }
         d.deserialize_any(V)
-    }
-}
-
-impl crate::campaign::CampaignFile for DumbbellCampaignFile {
-    const NAMED: fn(&str) -> AlgorithmSpec = published_settings;
-    const ENTRY: &'static str = "an algorithm name or a table { name = \"…\", … }";
-
-    fn about(&self) -> (&str, &str, &str) {
-        (&self.name, &self.title, &self.description)
     }
 }
 

@@ -11,7 +11,7 @@ use anyhow::Result;
 use coapcc_sim::dumbbell::{DumbbellSim, RunSpec};
 use coapcc_sim::RunResult;
 
-use crate::campaign::{NetworkPlan, PlanCell};
+use crate::campaign::NetworkPlan;
 use crate::store::Store;
 use plan::{DumbbellCell, DumbbellPlan};
 
@@ -22,16 +22,6 @@ pub fn weight(spec: &RunSpec) -> u64 {
         .iter()
         .map(|g| u64::from(g.clients) * u64::from(g.workload.exchanges))
         .sum()
-}
-
-impl PlanCell for DumbbellCell {
-    type Spec = RunSpec;
-    fn keys(&self) -> &[String] {
-        &self.keys
-    }
-    fn spec(&self) -> &RunSpec {
-        &self.spec
-    }
 }
 
 impl NetworkPlan for DumbbellPlan {

@@ -16,6 +16,7 @@ use coapcc_sim::{AlgorithmSpec, WorkloadKind};
 use serde::{Deserialize, Serialize};
 
 use super::file::{AlgorithmEntry, DumbbellCampaignFile, MixedEntry};
+use crate::campaign::sets;
 use crate::key::{digest, run_keys, MODEL_VERSION};
 
 /// One group of a cell's population, as reports name it.
@@ -30,29 +31,26 @@ pub struct GroupInfo {
     pub clients: u32,
 }
 
-/// One population at one point of a set's matrix, replicated.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DumbbellCell {
-    /// The set's name.
-    pub set: String,
-    /// Clients in all.
-    pub clients: u32,
-    /// Router buffer.
-    pub buffer: Buffer,
-    /// Workload kind.
-    pub workload: WorkloadKind,
-    /// Link-error profile.
-    pub errors: ErrorProfile,
-    /// The population's label (an algorithm label or a mixed population's).
-    pub population: String,
-    /// Whether the population is mixed.
-    pub mixed: bool,
-    /// Its groups, in run-spec order.
-    pub groups: Vec<GroupInfo>,
+crate::campaign::unit::campaign_cell! {
+    /// One population at one point of a set's matrix, replicated.
+    pub struct DumbbellCell {
+        /// Clients in all.
+        pub clients: u32,
+        /// Router buffer.
+        pub buffer: Buffer,
+        /// Workload kind.
+        pub workload: WorkloadKind,
+        /// Link-error profile.
+        pub errors: ErrorProfile,
+        /// The population's label (an algorithm label or a mixed population's).
+        pub population: String,
+        /// Whether the population is mixed.
+        pub mixed: bool,
+        /// Its groups, in run-spec order.
+        pub groups: Vec<GroupInfo>,
+    }
     /// The run.
-    pub spec: RunSpec,
-    /// One key per replication.
-    pub keys: Vec<String>,
+    spec: RunSpec,
 }
 
 pub use crate::store::Skipped;
@@ -133,12 +131,7 @@ struct Population {
 }
 
 fn expand(file: DumbbellCampaignFile, text: &str, origin: &str) -> Result<DumbbellPlan> {
-    if file.name.trim().is_empty() {
-        bail!("name: expected a non-empty campaign name");
-    }
-    if file.sets.is_empty() {
-        bail!("set: expected at least one [[set]]");
-    }
+    sets::check_campaign(&file.name, file.sets.len())?;
     let mut skipped: Vec<Skipped> = Vec::new();
     let check = |a: &AlgorithmSpec, skipped: &mut Vec<Skipped>| -> Result<bool> {
         match available(a)? {
@@ -163,16 +156,8 @@ fn expand(file: DumbbellCampaignFile, text: &str, origin: &str) -> Result<Dumbbe
     let mut cells = Vec::new();
     for set in &file.sets {
         let ctx = |what: &str| format!("set `{}`: {what}", set.name);
-        if !(1..=crate::budget::MAX_REPLICATIONS).contains(&set.replications) {
-            bail!(
-                "{}",
-                ctx(&format!(
-                    "replications: expected 1 to {}, found {}",
-                    crate::budget::MAX_REPLICATIONS,
-                    set.replications
-                ))
-            );
-        }
+        sets::check_replications(set.replications)
+            .map_err(|e| anyhow!("{}", ctx(&e.to_string())))?;
         if set.clients.is_empty() || set.clients.contains(&0) {
             bail!(
                 "{}",
@@ -502,6 +487,19 @@ mod tests {
         let text = BASE.replace("clients = [2, 5]", "clients = [1, 5]");
         let e = format!("{:#}", parse(&text, "t").unwrap_err());
         assert!(e.contains("mixed `mix` cannot split 1 clients"), "{e}");
+    }
+
+    #[test]
+    fn the_campaign_name_and_replications_are_checked() {
+        let text = BASE.replacen("name = \"t\"", "name = \" \"", 1);
+        let e = format!("{:#}", parse(&text, "t.toml").unwrap_err());
+        assert_eq!(e, "t.toml: name: expected a non-empty campaign name");
+        let text = BASE.replace("replications = 4", "replications = 0");
+        let e = format!("{:#}", parse(&text, "t.toml").unwrap_err());
+        assert_eq!(
+            e,
+            "t.toml: set `b`: replications: expected 1 to 10000, found 0"
+        );
     }
 
     #[test]

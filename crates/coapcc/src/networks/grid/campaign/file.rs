@@ -6,46 +6,33 @@
 
 use coapcc_link::grid::Config;
 use coapcc_sim::grid::{GridCoap, GridWorkload};
-use coapcc_sim::AlgorithmSpec;
 
 use crate::campaign::sets;
 use serde::Deserialize;
 
 use crate::published::grid_published_settings;
 
-/// A whole grid campaign file.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GridCampaignFile {
-    /// A short name (`pcocoa`, …); names the campaign in the store and reports.
-    pub name: String,
-    /// The published work it reproduces (title, authors, venue).
-    #[serde(default)]
-    pub title: String,
-    /// What it runs, in a sentence or two.
-    #[serde(default)]
-    pub description: String,
-    /// The seed of every run; each replication derives its own.
-    #[serde(default = "sets::default_seed")]
-    pub seed: u64,
-    /// The grid of every run (`kind = "grid"`, the rest as in grid scenario
-    /// files).
-    pub network: Config,
-    /// CoAP settings of every run.
-    #[serde(default)]
-    pub coap: GridCoap,
-    /// The workload of every run; a set's sweep sets `kind` and replaces
-    /// `period_s` (periodic) or `on_s` (bursty), and its `duration_s` (if
-    /// given) replaces `duration_s`.
-    #[serde(default)]
-    pub workload: GridWorkload,
+sets::campaign_file! {
+    /// A whole grid campaign file.
+    pub struct GridCampaignFile {
+        /// The grid of every run (`kind = "grid"`, the rest as in grid scenario
+        /// files).
+        pub network: Config,
+        /// CoAP settings of every run.
+        #[serde(default)]
+        pub coap: GridCoap,
+        /// The workload of every run; a set's sweep sets `kind` and replaces
+        /// `period_s` (periodic) or `on_s` (bursty), and its `duration_s` (if
+        /// given) replaces `duration_s`.
+        #[serde(default)]
+        pub workload: GridWorkload,
+    }
     /// Algorithms of the clients under test, in every set that does not list
     /// its own.
-    #[serde(default)]
-    pub algorithms: Vec<GridAlgorithmEntry>,
-    /// The sets (at least one).
-    #[serde(rename = "set")]
-    pub sets: Vec<GridSetFile>,
+    algorithms: GridAlgorithmEntry,
+    sets: GridSetFile,
+    named: grid_published_settings,
+    entry: "an algorithm name or a table { name = \"…\", … }",
 }
 
 /// One sweep: exactly one of `periods_s` and `on_s`.
@@ -76,17 +63,10 @@ pub struct GridSetFile {
 /// defaults for the rest).
 pub type GridAlgorithmEntry = sets::AlgorithmEntry<GridCampaignFile>;
 
-impl crate::campaign::CampaignFile for GridCampaignFile {
-    const NAMED: fn(&str) -> AlgorithmSpec = grid_published_settings;
-    const ENTRY: &'static str = "an algorithm name or a table { name = \"…\", … }";
-
-    fn about(&self) -> (&str, &str, &str) {
-        (&self.name, &self.title, &self.description)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use coapcc_sim::AlgorithmSpec;
+
     use super::*;
 
     const MINIMAL: &str = "name = \"g\"\n[network]\nkind = \"grid\"\n[[set]]\nname = \"p\"\nperiods_s = [8]\nreplications = 1\n";

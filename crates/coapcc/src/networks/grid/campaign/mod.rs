@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use anyhow::Result;
 use coapcc_sim::grid::{GridRunResult, GridRunSpec, GridSim, GridWorkloadKind};
 
-use crate::campaign::{NetworkPlan, PlanCell};
+use crate::campaign::NetworkPlan;
 use crate::store::Store;
 pub use plan::{parse, GridCell, GridPlan};
 
@@ -38,16 +38,6 @@ pub fn weight(spec: &GridRunSpec) -> u64 {
         rate += 3.0 * interferers * w.on_s / (w.on_s + w.off_s);
     }
     (1000.0 * w.duration_s * rate.min(8.0)).max(1.0) as u64
-}
-
-impl PlanCell for GridCell {
-    type Spec = GridRunSpec;
-    fn keys(&self) -> &[String] {
-        &self.keys
-    }
-    fn spec(&self) -> &GridRunSpec {
-        &self.spec
-    }
 }
 
 impl NetworkPlan for GridPlan {

@@ -4,30 +4,25 @@
 //!
 //! Order: sets as written; within a set, points as written × algorithms.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
-use serde::{Deserialize, Serialize};
 
 use super::file::{GridCampaignFile, GridSetFile};
 use crate::campaign::sets;
-use crate::key::run_keys;
 
-/// One algorithm at one point of a set's sweep, replicated.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GridCell {
-    /// The set's name.
-    pub set: String,
-    /// The sweep: periodic (the point is the period T) or bursty (the point is
-    /// the interferers' ON duration).
-    pub kind: GridWorkloadKind,
-    /// The period T or the ON duration (s).
-    pub point: f64,
-    /// The algorithm's label.
-    pub label: String,
+crate::campaign::unit::campaign_cell! {
+    /// One algorithm at one point of a set's sweep, replicated.
+    pub struct GridCell {
+        /// The sweep: periodic (the point is the period T) or bursty (the point is
+        /// the interferers' ON duration).
+        pub kind: GridWorkloadKind,
+        /// The period T or the ON duration (s).
+        pub point: f64,
+        /// The algorithm's label.
+        pub label: String,
+    }
     /// The run (its `algorithm` is the cell's).
-    pub spec: GridRunSpec,
-    /// One key per replication.
-    pub keys: Vec<String>,
+    spec: GridRunSpec,
 }
 
 /// A grid campaign ready to run.
@@ -35,14 +30,11 @@ pub type GridPlan = crate::campaign::Plan<GridCampaignFile, GridCell>;
 
 /// Parses and expands grid campaign text; `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<GridPlan> {
-    let file: GridCampaignFile = sets::from_toml(text, origin)?;
     sets::expand_sets(
-        file,
+        sets::from_toml(text, origin)?,
         text,
         origin,
         MARKER,
-        |f| &f.sets,
-        |s| &s.name,
         expand_set,
     )
 }
@@ -67,21 +59,16 @@ fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell
             )
         }
     };
-    if points.is_empty() {
-        bail!("{field}: expected at least one value (s)");
-    }
-    for (i, &p) in points.iter().enumerate() {
-        if !(p > 0.0 && p.is_finite()) {
-            bail!("{field}: expected positive durations in seconds, found {p}");
-        }
-        if points[..i].contains(&p) {
-            bail!("{field}: {} is listed twice", point_text(p));
-        }
-    }
+    sets::check_sweep(
+        field,
+        points,
+        "value (s)",
+        |p| p > 0.0 && p.is_finite(),
+        "positive durations in seconds",
+    )?;
     let algorithms =
         sets::set_algorithms(set.algorithms.as_deref(), &file.algorithms, "algorithm")?;
-    let mut cells = Vec::new();
-    for &point in points {
+    let workload_at = |point: f64| {
         let mut workload = file.workload.clone();
         workload.kind = kind;
         match kind {
@@ -91,28 +78,30 @@ fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell
         if let Some(d) = set.duration_s {
             workload.duration_s = d;
         }
-        for a in algorithms {
-            let spec = GridRunSpec {
-                network: file.network.clone(),
-                coap: file.coap.clone(),
-                workload: workload.clone(),
-                algorithm: a.0.clone(),
-                seed: file.seed,
-            };
-            grid::validate(&spec)
-                .map_err(|e| anyhow!("{}, {field} = {}: {e}", a.0.label(), point_text(point)))?;
-            let keys = run_keys(&spec, set.replications);
-            cells.push(GridCell {
-                set: set.name.clone(),
-                kind,
-                point,
-                label: a.0.label().to_string(),
-                spec,
-                keys,
-            });
-        }
-    }
-    Ok(cells)
+        workload
+    };
+    sets::sweep_cells(
+        points,
+        algorithms,
+        set.replications,
+        |point| format!("{field} = {}", point_text(point)),
+        |point, algorithm| GridRunSpec {
+            network: file.network.clone(),
+            coap: file.coap.clone(),
+            workload: workload_at(point),
+            algorithm: algorithm.clone(),
+            seed: file.seed,
+        },
+        grid::validate,
+        |point, label, spec, keys| GridCell {
+            set: set.name.clone(),
+            kind,
+            point,
+            label,
+            spec,
+            keys,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -178,7 +167,7 @@ mod tests {
 
     #[test]
     fn bad_sets_are_refused_with_file_and_field() {
-        for (from, to, want) in [
+        let cases = [
             (
                 "periods_s = [2, 8, 0.5]",
                 "periods_s = [2, 8]\non_s = [1]",
@@ -230,14 +219,7 @@ mod tests {
                 "period_s = 14\ntrace_node = 3",
                 "workload.trace_node: node 3 is not a client",
             ),
-        ] {
-            assert!(BASE.contains(from), "{from}");
-            let e = format!(
-                "{:#}",
-                parse(&BASE.replacen(from, to, 1), "g.toml").unwrap_err()
-            );
-            assert!(e.starts_with("g.toml: "), "{e}");
-            assert!(e.contains(want), "{want} not in {e}");
-        }
+        ];
+        sets::testing::assert_refused_with_file_and_field(BASE, "g.toml", parse, &cases);
     }
 }

@@ -10,33 +10,21 @@ use coapcc_sim::AlgorithmSpec;
 use crate::campaign::sets;
 use serde::Deserialize;
 
-/// A whole star campaign file.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StarCampaignFile {
-    /// A short name (`lwip`, …); names the campaign in the store and reports.
-    pub name: String,
-    /// The published work it reproduces (title, authors, venue).
-    #[serde(default)]
-    pub title: String,
-    /// What it runs, in a sentence or two.
-    #[serde(default)]
-    pub description: String,
-    /// The seed of every run; each replication derives its own.
-    #[serde(default = "sets::default_seed")]
-    pub seed: u64,
-    /// The star of every run (`kind = "star"`, the rest as in star scenario
-    /// files, except `stations`, which each set sweeps).
-    pub network: Config,
-    /// The bulk senders of every run.
-    #[serde(default)]
-    pub workload: StarWorkload,
+sets::campaign_file! {
+    /// A whole star campaign file.
+    pub struct StarCampaignFile {
+        /// The star of every run (`kind = "star"`, the rest as in star scenario
+        /// files, except `stations`, which each set sweeps).
+        pub network: Config,
+        /// The bulk senders of every run.
+        #[serde(default)]
+        pub workload: StarWorkload,
+    }
     /// The TCP flavours, in every set that does not list its own.
-    #[serde(default)]
-    pub algorithms: Vec<StarAlgorithmEntry>,
-    /// The sets (at least one).
-    #[serde(rename = "set")]
-    pub sets: Vec<StarSetFile>,
+    algorithms: StarAlgorithmEntry,
+    sets: StarSetFile,
+    named: AlgorithmSpec::named,
+    entry: "a TCP flavour's name or a table { name = \"…\", label = \"…\" }",
 }
 
 /// One sweep of the number of stations.
@@ -58,15 +46,6 @@ pub struct StarSetFile {
 /// `{ name = "…", label = "…" }`. The TCP names take no parameters; a table
 /// that gives one is refused when the campaign is expanded.
 pub type StarAlgorithmEntry = sets::AlgorithmEntry<StarCampaignFile>;
-
-impl crate::campaign::CampaignFile for StarCampaignFile {
-    const NAMED: fn(&str) -> AlgorithmSpec = AlgorithmSpec::named;
-    const ENTRY: &'static str = "a TCP flavour's name or a table { name = \"…\", label = \"…\" }";
-
-    fn about(&self) -> (&str, &str, &str) {
-        (&self.name, &self.title, &self.description)
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use anyhow::Result;
 use coapcc_sim::star::{StarRunResult, StarRunSpec, StarSim};
 
-use crate::campaign::{NetworkPlan, PlanCell};
+use crate::campaign::NetworkPlan;
 use crate::store::Store;
 pub use plan::{parse, StarCell, StarPlan};
 
@@ -27,16 +27,6 @@ pub fn weight(spec: &StarRunSpec) -> u64 {
     let w = &spec.workload;
     let segments = u64::from(w.write_bytes).div_ceil(u64::from(w.mss.max(1)));
     (u64::from(spec.network.stations) * u64::from(w.writes) * segments).max(1)
-}
-
-impl PlanCell for StarCell {
-    type Spec = StarRunSpec;
-    fn keys(&self) -> &[String] {
-        &self.keys
-    }
-    fn spec(&self) -> &StarRunSpec {
-        &self.spec
-    }
 }
 
 impl NetworkPlan for StarPlan {

@@ -5,26 +5,22 @@
 //! Order: sets as written; within a set, station counts as written × flavours.
 
 use anyhow::{anyhow, bail, Result};
+use coapcc_link::star::Config;
 use coapcc_sim::star::{self, StarRunSpec};
-use serde::{Deserialize, Serialize};
 
 use super::file::{StarCampaignFile, StarSetFile};
 use crate::campaign::sets;
-use crate::key::run_keys;
 
-/// One TCP flavour at one station count of a set, replicated.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StarCell {
-    /// The set's name.
-    pub set: String,
-    /// The number of stations.
-    pub stations: u32,
-    /// The flavour's label.
-    pub label: String,
+crate::campaign::unit::campaign_cell! {
+    /// One TCP flavour at one station count of a set, replicated.
+    pub struct StarCell {
+        /// The number of stations.
+        pub stations: u32,
+        /// The flavour's label.
+        pub label: String,
+    }
     /// The run (its `network.stations` and `algorithm` are the cell's).
-    pub spec: StarRunSpec,
-    /// One key per replication.
-    pub keys: Vec<String>,
+    spec: StarRunSpec,
 }
 
 /// A star campaign ready to run.
@@ -46,15 +42,7 @@ pub fn parse(text: &str, origin: &str) -> Result<StarPlan> {
              remove it from [network]"
         );
     }
-    sets::expand_sets(
-        file,
-        text,
-        origin,
-        MARKER,
-        |f| &f.sets,
-        |s| &s.name,
-        expand_set,
-    )
+    sets::expand_sets(file, text, origin, MARKER, expand_set)
 }
 
 /// What the definition hashes first: the network's marker.
@@ -62,43 +50,38 @@ const MARKER: &str = "coapcc-star-campaign";
 
 fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell>> {
     sets::check_replications(set.replications)?;
-    if set.stations.is_empty() {
-        bail!("stations: expected at least one station count");
-    }
-    for (i, &n) in set.stations.iter().enumerate() {
-        if n == 0 {
-            bail!("stations: expected station counts of at least 1, found 0");
-        }
-        if set.stations[..i].contains(&n) {
-            bail!("stations: {n} is listed twice");
-        }
-    }
+    sets::check_sweep(
+        "stations",
+        &set.stations,
+        "station count",
+        |n| n > 0,
+        "station counts of at least 1",
+    )?;
     let algorithms =
         sets::set_algorithms(set.algorithms.as_deref(), &file.algorithms, "TCP flavour")?;
-    let mut cells = Vec::new();
-    for &stations in &set.stations {
-        let mut network = file.network.clone();
-        network.stations = stations;
-        for a in algorithms {
-            let spec = StarRunSpec {
-                network: network.clone(),
-                workload: file.workload.clone(),
-                algorithm: a.0.clone(),
-                seed: file.seed,
-            };
-            star::validate(&spec)
-                .map_err(|e| anyhow!("{}, stations = {stations}: {e}", a.0.label()))?;
-            let keys = run_keys(&spec, set.replications);
-            cells.push(StarCell {
-                set: set.name.clone(),
+    sets::sweep_cells(
+        &set.stations,
+        algorithms,
+        set.replications,
+        |stations| format!("stations = {stations}"),
+        |stations, algorithm| StarRunSpec {
+            network: Config {
                 stations,
-                label: a.0.label().to_string(),
-                spec,
-                keys,
-            });
-        }
-    }
-    Ok(cells)
+                ..file.network.clone()
+            },
+            workload: file.workload.clone(),
+            algorithm: algorithm.clone(),
+            seed: file.seed,
+        },
+        star::validate,
+        |stations, label, spec, keys| StarCell {
+            set: set.name.clone(),
+            stations,
+            label,
+            spec,
+            keys,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -160,7 +143,7 @@ mod tests {
 
     #[test]
     fn bad_sets_are_refused_with_file_and_field() {
-        for (from, to, want) in [
+        let cases = [
             (
                 "stations = [36, 24]",
                 "stations = []",
@@ -214,14 +197,7 @@ mod tests {
                 "queue = 4\nstations = 12",
                 "network.stations: each [[set]]",
             ),
-        ] {
-            assert!(BASE.contains(from), "{from}");
-            let e = format!(
-                "{:#}",
-                parse(&BASE.replacen(from, to, 1), "s.toml").unwrap_err()
-            );
-            assert!(e.starts_with("s.toml: "), "{e}");
-            assert!(e.contains(want), "{want} not in {e}");
-        }
+        ];
+        sets::testing::assert_refused_with_file_and_field(BASE, "s.toml", parse, &cases);
     }
 }
