@@ -31,6 +31,7 @@ mod cache;
 mod index;
 
 use std::hash::Hash;
+use std::sync::Arc;
 
 use crate::message::{option, Code, MessageType, MessageView, MessageWriter};
 use crate::Nanos;
@@ -198,6 +199,13 @@ pub struct Server<P, H, I = HashIndex<P>> {
     /// Message ID of the next Non-confirmable response (the server's own
     /// Message ID space, RFC 7252 §4.4).
     next_mid: u16,
+    /// The response the handler fills (cleared between requests).
+    scratch: Response,
+    /// The response last remembered in the cache: the next one equal to it
+    /// is remembered as the same shared copy, so a handler that always
+    /// answers alike (the testbed's [`FixedPayload`]) costs no allocation or
+    /// copy per cache entry.
+    last: Option<Arc<Response>>,
 }
 
 /// The marking options of the copy being answered (raw values).
@@ -224,6 +232,8 @@ impl<P: Copy + Eq, H: Handler, I: DedupIndex<P>> Server<P, H, I> {
             handler,
             stats: ServerStats::default(),
             next_mid: 0,
+            scratch: Response::default(),
+            last: None,
         }
     }
 
@@ -318,7 +328,8 @@ impl<P: Copy + Eq, H: Handler, I: DedupIndex<P>> Server<P, H, I> {
         if unknown_critical && !confirmable {
             return self.reject(out, req.mid);
         }
-        let mut response = self.cache.take_response();
+        let mut response = std::mem::take(&mut self.scratch);
+        response.clear();
         if unknown_critical {
             self.stats.bad_option += 1;
             response.code = Code::BAD_OPTION;
@@ -343,10 +354,19 @@ impl<P: Copy + Eq, H: Handler, I: DedupIndex<P>> Server<P, H, I> {
             len = encode(out, mtype, mid, req.token, &response, echo);
         }
         if confirmable {
-            self.stats.evicted += self.cache.insert((from, req.mid), now, req.token, response);
-        } else {
-            self.cache.give_back(response);
+            let shared = match &self.last {
+                Some(last) if **last == response => Arc::clone(last),
+                _ => {
+                    let shared = self.cache.share(&mut response);
+                    if let Some(old) = self.last.replace(Arc::clone(&shared)) {
+                        self.cache.recycle(old);
+                    }
+                    shared
+                }
+            };
+            self.stats.evicted += self.cache.insert((from, req.mid), now, req.token, shared);
         }
+        self.scratch = response;
         match len {
             Some(len) => ServerOutput::Reply {
                 len,
