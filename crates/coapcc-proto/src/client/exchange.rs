@@ -15,6 +15,19 @@ use crate::Nanos;
 /// allocation: the testbed's requests (a GET with one Uri-Path segment) fit.
 pub(crate) const INLINE_REQUEST: usize = 24;
 
+/// The scratch a request known to be short is encoded in ([`Exchange::encode`]).
+const SMALL_REQUEST: usize = 64;
+
+/// At least the bytes `req` encodes to: header and the longest token
+/// (12), then per Uri-Path or Uri-Query option at most 3 bytes of option
+/// header (no delta beyond 268, no value beyond 255 bytes) besides its value;
+/// there are at most `path.len() + 2` of them and their values together are
+/// shorter than the path; then the payload marker and the payload.
+fn encoded_bound(req: &Request<'_>) -> usize {
+    let path = req.path.len();
+    12 + 3 * (path + 2) + path + 1 + req.payload.len()
+}
+
 /// Where an exchange is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -101,10 +114,21 @@ impl<P: Copy> Exchange<P> {
     /// The request is written in a scratch buffer and only its bytes are kept,
     /// so the exchange's buffer is as large as the requests it held, not as
     /// `max_size` (issue 12: memory per client).
+    ///
+    /// A request whose encoding is known to fit [`SMALL_REQUEST`] bytes (by
+    /// [`encoded_bound`]) is written in a scratch of that size: zeroing the
+    /// largest message's scratch for each request cost more than encoding it
+    /// (`docs/decisions/performance.md`, "Work per event"). The buffer is
+    /// never shorter than the encoding, so the result is the same.
     pub fn encode(&mut self, req: &Request<'_>, max_size: usize) -> Result<(), ClientError> {
-        let mut scratch = [0u8; MAX_MESSAGE_SIZE];
+        let mut small = [0u8; SMALL_REQUEST];
+        let mut scratch: [u8; MAX_MESSAGE_SIZE];
         let mut large = Vec::new();
-        let buf = if max_size <= MAX_MESSAGE_SIZE {
+        let bound = encoded_bound(req);
+        let buf = if bound <= SMALL_REQUEST {
+            &mut small[..bound.min(max_size)]
+        } else if max_size <= MAX_MESSAGE_SIZE {
+            scratch = [0u8; MAX_MESSAGE_SIZE];
             &mut scratch[..max_size]
         } else {
             large.resize(max_size, 0);
@@ -226,6 +250,13 @@ impl<P: Copy> Exchange<P> {
         };
         let (opt, opt_len) = match marking_option(self.marking, ordinal) {
             Some((number, value)) => encode_marking_option(number, value, self.last_option),
+            None if self.marking != Marking::Token => {
+                // Unmarked, with its own token: the request as encoded, in
+                // one copy.
+                let len = self.encoded.len();
+                buf.get_mut(..len)?.copy_from_slice(&self.encoded);
+                return Some(len);
+            }
             None => ([0; 8], 0),
         };
         let options = &self.encoded[4 + own_tkl..self.options_end];
@@ -240,5 +271,27 @@ impl<P: Copy> Exchange<P> {
             at += part.len();
         }
         Some(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_small_scratch_bound_holds() {
+        // Every option of a path of separators, each with a 1-byte header.
+        for path in ["/", "//", "?&&", "a/b?c&d", "/x/y/z?"] {
+            let req = Request {
+                method: Code::GET,
+                path,
+                payload: b"p",
+                confirmable: true,
+            };
+            let mut ex = Exchange::new(0u32);
+            ex.token_len = 8;
+            ex.encode(&req, MAX_MESSAGE_SIZE).unwrap();
+            assert!(ex.encoded.len() <= encoded_bound(&req), "{path:?}");
+        }
     }
 }
