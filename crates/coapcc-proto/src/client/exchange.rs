@@ -15,6 +15,59 @@ use crate::Nanos;
 /// allocation: the testbed's requests (a GET with one Uri-Path segment) fit.
 pub(crate) const INLINE_REQUEST: usize = 24;
 
+/// The scratch a request known to be short is encoded in ([`Exchange::encode`]).
+const SMALL_REQUEST: usize = 64;
+
+/// At least the bytes `req` encodes to: header and the longest token
+/// (12), then per Uri-Path or Uri-Query option at most 3 bytes of option
+/// header (no delta beyond 268, no value beyond 255 bytes) besides its value;
+/// there are at most `path.len() + 2` of them and their values together are
+/// shorter than the path; then the payload marker and the payload.
+fn encoded_bound(req: &Request<'_>) -> usize {
+    let path = req.path.len();
+    12 + 3 * (path + 2) + path + 1 + req.payload.len()
+}
+
+/// A request encoded once for sending many times
+/// ([`super::Client::request_encoded`]): its options, payload marker and
+/// payload, which do not depend on the Message ID or token. Splitting the
+/// path into options for every request was a tenth of a testbed run's work
+/// (`docs/decisions/performance.md`, "Work per event").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedRequest {
+    method: Code,
+    confirmable: bool,
+    /// Options, then the payload marker and payload.
+    body: Vec<u8>,
+    /// Bytes of `body` that are options.
+    options_len: usize,
+    /// The number of the last option.
+    last_option: u16,
+}
+
+impl EncodedRequest {
+    /// Encodes `req` for requests of at most `max_size` bytes (with the
+    /// largest marking and no token; a client's
+    /// [`super::ClientConfig::max_message_size`], with its token, is checked
+    /// with each request). Fails as [`super::Client::request`] would.
+    pub fn new(req: &Request<'_>, max_size: usize) -> Result<Self, ClientError> {
+        let mut ex = Exchange::new(());
+        ex.encode(req, max_size)?;
+        Ok(EncodedRequest {
+            method: req.method,
+            confirmable: req.confirmable,
+            body: ex.encoded[4..].to_vec(),
+            options_len: ex.options_end - 4,
+            last_option: ex.last_option,
+        })
+    }
+
+    /// Whether the request is Confirmable.
+    pub fn confirmable(&self) -> bool {
+        self.confirmable
+    }
+}
+
 /// Where an exchange is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -101,10 +154,21 @@ impl<P: Copy> Exchange<P> {
     /// The request is written in a scratch buffer and only its bytes are kept,
     /// so the exchange's buffer is as large as the requests it held, not as
     /// `max_size` (issue 12: memory per client).
+    ///
+    /// A request whose encoding is known to fit [`SMALL_REQUEST`] bytes (by
+    /// [`encoded_bound`]) is written in a scratch of that size: zeroing the
+    /// largest message's scratch for each request cost more than encoding it
+    /// (`docs/decisions/performance.md`, "Work per event"). The buffer is
+    /// never shorter than the encoding, so the result is the same.
     pub fn encode(&mut self, req: &Request<'_>, max_size: usize) -> Result<(), ClientError> {
-        let mut scratch = [0u8; MAX_MESSAGE_SIZE];
+        let mut small = [0u8; SMALL_REQUEST];
+        let mut scratch: [u8; MAX_MESSAGE_SIZE];
         let mut large = Vec::new();
-        let buf = if max_size <= MAX_MESSAGE_SIZE {
+        let bound = encoded_bound(req);
+        let buf = if bound <= SMALL_REQUEST {
+            &mut small[..bound.min(max_size)]
+        } else if max_size <= MAX_MESSAGE_SIZE {
+            scratch = [0u8; MAX_MESSAGE_SIZE];
             &mut scratch[..max_size]
         } else {
             large.resize(max_size, 0);
@@ -170,6 +234,46 @@ impl<P: Copy> Exchange<P> {
         Ok(w.len())
     }
 
+    /// Encodes the request `req` was built from into the exchange's buffer:
+    /// the header with the exchange's Message ID and token, then `req`'s
+    /// options and payload as they were encoded once. The bytes, and the
+    /// errors, are those of [`Exchange::encode`] of that request.
+    pub fn encode_from(
+        &mut self,
+        req: &EncodedRequest,
+        max_size: usize,
+    ) -> Result<(), ClientError> {
+        let tkl = usize::from(self.token_len);
+        self.encoded.clear();
+        // MessageWriter::new refuses a token on an Empty message; a request
+        // that does not fit leaves `max_size` less than its size with the
+        // largest marking.
+        let len = 4 + tkl + req.body.len();
+        if (req.method.is_empty() && tkl > 0)
+            || len + super::marking::MAX_MARKING_OVERHEAD > max_size
+        {
+            return Err(ClientError::TooLarge);
+        }
+        let mtype = if req.confirmable {
+            MessageType::Con
+        } else {
+            MessageType::Non
+        };
+        let [m0, m1] = self.mid.to_be_bytes();
+        let token = self.token;
+        self.encoded.extend_from_slice(&[
+            0x40 | ((mtype as u8) << 4) | tkl as u8,
+            req.method.0,
+            m0,
+            m1,
+        ]);
+        self.encoded.extend_from_slice(&token[..tkl]);
+        self.encoded.extend_from_slice(&req.body);
+        self.options_end = 4 + tkl + req.options_len;
+        self.last_option = req.last_option;
+        Ok(())
+    }
+
     /// Adds option `number` with `value` to the encoded request, after its
     /// Uri-Path and Uri-Query options and before any marking (so `number`
     /// must be at least the last option's, and below the marking options'
@@ -226,6 +330,13 @@ impl<P: Copy> Exchange<P> {
         };
         let (opt, opt_len) = match marking_option(self.marking, ordinal) {
             Some((number, value)) => encode_marking_option(number, value, self.last_option),
+            None if self.marking != Marking::Token => {
+                // Unmarked, with its own token: the request as encoded, in
+                // one copy.
+                let len = self.encoded.len();
+                buf.get_mut(..len)?.copy_from_slice(&self.encoded);
+                return Some(len);
+            }
             None => ([0; 8], 0),
         };
         let options = &self.encoded[4 + own_tkl..self.options_end];
@@ -240,5 +351,77 @@ impl<P: Copy> Exchange<P> {
             at += part.len();
         }
         Some(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exchange's request as [`Exchange::encode`] and
+    /// [`Exchange::encode_from`] write it: bytes, option bounds and errors.
+    fn both(req: &Request<'_>, token_len: u8, max: usize) -> [Result<Vec<u8>, ClientError>; 2] {
+        let template = EncodedRequest::new(req, MAX_MESSAGE_SIZE);
+        let mut out = [Ok(Vec::new()), Ok(Vec::new())];
+        for (k, o) in out.iter_mut().enumerate() {
+            let mut ex = Exchange::new(0u32);
+            ex.mid = 0xBEEF;
+            ex.token = [1, 2, 3, 4, 5, 6, 7, 8];
+            ex.token_len = token_len;
+            let r = match (k, &template) {
+                (0, _) => ex.encode(req, max),
+                (_, Ok(t)) => ex.encode_from(t, max),
+                (_, Err(e)) => Err(*e),
+            };
+            *o = r.map(|()| {
+                let mut v = ex.encoded.to_vec();
+                v.extend_from_slice(&(ex.options_end as u32).to_be_bytes());
+                v.extend_from_slice(&ex.last_option.to_be_bytes());
+                v
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn an_encoded_request_gives_the_same_exchange() {
+        let long = "x".repeat(300);
+        let paths = ["", "sense", "/a/b/c", "a?x=1&y", "?q", "a//b", &long[..]];
+        let payloads: [&[u8]; 2] = [b"", b"hello"];
+        for path in paths {
+            for payload in payloads {
+                for (method, confirmable) in [(Code::GET, true), (Code::POST, false)] {
+                    for token_len in [0, 3, 8] {
+                        for max in [16, 24, 40, MAX_MESSAGE_SIZE] {
+                            let req = Request {
+                                method,
+                                path,
+                                payload,
+                                confirmable,
+                            };
+                            let [a, b] = both(&req, token_len, max);
+                            assert_eq!(a, b, "{path:?} {payload:?} {token_len} {max}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_small_scratch_bound_holds() {
+        // Every option of a path of separators, each with a 1-byte header.
+        for path in ["/", "//", "?&&", "a/b?c&d", "/x/y/z?"] {
+            let req = Request {
+                method: Code::GET,
+                path,
+                payload: b"p",
+                confirmable: true,
+            };
+            let mut ex = Exchange::new(0u32);
+            ex.token_len = 8;
+            ex.encode(&req, MAX_MESSAGE_SIZE).unwrap();
+            assert!(ex.encoded.len() <= encoded_bound(&req), "{path:?}");
+        }
     }
 }

@@ -53,6 +53,7 @@ use crate::message::{
     option, peek_header, Code, MessageType, MessageView, MessageWriter, MAX_MESSAGE_SIZE,
 };
 use crate::{secs, to_nanos, Nanos};
+pub use exchange::EncodedRequest;
 use exchange::{Exchange, Phase};
 use marking::decode_echo;
 use recent::RecentAcks;
@@ -402,6 +403,31 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         peer: P,
         req: &Request<'_>,
     ) -> Result<ExchangeId, ClientError> {
+        let max = self.settings.config.max_message_size;
+        self.start_request(now, peer, req.confirmable, |ex| ex.encode(req, max))
+    }
+
+    /// [`Client::request`] of the request `req` was encoded from, without
+    /// encoding its options again: the same exchange, bytes and errors.
+    pub fn request_encoded(
+        &mut self,
+        now: Nanos,
+        peer: P,
+        req: &EncodedRequest,
+    ) -> Result<ExchangeId, ClientError> {
+        let max = self.settings.config.max_message_size;
+        self.start_request(now, peer, req.confirmable(), |ex| ex.encode_from(req, max))
+    }
+
+    /// Starts (or queues) an exchange whose request `encode` writes.
+    #[inline]
+    fn start_request(
+        &mut self,
+        now: Nanos,
+        peer: P,
+        confirmable: bool,
+        encode: impl FnOnce(&mut Exchange<P>) -> Result<(), ClientError>,
+    ) -> Result<ExchangeId, ClientError> {
         // Written in place in the first spare slot; it becomes live only
         // once its request is encoded.
         let ex = self.exchanges.next_slot(|| Exchange::new(peer));
@@ -423,11 +449,11 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             ex.token[..usize::from(ex.token_len)]
                 .copy_from_slice(&t[8 - usize::from(ex.token_len)..]);
         }
-        ex.encode(req, self.settings.config.max_message_size)?;
+        encode(ex)?;
         self.next_mid = self.next_mid.wrapping_add(1);
         self.next_id += 1;
         ex.id = ExchangeId(self.next_id);
-        ex.confirmable = req.confirmable;
+        ex.confirmable = confirmable;
         ex.phase = Phase::Queued;
         ex.sent_at.clear();
         ex.pending_tx = None;

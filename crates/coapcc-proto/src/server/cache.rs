@@ -8,8 +8,14 @@
 //! entry by key through its sequence number. The ring grows to at most
 //! `max_entries`; responses of removed entries are kept in a pool and reused,
 //! so a cache in steady state does not allocate.
+//!
+//! An entry holds its response behind a shared pointer: the server gives
+//! consecutive entries answered with the same response (the testbed's fixed
+//! payload: every one) one copy, so a new entry neither allocates nor copies
+//! a payload (`docs/decisions/performance.md`, "Work per event").
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use super::index::DedupIndex;
 use super::Response;
@@ -24,8 +30,8 @@ pub(crate) struct Entry {
     pub token: [u8; 8],
     /// Its length.
     pub token_len: u8,
-    /// The response the handler gave.
-    pub response: Response,
+    /// The response the handler gave, possibly shared with other entries.
+    pub response: Arc<Response>,
 }
 
 impl Entry {
@@ -49,7 +55,9 @@ pub(crate) struct DedupCache<P, I> {
     ring: VecDeque<Slot<P>>,
     front_seq: u64,
     index: I,
-    pool: Vec<Response>,
+    /// Responses no entry holds any more, for reuse (each held by the pool
+    /// alone).
+    pool: Vec<Arc<Response>>,
 }
 
 /// Entries a cache reserves room for up front, so that the hot path of a
@@ -80,7 +88,7 @@ impl<P: Copy + Eq, I: DedupIndex<P>> DedupCache<P, I> {
         if let Some(slot) = self.ring.pop_front() {
             let (peer, mid) = slot.key;
             self.index.remove(peer, mid, self.front_seq as u32);
-            self.pool.push(slot.entry.response);
+            self.recycle(slot.entry.response);
             self.front_seq += 1;
         }
     }
@@ -110,21 +118,32 @@ impl<P: Copy + Eq, I: DedupIndex<P>> DedupCache<P, I> {
         (now.saturating_sub(e.at) < self.lifetime).then_some(e)
     }
 
-    /// A cleared response to fill, from the pool when one is free.
-    pub fn take_response(&mut self) -> Response {
-        let mut r = self.pool.pop().unwrap_or_default();
-        r.clear();
-        r
+    /// Keeps `response` for reuse if no one else holds it (one shared with
+    /// a later entry, or with the server, comes back with its last holder).
+    pub fn recycle(&mut self, mut response: Arc<Response>) {
+        if Arc::get_mut(&mut response).is_some() {
+            self.pool.push(response);
+        }
     }
 
-    /// Returns a response that will not be cached to the pool.
-    pub fn give_back(&mut self, r: Response) {
-        self.pool.push(r);
+    /// A response no one else holds, with `response`'s contents; `response`
+    /// gets the old contents of a pooled one (its capacity, for reuse).
+    pub fn share(&mut self, response: &mut Response) -> Arc<Response> {
+        let mut shared = self.pool.pop().unwrap_or_default();
+        let inner = Arc::get_mut(&mut shared).expect("pooled responses are held by the pool alone");
+        std::mem::swap(inner, response);
+        shared
     }
 
     /// Remembers `key` (which must not be live) answered by `response`;
     /// returns how many entries were evicted to make room.
-    pub fn insert(&mut self, key: (P, u16), now: Nanos, token: &[u8], response: Response) -> u64 {
+    pub fn insert(
+        &mut self,
+        key: (P, u16),
+        now: Nanos,
+        token: &[u8],
+        response: Arc<Response>,
+    ) -> u64 {
         self.expire(now);
         let mut evicted = 0;
         while self.ring.len() >= self.max_entries {
@@ -168,11 +187,11 @@ mod tests {
         )
     }
 
-    fn resp(code: u8) -> Response {
-        Response {
+    fn resp(code: u8) -> Arc<Response> {
+        Arc::new(Response {
             code: crate::message::Code(code),
             ..Response::default()
-        }
+        })
     }
 
     fn expiry<I: DedupIndex<u32>>(mut c: DedupCache<u32, I>) {
@@ -268,11 +287,33 @@ mod tests {
     #[test]
     fn responses_are_recycled() {
         let mut c = DedupCache::new(10, 2, DenseIndex::with_peers(0));
-        let mut r = c.take_response();
+        let mut r = Response::default();
         r.payload.extend_from_slice(&[1; 100]);
-        c.insert((1, 1), 0, &[], r);
+        let shared = c.share(&mut r);
+        c.insert((1, 1), 0, &[], shared);
         c.expire(10);
-        let r = c.take_response();
-        assert!(r.payload.is_empty() && r.payload.capacity() >= 100);
+        let mut r = Response::default();
+        let shared = c.share(&mut r);
+        assert!(shared.payload.is_empty());
+        assert!(r.payload.capacity() >= 100, "the pooled buffers come back");
+    }
+
+    #[test]
+    fn a_shared_response_returns_to_the_pool_with_its_last_holder() {
+        let mut c = DedupCache::new(10, 4, DenseIndex::with_peers(2));
+        let shared = c.share(&mut resp_owned(0x45));
+        c.insert((0, 1), 0, &[], Arc::clone(&shared));
+        c.insert((1, 1), 5, &[], shared);
+        assert_eq!(c.expire(10), 1);
+        assert!(c.pool.is_empty(), "still held by the second entry");
+        assert_eq!(c.expire(15), 1);
+        assert_eq!(c.pool.len(), 1);
+    }
+
+    fn resp_owned(code: u8) -> Response {
+        Response {
+            code: crate::message::Code(code),
+            ..Response::default()
+        }
     }
 }

@@ -19,7 +19,9 @@ use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{to_secs, Nanos};
 use coapcc_link::{Datagram, NodeId};
-use coapcc_proto::client::{Client, ClientConfig, ClientEvent, ClientSettings, Request};
+use coapcc_proto::client::{
+    Client, ClientConfig, ClientEvent, ClientSettings, EncodedRequest, Request,
+};
 use coapcc_proto::message::Code;
 use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
 use coapcc_workload::metrics::{ClientRecord, RunResult};
@@ -107,7 +109,6 @@ enum Slot {
 
 /// One replication on the dumbbell in progress.
 pub struct Testbed<'a> {
-    spec: &'a RunSpec,
     /// The network, the endpoints' timers, the clock.
     core: Core<Dumbbell, Event>,
     packets: PacketStore,
@@ -127,6 +128,8 @@ pub struct Testbed<'a> {
     server: Server<u32, FixedPayload, DenseIndex>,
     histograms: Vec<Vec<u64>>,
     unfinished: usize,
+    /// The GET every UDP client sends, its options encoded once.
+    request: EncodedRequest,
     buf: [u8; MAX_DATAGRAM],
     tap: Option<&'a mut dyn Tap>,
 }
@@ -198,8 +201,17 @@ impl<'a> Testbed<'a> {
             DenseIndex::with_peers(clients.len()),
         );
         let unfinished = order.len();
+        let request = EncodedRequest::new(
+            &Request {
+                method: Code::GET,
+                path: &spec.coap.path,
+                payload: &[],
+                confirmable: true,
+            },
+            ClientConfig::default().max_message_size,
+        )
+        .expect("a validated path encodes");
         Ok(Testbed {
-            spec,
             core: Core::new(
                 Dumbbell::new(n, seed, 2 * order.len() + 64),
                 Agenda::new(0, 2 * order.len() + 64),
@@ -213,6 +225,7 @@ impl<'a> Testbed<'a> {
             server,
             histograms: vec![Vec::new(); spec.groups.len()],
             unfinished,
+            request,
             buf: [0; MAX_DATAGRAM],
             tap: None,
         })
@@ -439,7 +452,6 @@ impl<'a> Testbed<'a> {
 
     /// Starts the client's next exchange (and a new batch if one is due).
     fn start_next(&mut self, c: usize, now: Nanos) {
-        let spec = self.spec;
         let cl = &mut self.clients[c];
         if cl.remaining == 0 {
             return;
@@ -451,14 +463,8 @@ impl<'a> Testbed<'a> {
         }
         cl.remaining -= 1;
         cl.batch_left = cl.batch_left.saturating_sub(1);
-        let req = Request {
-            method: Code::GET,
-            path: &spec.coap.path,
-            payload: &[],
-            confirmable: true,
-        };
         cl.coap
-            .request(now, SERVER, &req)
+            .request_encoded(now, SERVER, &self.request)
             .expect("a stop-and-wait client always has room for its next request");
     }
 

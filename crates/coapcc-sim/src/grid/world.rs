@@ -7,7 +7,7 @@ use coapcc_link::grid::{self, FrameTrace, Grid};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, NodeId, PacketId};
-use coapcc_proto::client::{Client, ClientConfig, ClientEvent, Request};
+use coapcc_proto::client::{Client, ClientConfig, ClientEvent, EncodedRequest, Request};
 use coapcc_proto::message::{Code, MessageView};
 use coapcc_proto::server::{DenseIndex, Handler, Response, Server, ServerConfig, ServerOutput};
 
@@ -126,7 +126,9 @@ pub struct World<'a> {
     slot_of: Vec<Option<u16>>,
     server: Server<u32, Sink, DenseIndex>,
     server_node: u16,
-    payload: Vec<u8>,
+    /// The POST every client sends, its options and payload encoded once
+    /// (`docs/decisions/performance.md`, "Work per event").
+    request: EncodedRequest,
     buf: [u8; MAX_MESSAGE],
     roles: Vec<Role>,
     carried: Vec<u64>,
@@ -196,6 +198,17 @@ impl<'a> World<'a> {
         );
         let trace_slot = w.trace_node.and_then(|t| slot_of[t as usize - 1]);
         let end = from_secs(w.warmup_s + w.duration_s);
+        let payload = request_payload(&spec.coap);
+        let request = EncodedRequest::new(
+            &Request {
+                method: Code::POST,
+                path: &spec.coap.path,
+                payload: &payload,
+                confirmable: true,
+            },
+            MAX_MESSAGE,
+        )
+        .expect("a validated request encodes");
         Ok(World {
             spec,
             core: Core::new(net, Agenda::new(0, 4 * n + 16)),
@@ -206,7 +219,7 @@ impl<'a> World<'a> {
             slot_of,
             server,
             server_node: server_node as u16,
-            payload: request_payload(&spec.coap),
+            request,
             buf: [0; MAX_MESSAGE],
             carried: vec![0; n],
             roles,
@@ -284,14 +297,8 @@ impl<'a> World<'a> {
         let cl = &mut self.clients[c];
         debug_assert!(!cl.busy && cl.held > 0);
         cl.busy = true;
-        let req = Request {
-            method: Code::POST,
-            path: &self.spec.coap.path,
-            payload: &self.payload,
-            confirmable: true,
-        };
         cl.coap
-            .request(self.core.now, u32::from(self.server_node), &req)
+            .request_encoded(self.core.now, u32::from(self.server_node), &self.request)
             .expect("a client with NSTART 1 has room for its next request");
         self.service(c);
     }
