@@ -502,28 +502,29 @@ fn shipped_campaigns_expand() {
 /// the server's token on duplicates, Linux 4.9's loss recovery in `tcp`;
 /// model 4: `tcp` is Linux 4.9 as the thesis configured it, without SACK;
 /// model 5: the second algorithm audit; model 6: the Linux profiles' timers
-/// on Linux's timer wheel).
+/// on Linux's timer wheel; model 7: the tail loss probe on fresh
+/// connections; model 8: the window-scale option in `tcp-linux6`).
 #[test]
 fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
     for (name, definition, first, last) in [
         (
             "thesis.toml",
-            "b5b939fc7a49a5deaa78e60dc956d7b20728dc7f563e9c926ed8d25b030513a2",
-            "6c4fa4d32c91bed37db99355182828bdc1fbe3c1244f549c39430a56a6ade41d",
-            "d41665895305ee669e1e1f1464f9c4678094f2cb61764f4b015ced8a81ebff30",
+            "2468da6e67b1578f45740674cc96bc7a4b0aec440c012ff650821479cf17fdc3",
+            "ceeb85085414be78341849d178a5be3364d6e0bf6e4e2bd08f1960b4a6c68690",
+            "4dc3b1cd9f9a81f754b417df6e33240f12559de783a9cad1deec6a8e2bf198a2",
         ),
         (
             "anrw2018-fullbackoff.toml",
-            "3e7288bf06bb9721160e79fe0eee59f4297baa4af691c117ada6861f62bb5383",
-            "792f2538d0033a110d20f0212a79e8256fef7faab93d1d60070688548ddb0ee3",
-            "efc2c3220e1e9c7fb803939547a90459a22d00738e36b829e87f725a5b47a0af",
+            "e1fda062e8761a826ab34bfea9d81b869c662ae2e937df800530f31c9606d062",
+            "4db485414ef6cb46f21293489b167a160df8604217b30f8c6d9c713388cebca6",
+            "c03e5721ec2b60eefd51e0ecb0f669813300beae354037f2295f8d26b0480082",
         ),
         (
             "vtc2018-coap-over-tcp.toml",
-            "3d31d628b0d21b442184faa153b2af14d1fede50201026c766d6bfebb87344de",
-            "792f2538d0033a110d20f0212a79e8256fef7faab93d1d60070688548ddb0ee3",
-            "2f8ad767cb550b4e3f3514113ccc15af5f7b800dbe0968b89103b203757a2e8e",
+            "9223d406957f95ac336863b7f69c6137003d41502ba49d2b5f55b090d81a70e9",
+            "4db485414ef6cb46f21293489b167a160df8604217b30f8c6d9c713388cebca6",
+            "574820d49faf44141c9198f239f16179e60fa6873132ea7748d8dab0fa317a66",
         ),
     ] {
         let AnyPlan::Dumbbell(plan) = AnyPlan::load(&root.join(name)).unwrap() else {
