@@ -206,21 +206,6 @@ pub struct Server<P, H, I = HashIndex<P>> {
     /// answers alike (the testbed's [`FixedPayload`]) costs no allocation or
     /// copy per cache entry.
     last: Option<Arc<Response>>,
-    /// `last` encoded without echoed options, from its first option on
-    /// (options, payload marker, payload), once it answered twice: a reply
-    /// with it is then its header, token and these bytes in one copy.
-    body: Body,
-}
-
-/// What [`Server`] knows of its last response's encoding.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Body {
-    /// Not encoded yet.
-    Unknown,
-    /// These bytes.
-    Encoded(Vec<u8>),
-    /// Larger than [`crate::message::MAX_MESSAGE_SIZE`]: always encoded anew.
-    TooLarge,
 }
 
 /// The marking options of the copy being answered (raw values).
@@ -249,7 +234,6 @@ impl<P: Copy + Eq, H: Handler, I: DedupIndex<P>> Server<P, H, I> {
             next_mid: 0,
             scratch: Response::default(),
             last: None,
-            body: Body::Unknown,
         }
     }
 
@@ -327,21 +311,7 @@ impl<P: Copy + Eq, H: Handler, I: DedupIndex<P>> Server<P, H, I> {
                 } else {
                     req.token
                 };
-                let body = match (&self.last, &self.body) {
-                    (Some(last), Body::Encoded(b)) if Arc::ptr_eq(last, &entry.response) => {
-                        Some(&b[..])
-                    }
-                    _ => None,
-                };
-                let len = encode_with(
-                    out,
-                    MessageType::Ack,
-                    req.mid,
-                    token,
-                    &entry.response,
-                    echo,
-                    body,
-                );
+                let len = encode(out, MessageType::Ack, req.mid, token, &entry.response, echo);
                 return match len {
                     Some(len) => ServerOutput::Reply {
                         len,
@@ -376,31 +346,21 @@ impl<P: Copy + Eq, H: Handler, I: DedupIndex<P>> Server<P, H, I> {
             self.next_mid = self.next_mid.wrapping_add(1);
             (MessageType::Non, self.next_mid.wrapping_sub(1))
         };
-        let mut same = self.last.as_deref() == Some(&response);
-        if same && self.body == Body::Unknown {
-            self.body = encode_body(&response);
-        }
-        let body = match &self.body {
-            Body::Encoded(b) if same => Some(&b[..]),
-            _ => None,
-        };
-        let mut len = encode_with(out, mtype, mid, req.token, &response, echo, body);
+        let mut len = encode(out, mtype, mid, req.token, &response, echo);
         if len.is_none() {
             self.stats.too_large += 1;
             response.clear();
             response.code = Code::INTERNAL_SERVER_ERROR;
-            same = self.last.as_deref() == Some(&response);
             len = encode(out, mtype, mid, req.token, &response, echo);
         }
         if confirmable {
             let shared = match &self.last {
-                Some(last) if same => Arc::clone(last),
+                Some(last) if **last == response => Arc::clone(last),
                 _ => {
                     let shared = self.cache.share(&mut response);
                     if let Some(old) = self.last.replace(Arc::clone(&shared)) {
                         self.cache.recycle(old);
                     }
-                    self.body = Body::Unknown;
                     shared
                 }
             };
@@ -447,46 +407,6 @@ fn rst(out: &mut [u8], mid: u16) -> ServerOutput {
     }
 }
 
-/// `r` encoded without echoed options, from its first option on (see
-/// [`Server`]'s `body`).
-fn encode_body(r: &Response) -> Body {
-    let mut buf = [0u8; crate::message::MAX_MESSAGE_SIZE];
-    match encode(&mut buf, MessageType::Ack, 0, &[], r, Echo::default()) {
-        Some(len) => Body::Encoded(buf[4..len].to_vec()),
-        None => Body::TooLarge,
-    }
-}
-
-/// [`encode`], from `body` (`r` as [`encode_body`] wrote it) when there is
-/// nothing to echo: the header and token, then `body` in one copy — the
-/// same bytes. Anything else, or a `body` that does not fit `out` (whose
-/// failure `encode` reports), goes through [`encode`].
-fn encode_with(
-    out: &mut [u8],
-    mtype: MessageType,
-    mid: u16,
-    token: &[u8],
-    r: &Response,
-    echo: Echo<'_>,
-    body: Option<&[u8]>,
-) -> Option<usize> {
-    match body {
-        Some(body)
-            if echo.rexmit_cnt.is_none()
-                && echo.tc.is_none()
-                && 4 + token.len() + body.len() <= out.len() =>
-        {
-            let start = MessageWriter::new(out, mtype, r.code, mid, token)
-                .ok()?
-                .len();
-            let len = start + body.len();
-            out[start..len].copy_from_slice(body);
-            Some(len)
-        }
-        _ => encode(out, mtype, mid, token, r, echo),
-    }
-}
-
 /// Encodes a response (options already sorted) with the echoed options merged
 /// in at their place (Rexmit-Cnt 65020 before TC 65052); `None` if `out` is too
 /// small.
@@ -520,62 +440,4 @@ fn encode(
     flush(&mut w, u16::MAX)?;
     w.payload(&r.payload).ok()?;
     Some(w.len())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::message::MAX_MESSAGE_SIZE;
-
-    /// A GET with Message ID `mid`, a token, and optionally a TC option.
-    fn get(mid: u16, tc: Option<u8>, token: &[u8]) -> Vec<u8> {
-        let mut buf = [0u8; 64];
-        let mut w = MessageWriter::new(&mut buf, MessageType::Con, Code::GET, mid, token).unwrap();
-        w.option(option::URI_PATH, b"sense").unwrap();
-        if let Some(tc) = tc {
-            w.option(option::TC, &[tc]).unwrap();
-        }
-        w.bytes().to_vec()
-    }
-
-    fn reply(s: &mut Server<u32, FixedPayload>, now: Nanos, req: &[u8], out_len: usize) -> Vec<u8> {
-        let mut out = vec![0u8; out_len];
-        match s.handle_datagram(now, 1, req, &mut out) {
-            ServerOutput::Reply { len, .. } => out[..len].to_vec(),
-            ServerOutput::Nothing => Vec::new(),
-        }
-    }
-
-    /// Replies from the kept encoding (the second answer on) are the bytes a
-    /// fresh server's encoder writes, for new requests and duplicates, with
-    /// and without an echoed option, tokens of any length, and an output
-    /// buffer too small for the reply.
-    #[test]
-    fn replies_from_the_kept_encoding_are_the_encoders_bytes() {
-        let fresh = || Server::new(ServerConfig::default(), FixedPayload { size: 60 });
-        let mut s = fresh();
-        let mut now = 0;
-        let mut kept = false;
-        let requests = [(None, &b""[..]), (Some(2), b"ab"), (None, b"12345678")];
-        for round in 0..4u16 {
-            for (k, (tc, token)) in requests.into_iter().enumerate() {
-                let req = get(round * 10 + k as u16, tc, token);
-                let (first, again) = match round % 2 {
-                    0 => (MAX_MESSAGE_SIZE, 40),
-                    _ => (40, MAX_MESSAGE_SIZE),
-                };
-                let expected = reply(&mut fresh(), now, &req, first);
-                kept |= matches!(s.body, Body::Encoded(_));
-                assert_eq!(reply(&mut s, now, &req, first), expected, "{round} {k}");
-                let mut f = fresh();
-                reply(&mut f, now, &req, first);
-                let expected = reply(&mut f, now + 1, &req, again);
-                let got = reply(&mut s, now + 1, &req, again);
-                assert_eq!(got, expected, "{round} {k} duplicate");
-                now += 2;
-            }
-        }
-        assert!(s.stats().duplicates >= 12);
-        assert!(kept, "the kept encoding was used");
-    }
 }
