@@ -22,6 +22,16 @@ type Head = (Nanos, u64, usize);
 /// [`Head`]'s place for "in the calendar".
 const HEAP: usize = usize::MAX;
 
+/// Scheduling orders of [`Agenda::push_newest_first`] start above every order
+/// [`Agenda::reserve`] hands out (2^62 events are more than any run has).
+const NEWEST_FIRST_BASE: u64 = 1 << 62;
+
+/// Ranks of [`Agenda::push_newest_first`] (a Linux timer wheel has 9 levels).
+pub const NEWEST_FIRST_RANKS: u8 = 16;
+
+/// Each rank's scheduling orders span 2^52 events.
+const NEWEST_FIRST_RANK_SHIFT: u32 = 52;
+
 /// The most events a lane or the calendar's current bucket has room for
 /// before it first grows.
 pub const INITIAL_ROOM: usize = 1024;
@@ -29,6 +39,8 @@ pub const INITIAL_ROOM: usize = 1024;
 /// A priority queue of events with FIFO lanes for monotone event streams.
 pub struct Agenda<E> {
     seq: u64,
+    /// Events scheduled newest first so far ([`Agenda::push_newest_first`]).
+    stacked: u64,
     timers: Calendar<E>,
     lanes: Vec<VecDeque<Entry<E>>>,
     /// The earliest event, when known (`None`: to be found again). Pushes keep
@@ -47,6 +59,7 @@ impl<E: Copy> Agenda<E> {
         let room = capacity.min(INITIAL_ROOM);
         Agenda {
             seq: 0,
+            stacked: 0,
             timers: Calendar::new(SHIFT, SLOTS, NEAR_MAX, room),
             lanes: (0..lanes).map(|_| VecDeque::with_capacity(room)).collect(),
             head: Cell::new(Some(None)),
@@ -83,6 +96,23 @@ impl<E: Copy> Agenda<E> {
     /// taken by [`Agenda::reserve`] (each at most once).
     pub fn push_reserved(&mut self, at: Nanos, seq: u64, ev: E) {
         debug_assert!(seq <= self.seq, "scheduling order {seq} was not reserved");
+        self.timers.push(Entry { at, seq, ev });
+        self.note_push(at, seq, HEAP);
+    }
+
+    /// Schedules `ev` at an arbitrary time, to run among the events scheduled
+    /// this way for the same time by `rank` (highest first) and, within a
+    /// rank, newest first; after every event at that time scheduled another
+    /// way. This is the order of a Linux timer wheel's bucket (`rank` its
+    /// level): `docs/decisions/tcp.md`, "Timers of one bucket, last armed
+    /// first".
+    pub fn push_newest_first(&mut self, at: Nanos, rank: u8, ev: E) {
+        debug_assert!(rank < NEWEST_FIRST_RANKS, "rank {rank} out of range");
+        self.stacked += 1;
+        debug_assert!(self.stacked < 1 << NEWEST_FIRST_RANK_SHIFT);
+        let seq = NEWEST_FIRST_BASE
+            + (u64::from(NEWEST_FIRST_RANKS - 1 - rank) << NEWEST_FIRST_RANK_SHIFT)
+            - self.stacked;
         self.timers.push(Entry { at, seq, ev });
         self.note_push(at, seq, HEAP);
     }
@@ -220,6 +250,36 @@ mod tests {
         a.push_reserved(10, seq, 2);
         let got: Vec<_> = std::iter::from_fn(|| a.pop()).collect();
         assert_eq!(got, [(5, 0), (10, 1), (10, 2), (10, 3)]);
+    }
+
+    #[test]
+    fn newest_first_by_rank_after_the_others() {
+        // At time 10: two plain events (1 before 4, as pushed), then the
+        // rank-2 events newest first (6, 3), then the rank-0 ones (5, 2);
+        // the lane's event at 10 is a plain one (pushed after 1).
+        let mut a = Agenda::new(1, 8);
+        a.push(10, 1);
+        a.push_newest_first(10, 0, 2);
+        a.push_newest_first(10, 2, 3);
+        a.push_lane(0, 10, 4);
+        a.push_newest_first(10, 0, 5);
+        a.push_newest_first(10, 2, 6);
+        a.push_newest_first(9, 0, 0);
+        a.push(11, 7);
+        let got: Vec<_> = std::iter::from_fn(|| a.pop()).collect();
+        assert_eq!(
+            got,
+            [
+                (9, 0),
+                (10, 1),
+                (10, 4),
+                (10, 6),
+                (10, 3),
+                (10, 5),
+                (10, 2),
+                (11, 7)
+            ]
+        );
     }
 
     #[test]

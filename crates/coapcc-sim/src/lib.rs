@@ -69,4 +69,7 @@ pub use scenario::{
 /// on ACKs of data and keeps one probe per flight (the `tlp1` switch).
 /// Model 8: `tcp-linux6` and `tcp-linux6-nosack` send the window-scale
 /// option on SYN and SYN-ACK (the `wscale` switch: 4 bytes each).
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 8");
+/// Model 9: the dumbbell's timers on Linux's wheel (`tcp` and every
+/// `tcp-linux*` profile) run at one jiffy by level from the highest and,
+/// within a bucket, last armed first (`coapcc_tcp::linux::wheel::Due`).
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 9");

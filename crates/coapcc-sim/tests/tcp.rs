@@ -626,3 +626,76 @@ fn print_trace() {
     let r = DumbbellSim::run_with_tap(&s, 0, &mut Print).unwrap();
     println!("FCT {:?}", r.clients[0].fct);
 }
+
+/// Every SYN a client sends: (time, client).
+#[derive(Default)]
+struct Syns(Vec<(Nanos, u32)>);
+
+impl Tap for Syns {
+    fn packet(&mut self, _: Nanos, _: u32, _: u32, _: &[u8]) {}
+    fn tcp(&mut self, at: Nanos, client: u32, what: TcpTrace<'_>) {
+        if let TcpTrace::Sent {
+            from_client: true,
+            seg,
+        } = what
+        {
+            if seg.flags.contains(Flags::SYN) {
+                self.0.push((at, client));
+            }
+        }
+    }
+}
+
+/// The first instant any client resends its SYN, and the clients that do
+/// then, in the order they send it.
+fn first_syn_resends(name: &str) -> (Nanos, Vec<u32>) {
+    let mut tap = Syns::default();
+    DumbbellSim::run_with_tap(
+        &spec_of(
+            name,
+            100,
+            WorkloadKind::Continuous,
+            Buffer::Bytes(2500),
+            ErrorProfile::None,
+        ),
+        0,
+        &mut tap,
+    )
+    .unwrap();
+    let mut first = std::collections::HashSet::new();
+    let resends: Vec<(Nanos, u32)> = tap
+        .0
+        .into_iter()
+        .filter(|&(_, c)| !first.insert(c))
+        .collect();
+    let at = resends.first().expect("some SYN is resent").0;
+    (
+        at,
+        resends
+            .iter()
+            .take_while(|r| r.0 == at)
+            .map(|r| r.1)
+            .collect(),
+    )
+}
+
+/// Linux's timer wheel runs a bucket's timers last armed first
+/// (`docs/decisions/tcp.md`, "Timers of one bucket, last armed first"), as
+/// the kernel check's captures show: 100 clients send their SYNs at time 0
+/// in index order, every SYN timer (1 s) waits in the same level-1 bucket,
+/// and the clients whose SYN the 2500-byte buffer dropped resend theirs at
+/// its end (1.024 s) from the highest index down. Off the wheel, timers due
+/// together run in the order they were armed.
+#[test]
+fn syn_timers_of_one_bucket_run_last_armed_first() {
+    let (at, wheel) = first_syn_resends("tcp-linux6");
+    assert_eq!(at, 1024 * MS);
+    assert!(wheel.len() >= 10, "{wheel:?}");
+    assert!(wheel.windows(2).all(|w| w[0] > w[1]), "{wheel:?}");
+    let (at, exact) = first_syn_resends(
+        "tcp-linux:sack+er+rack+tlp+frto+prr+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale",
+    );
+    assert_eq!(at, 1000 * MS);
+    assert!(exact.len() >= 10, "{exact:?}");
+    assert!(exact.windows(2).all(|w| w[0] < w[1]), "{exact:?}");
+}

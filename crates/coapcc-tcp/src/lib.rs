@@ -44,6 +44,7 @@ pub mod segment;
 pub mod state;
 pub mod stats;
 
+pub use linux::wheel::Due;
 pub use linux::{Linux49, Mechanisms, Nagle, TcpConfig, TcpSocket};
 pub use lwip::{LwipConfig, LwipSocket};
 pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};

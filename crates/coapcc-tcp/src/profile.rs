@@ -27,6 +27,7 @@
 //! is `tcp-linux6`). See `docs/decisions/tcp.md`, "Linux 4.9's loss recovery" and
 //! "A Linux 6.x host".
 
+use crate::linux::wheel::Due;
 use crate::linux::{Mechanisms, TcpConfig, TcpSocket};
 use crate::lwip::{LwipBackoff, LwipConfig, LwipLossWindow, LwipSocket};
 use crate::segment::Segment;
@@ -409,6 +410,14 @@ impl AnySocket {
     /// When the socket next wants [`Self::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<u64> {
         dispatch!(self, s => s.poll_timeout())
+    }
+    /// The timer behind [`Self::poll_timeout`], with its level on Linux's
+    /// timer wheel ([`crate::linux::wheel::Due`]; lwIP's timers are off it).
+    pub fn poll_timer(&self) -> Option<Due> {
+        match self {
+            AnySocket::Linux(s) => s.poll_timer(),
+            AnySocket::Lwip(s) => s.poll_timeout().map(Due::exact),
+        }
     }
     /// Runs every timer due at `now`.
     pub fn handle_timeout(&mut self, now: u64) {

@@ -3,7 +3,7 @@
 //! (transport-tcp.md §2).
 
 mod common;
-use coapcc_tcp::{AbortReason, Flags, TcpConfig, TcpSocket, TcpState};
+use coapcc_tcp::{AbortReason, Due, Flags, Segment, TcpConfig, TcpSocket, TcpState};
 use common::*;
 
 fn syn_times(w: &Wire, dir: Dir) -> Vec<u64> {
@@ -211,6 +211,42 @@ fn syn_retries_fire_on_the_timer_wheel() {
         .map(|s| s.at)
         .collect();
     assert_eq!(syns, vec![0, 2016 * MS, 6144 * MS, 14_336 * MS]);
+}
+
+/// The SYN timer's level on the wheel: the first (2 s, 500 jiffies) waits
+/// in level 1, the second (4 s, 1000 jiffies) in level 2; off the wheel a
+/// timer has none (`docs/decisions/tcp.md`, "Timers of one bucket, last
+/// armed first").
+#[test]
+fn syn_timers_tell_their_wheel_level() {
+    let mut s = TcpSocket::connect(0, TcpConfig::linux());
+    let mut seg = Segment::default();
+    assert!(s.poll_transmit_into(0, &mut seg));
+    assert_eq!(
+        s.poll_timer(),
+        Some(Due {
+            at: 2016 * MS,
+            level: Some(1)
+        })
+    );
+    s.handle_timeout(2016 * MS);
+    assert!(s.poll_transmit_into(2016 * MS, &mut seg));
+    assert_eq!(
+        s.poll_timer(),
+        Some(Due {
+            at: 6144 * MS,
+            level: Some(2)
+        })
+    );
+    let mut e = TcpSocket::connect(0, linux_exact_timers());
+    assert!(e.poll_transmit_into(0, &mut seg));
+    assert_eq!(
+        e.poll_timer(),
+        Some(Due {
+            at: 2000 * MS,
+            level: None
+        })
+    );
 }
 
 #[test]

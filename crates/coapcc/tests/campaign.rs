@@ -503,28 +503,29 @@ fn shipped_campaigns_expand() {
 /// model 4: `tcp` is Linux 4.9 as the thesis configured it, without SACK;
 /// model 5: the second algorithm audit; model 6: the Linux profiles' timers
 /// on Linux's timer wheel; model 7: the tail loss probe on fresh
-/// connections; model 8: the window-scale option in `tcp-linux6`).
+/// connections; model 8: the window-scale option in `tcp-linux6`; model 9:
+/// the timers of one wheel bucket run last armed first).
 #[test]
 fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
     for (name, definition, first, last) in [
         (
             "thesis.toml",
-            "2468da6e67b1578f45740674cc96bc7a4b0aec440c012ff650821479cf17fdc3",
-            "ceeb85085414be78341849d178a5be3364d6e0bf6e4e2bd08f1960b4a6c68690",
-            "4dc3b1cd9f9a81f754b417df6e33240f12559de783a9cad1deec6a8e2bf198a2",
+            "358d3a81c3ab9aa803c784f12b0810e0b756684f3bd28e66d1534773a448b189",
+            "b194270af879dacfefc8c3576a9dcf27787016f02db3fc616764191dbdf5f621",
+            "30565e2e0ffe72a1f8a8748acb540aa59975e1cf7411cfecb0ff09ec36667be9",
         ),
         (
             "anrw2018-fullbackoff.toml",
-            "e1fda062e8761a826ab34bfea9d81b869c662ae2e937df800530f31c9606d062",
-            "4db485414ef6cb46f21293489b167a160df8604217b30f8c6d9c713388cebca6",
-            "c03e5721ec2b60eefd51e0ecb0f669813300beae354037f2295f8d26b0480082",
+            "6022af71290dcb8f19b8b29809f41c733eba1922181cb57d77307864f020cf85",
+            "a9c1f1dfdca0566f18fd1c636779520999edbf5a24a16a1ecc91ee00741772d7",
+            "d1a1ace73b633ad76eb560eea4ae562613028bafb35ebe989b57972c7c4023a7",
         ),
         (
             "vtc2018-coap-over-tcp.toml",
-            "9223d406957f95ac336863b7f69c6137003d41502ba49d2b5f55b090d81a70e9",
-            "4db485414ef6cb46f21293489b167a160df8604217b30f8c6d9c713388cebca6",
-            "574820d49faf44141c9198f239f16179e60fa6873132ea7748d8dab0fa317a66",
+            "62aa33ce8abdee7457e96980043eb40877d7da729de646d58f1a0ac75db7074e",
+            "a9c1f1dfdca0566f18fd1c636779520999edbf5a24a16a1ecc91ee00741772d7",
+            "174869894fae8a27acc8508791bf99cd5558fe2f515aeb7399e4c856c7914011",
         ),
     ] {
         let AnyPlan::Dumbbell(plan) = AnyPlan::load(&root.join(name)).unwrap() else {

@@ -39,7 +39,7 @@ use coapcc_proto::tcp::{
     CoapTcpConnection, ConnEvent, RefuseRequests, RequestHandler, TestbedHandler,
 };
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
-use coapcc_tcp::{AnySocket, Flags, Segment, SocketConfig, TcpProfile, TcpState};
+use coapcc_tcp::{AnySocket, Due, Flags, Segment, SocketConfig, TcpProfile, TcpState};
 use coapcc_workload::metrics::ClientRecord;
 use coapcc_workload::tcp_metrics::TcpRecord;
 use coapcc_workload::WorkloadKind;
@@ -108,8 +108,8 @@ struct SegSlot {
 struct Endpoint {
     sock: AnySocket,
     app: CoapTcpConnection,
-    /// The deadline for which a timer event is queued.
-    timer: Option<Nanos>,
+    /// The timer for which an event is queued.
+    timer: Option<Due>,
     /// Length of this endpoint's CSM: its stream offsets `0..csm_len`.
     csm_len: u64,
 }
@@ -218,8 +218,8 @@ pub(crate) struct TcpWorld {
     pub(crate) out_up: Vec<u32>,
     /// Segments emitted by the server, to put on the path to the router.
     pub(crate) out_down: Vec<u32>,
-    /// Timer events to schedule: (time, endpoint id).
-    pub(crate) out_timers: Vec<(Nanos, u32)>,
+    /// Timer events to schedule: (timer, endpoint id).
+    pub(crate) out_timers: Vec<(Due, u32)>,
     /// Clients that finished since the testbed last looked.
     pub(crate) finished: usize,
     /// Continuous clients whose connection is not yet set up.
@@ -526,7 +526,7 @@ impl TcpWorld {
         };
         let c = conn.client as usize;
         if ep % 2 == CLIENT {
-            if conn.cl.timer.is_some_and(|t| t <= now) {
+            if conn.cl.timer.is_some_and(|t| t.at <= now) {
                 conn.cl.timer = None;
                 let (rto, n) = (conn.cl.sock.rto(), conn.cl.sock.stats().rto_expirations);
                 conn.cl.sock.handle_timeout(now);
@@ -540,7 +540,7 @@ impl TcpWorld {
             self.service_client(now, id, conn);
         } else {
             if let Some(sv) = conn.sv.as_mut() {
-                if sv.timer.is_some_and(|t| t <= now) {
+                if sv.timer.is_some_and(|t| t.at <= now) {
                     sv.timer = None;
                     sv.sock.handle_timeout(now);
                 }
@@ -822,11 +822,13 @@ impl TcpWorld {
                 self.out_down.push(sid);
             }
         }
-        let deadline = ep.sock.poll_timeout();
-        if deadline != ep.timer {
-            ep.timer = deadline;
-            if let Some(t) = deadline {
-                self.out_timers.push((t.max(now), id * 2 + side));
+        // A timer re-armed into its bucket keeps its place: no new event.
+        let due = ep.sock.poll_timer();
+        if due != ep.timer {
+            ep.timer = due;
+            if let Some(t) = due {
+                let at = t.at.max(now);
+                self.out_timers.push((Due { at, ..t }, id * 2 + side));
             }
         }
     }

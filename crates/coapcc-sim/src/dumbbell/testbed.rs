@@ -331,8 +331,14 @@ impl<'a> Testbed<'a> {
         down.clear();
         self.tcp.out_down = down;
         let mut timers = std::mem::take(&mut self.tcp.out_timers);
-        for &(at, ep) in &timers {
-            self.schedule(at, Event::TcpTimer(ep));
+        for &(due, ep) in &timers {
+            let ev = Event::TcpTimer(ep);
+            match due.level {
+                // One host's timer wheel (`docs/decisions/tcp.md`, "Timers
+                // of one bucket, last armed first").
+                Some(level) => self.core.agenda.push_newest_first(due.at, level, ev),
+                None => self.schedule(due.at, ev),
+            }
         }
         timers.clear();
         self.tcp.out_timers = timers;

@@ -56,7 +56,7 @@ use super::delack::AckTiming;
 use super::linux49::{AckInfo, CaState, Linux49Cc};
 use super::newreno::NewReno;
 use super::rtt::RttEstimator;
-use super::wheel;
+use super::wheel::{self, Due};
 use crate::reasm::Reassembly;
 use crate::segment::{Flags, Segment};
 use crate::segment::{SackBlock, MAX_SACK_BLOCKS};
@@ -112,9 +112,9 @@ pub struct TcpSocket {
     rto: u64,
     backoff: u32,
     retries: u32,
-    rto_at: Option<u64>,
-    delack_at: Option<u64>,
-    timewait_at: Option<u64>,
+    rto_at: Option<Due>,
+    delack_at: Option<Due>,
+    timewait_at: Option<Due>,
     rtt: RttEstimator,
     cc: NewReno,
     /// Linux 4.9's recovery (`Some` when [`TcpConfig::linux`] is set).
@@ -129,9 +129,9 @@ pub struct TcpSocket {
     /// Start of the latest out-of-order segment (its block is reported first).
     last_ooo: Option<u64>,
     /// Tail loss probe timer (replaces the RTO timer while armed).
-    probe_at: Option<u64>,
+    probe_at: Option<Due>,
     /// Early-retransmit timer (idem).
-    er_at: Option<u64>,
+    er_at: Option<Due>,
     /// The probe timer fired: send a probe.
     probe_due: bool,
     // --- receive side, offsets from the peer's ISN ---
@@ -453,6 +453,13 @@ impl TcpSocket {
 
     /// When the socket next wants [`Self::handle_timeout`] (ns), if ever.
     pub fn poll_timeout(&self) -> Option<u64> {
+        self.poll_timer().map(|d| d.at)
+    }
+
+    /// The timer behind [`Self::poll_timeout`]: when it fires and, on
+    /// Linux's timer wheel, its level (of two timers due together, the one
+    /// the wheel runs first: the higher level).
+    pub fn poll_timer(&self) -> Option<Due> {
         let xmit = match (self.probe_at, self.er_at) {
             (None, None) => self.rto_at,
             (p, e) => p.or(e),
@@ -460,28 +467,28 @@ impl TcpSocket {
         [xmit, self.delack_at, self.timewait_at]
             .into_iter()
             .flatten()
-            .min()
+            .min_by_key(|d| (d.at, std::cmp::Reverse(d.level)))
     }
 
     /// Runs every timer due at `now`.
     pub fn handle_timeout(&mut self, now: u64) {
-        if self.delack_at.is_some_and(|t| t <= now) {
+        if self.delack_at.is_some_and(|t| t.at <= now) {
             self.delack_at = None;
             if let Some(a) = &mut self.ack_timing {
                 a.timer_fired(self.rto);
             }
             self.ack_due = true;
         }
-        if self.timewait_at.is_some_and(|t| t <= now) {
+        if self.timewait_at.is_some_and(|t| t.at <= now) {
             self.enter_closed();
             return;
         }
-        if self.probe_at.is_some_and(|t| t <= now) {
+        if self.probe_at.is_some_and(|t| t.at <= now) {
             self.probe_at = None;
             self.probe_due = true;
             return;
         }
-        if self.er_at.is_some_and(|t| t <= now) {
+        if self.er_at.is_some_and(|t| t.at <= now) {
             self.er_at = None;
             self.rearm_rto_from_head(now);
             let (una, nxt) = (self.snd_una, self.snd_max);
@@ -493,7 +500,9 @@ impl TcpSocket {
             }
             return;
         }
-        if self.probe_at.is_none() && self.er_at.is_none() && self.rto_at.is_some_and(|t| t <= now)
+        if self.probe_at.is_none()
+            && self.er_at.is_none()
+            && self.rto_at.is_some_and(|t| t.at <= now)
         {
             self.rto_at = None;
             self.on_rto();
@@ -519,7 +528,7 @@ impl TcpSocket {
         let can_send = self.new_data_possible();
         let srtt = self.rtt.srtt().unwrap_or(0);
         if let Some(l) = &self.l49 {
-            if let Some(t) = l.loss_probe_timeout(now, srtt, can_send, self.rto_at) {
+            if let Some(t) = l.loss_probe_timeout(now, srtt, can_send, self.rto_at.map(|d| d.at)) {
                 self.probe_at = Some(self.timer(now, t));
             }
         }
@@ -538,11 +547,11 @@ impl TcpSocket {
 
     /// When a timer armed at `now` to run `d` later fires: exactly then, or
     /// on Linux's timer wheel with the `wheel` switch ([`super::wheel`]).
-    fn timer(&self, now: u64, d: u64) -> u64 {
+    fn timer(&self, now: u64, d: u64) -> Due {
         if self.cfg.linux.is_some_and(|m| m.wheel) {
-            wheel::deadline(now, d)
+            wheel::arm(now, d)
         } else {
-            now + d
+            Due::exact(now + d)
         }
     }
 
@@ -923,7 +932,7 @@ impl TcpSocket {
             may_send_now: self.new_data_possible(),
             has_unsent: self.snd_nxt < end_all && self.snd_una + self.snd_wnd > self.snd_nxt,
             srtt: self.rtt.srtt().unwrap_or(0),
-            rto_at: self.rto_at,
+            rto_at: self.rto_at.map(|d| d.at),
             rto: self.rto,
             mss: self.mss,
         };
@@ -1181,11 +1190,16 @@ impl TcpSocket {
             .as_ref()
             .map_or(self.cfg.delayed_ack, |a| a.delay(srtt));
         match self.delack_at {
-            Some(t) if t <= now + ato / 4 => {
+            Some(t) if t.at <= now + ato / 4 => {
                 self.delack_at = None;
                 self.ack_now();
             }
-            Some(t) => self.delack_at = Some(t.min(self.timer(now, ato))),
+            // An earlier pending timer stays where it is (`tcp_send_delayed_ack`
+            // re-arms it unchanged).
+            Some(t) => {
+                let new = self.timer(now, ato);
+                self.delack_at = Some(if t.at <= new.at { t } else { new });
+            }
             None => self.delack_at = Some(self.timer(now, ato)),
         }
     }

@@ -57,22 +57,58 @@ fn level_start(lvl: u32) -> u64 {
     (LVL_SIZE - 1) << ((lvl - 1) * LVL_CLK_SHIFT)
 }
 
-/// The jiffy at which a timer armed at jiffy `now_j` to expire at jiffy
-/// `expires` fires.
-fn bucket_expiry(now_j: u64, expires: u64) -> u64 {
+/// The level a timer armed at jiffy `now_j` to expire at jiffy `expires`
+/// waits in, and the jiffy at which it fires.
+fn bucket(now_j: u64, expires: u64) -> (u32, u64) {
     let delta = expires - now_j;
     let lvl = (1..LVL_DEPTH)
         .take_while(|&l| delta >= level_start(l))
         .last()
         .unwrap_or(0);
     let shift = lvl * LVL_CLK_SHIFT;
-    ((expires >> shift) + 1) << shift
+    (lvl, ((expires >> shift) + 1) << shift)
 }
 
 /// When a timer armed at `now` (ns) to run `d` ns later fires, in ns.
 pub fn deadline(now: u64, d: u64) -> u64 {
+    arm(now, d).at
+}
+
+/// A timer armed at `now` (ns) to run `d` ns later: when it fires and the
+/// level it waits in.
+pub fn arm(now: u64, d: u64) -> Due {
     let now_j = now / JIFFY;
-    bucket_expiry(now_j, now_j + to_jiffies(d)) * JIFFY
+    let (level, at) = bucket(now_j, now_j + to_jiffies(d));
+    Due {
+        at: at * JIFFY,
+        level: Some(level as u8),
+    }
+}
+
+/// When a pending timer fires (ns) and, for a timer on the wheel, the level
+/// of its bucket.
+///
+/// At one jiffy the wheel runs the expired buckets from the highest level
+/// down, and each bucket from the timer armed last to the one armed first:
+/// `enqueue_timer` adds at the head of the bucket's list, `__run_timers`
+/// expires the collected levels from the top, `expire_timers` takes the
+/// head. A timer re-armed into the bucket it waits in keeps its place
+/// (`__mod_timer` with an unchanged index). A driver of many sockets
+/// orders their timers so: `docs/decisions/tcp.md`, "Timers of one bucket,
+/// last armed first".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Due {
+    /// When the timer fires, in ns.
+    pub at: u64,
+    /// Its level on the wheel; `None` off the wheel (fires exactly when due).
+    pub level: Option<u8>,
+}
+
+impl Due {
+    /// A timer that fires exactly at `at`, off the wheel.
+    pub fn exact(at: u64) -> Self {
+        Due { at, level: None }
+    }
 }
 
 #[cfg(test)]
@@ -124,6 +160,29 @@ mod tests {
         // The maximum RTO, 120 s = 30000 jiffies: (30000 >> 9) + 1 = 59 →
         // jiffy 30208 = 120.832 s.
         assert_eq!(deadline(0, 120_000 * MS), 120_832 * MS);
+    }
+
+    #[test]
+    fn arming_tells_the_level() {
+        // 200 ms: 50 jiffies, level 0; 1 s: 250, level 1; 3 s: 750, level 2
+        // (fires at (750 >> 6) + 1 = 12 → jiffy 768 = 3.072 s); 20 s: level 3.
+        let level = |d| arm(0, d).level;
+        assert_eq!(level(200 * MS), Some(0));
+        assert_eq!(level(1000 * MS), Some(1));
+        assert_eq!(
+            arm(0, 3000 * MS),
+            Due {
+                at: 3072 * MS,
+                level: Some(2)
+            }
+        );
+        assert_eq!(level(20_000 * MS), Some(3));
+        // The boundaries: 62 jiffies is level 0, 63 level 1; 503 level 1,
+        // 504 level 2.
+        assert_eq!(level(62 * JIFFY), Some(0));
+        assert_eq!(level(63 * JIFFY), Some(1));
+        assert_eq!(level(503 * JIFFY), Some(1));
+        assert_eq!(level(504 * JIFFY), Some(2));
     }
 
     #[test]
