@@ -80,7 +80,9 @@ impl KernelConfig {
     /// are what a stock kernel cannot be made to do ([`Self::cannot`]).
     pub fn model_profiles(self) -> &'static [&'static str] {
         match self {
-            KernelConfig::Thesis => &["tcp-linux6-nosack", "tcp"],
+            // `tcp-linux6-nosack` without `syn6`: 40 SYN and SYN-ACK retries
+            // backing off from the first, as [`Self::sysctls`] sets them.
+            KernelConfig::Thesis => &[THESIS_PROFILE, "tcp"],
             KernelConfig::Defaults => &["tcp-linux6"],
         }
     }
@@ -101,6 +103,12 @@ impl KernelConfig {
         }
     }
 }
+
+/// The model of this kernel as the `thesis` configuration sets it up: a
+/// Linux 6.x host (`tcp-linux6`) with SACK off and the SYN retries of
+/// transport-tcp.md §2 (40 each, every timeout doubling; the `syn6` switch
+/// off).
+pub const THESIS_PROFILE: &str = "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale";
 
 /// The workload of every client (`testbed.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -273,6 +281,39 @@ mod tests {
             (p[7].config, p[7].workload, p[7].buffer),
             (KernelConfig::Defaults, Workload::Random, Some(2500))
         );
+    }
+
+    /// The model row beside a kernel run has the kernel's SACK and SYN
+    /// settings: those the configuration sets, or this kernel's defaults
+    /// (`tcp_syn_retries` 6, `tcp_synack_retries` 5,
+    /// `tcp_syn_linear_timeouts` 4, SACK on).
+    #[test]
+    fn the_model_row_has_the_kernel_runs_sack_and_syn_settings() {
+        use coapcc_tcp::{SocketConfig, TcpProfile};
+        for c in KernelConfig::ALL {
+            let set = |key: &str, default: &str| -> u32 {
+                let v = c.sysctls().iter().find(|(k, _)| *k == key);
+                v.map_or(default, |(_, v)| *v).parse().unwrap()
+            };
+            let want = (
+                set("net.ipv4.tcp_sack", "1") == 1,
+                set("net.ipv4.tcp_syn_retries", "6"),
+                set("net.ipv4.tcp_synack_retries", "5"),
+                set("net.ipv4.tcp_syn_linear_timeouts", "4"),
+            );
+            let name = c.model_profiles()[0];
+            let SocketConfig::Linux(cfg) = TcpProfile::from_name(name).unwrap().config(296) else {
+                panic!("{name} is a Linux profile");
+            };
+            let m = cfg.linux.unwrap();
+            let got = (
+                m.sack,
+                cfg.syn_retries,
+                cfg.synack_retries,
+                u32::from(cfg.syn_linear_timeouts),
+            );
+            assert_eq!(got, want, "{c:?}: {name}");
+        }
     }
 
     #[test]
