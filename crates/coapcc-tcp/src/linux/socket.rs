@@ -464,10 +464,15 @@ impl TcpSocket {
             (None, None) => self.rto_at,
             (p, e) => p.or(e),
         };
-        [xmit, self.delack_at, self.timewait_at]
-            .into_iter()
-            .flatten()
-            .min_by_key(|d| (d.at, std::cmp::Reverse(d.level)))
+        let first = |a: Option<Due>, b: Option<Due>| match (a, b) {
+            (Some(x), Some(y)) => Some(if y.at < x.at || (y.at == x.at && y.level > x.level) {
+                y
+            } else {
+                x
+            }),
+            (x, y) => x.or(y),
+        };
+        first(first(xmit, self.delack_at), self.timewait_at)
     }
 
     /// Runs every timer due at `now`.
