@@ -96,6 +96,11 @@ impl<E: Copy> Agenda<E> {
     /// taken by [`Agenda::reserve`] (each at most once).
     pub fn push_reserved(&mut self, at: Nanos, seq: u64, ev: E) {
         debug_assert!(seq <= self.seq, "scheduling order {seq} was not reserved");
+        self.push_timer(at, seq, ev);
+    }
+
+    /// Puts `ev` into the calendar with the scheduling order `seq`.
+    fn push_timer(&mut self, at: Nanos, seq: u64, ev: E) {
         self.timers.push(Entry { at, seq, ev });
         self.note_push(at, seq, HEAP);
     }
@@ -113,8 +118,7 @@ impl<E: Copy> Agenda<E> {
         let seq = NEWEST_FIRST_BASE
             + (u64::from(NEWEST_FIRST_RANKS - 1 - rank) << NEWEST_FIRST_RANK_SHIFT)
             - self.stacked;
-        self.timers.push(Entry { at, seq, ev });
-        self.note_push(at, seq, HEAP);
+        self.push_timer(at, seq, ev);
     }
 
     /// Schedules `ev` in `lane`, whose times must not decrease.

@@ -68,6 +68,15 @@ impl EncodedRequest {
     }
 }
 
+/// A request's message type.
+fn message_type(confirmable: bool) -> MessageType {
+    if confirmable {
+        MessageType::Con
+    } else {
+        MessageType::Non
+    }
+}
+
 /// Where an exchange is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -188,15 +197,10 @@ impl<P: Copy> Exchange<P> {
         req: &Request<'_>,
         max_size: usize,
     ) -> Result<usize, ClientError> {
-        let mtype = if req.confirmable {
-            MessageType::Con
-        } else {
-            MessageType::Non
-        };
         let token = self.token;
         let mut w = MessageWriter::new(
             buf,
-            mtype,
+            message_type(req.confirmable),
             req.method,
             self.mid,
             &token[..usize::from(self.token_len)],
@@ -243,33 +247,27 @@ impl<P: Copy> Exchange<P> {
         req: &EncodedRequest,
         max_size: usize,
     ) -> Result<(), ClientError> {
-        let tkl = usize::from(self.token_len);
         self.encoded.clear();
-        // MessageWriter::new refuses a token on an Empty message; a request
-        // that does not fit leaves `max_size` less than its size with the
-        // largest marking.
-        let len = 4 + tkl + req.body.len();
-        if (req.method.is_empty() && tkl > 0)
-            || len + super::marking::MAX_MARKING_OVERHEAD > max_size
-        {
+        // The header and token (at most 4 + 8 bytes), as `encode` writes them.
+        let mut head = [0u8; 12];
+        let token = self.token;
+        let head_len = MessageWriter::new(
+            &mut head,
+            message_type(req.confirmable),
+            req.method,
+            self.mid,
+            &token[..usize::from(self.token_len)],
+        )
+        .map_err(|_| ClientError::TooLarge)?
+        .len();
+        // A request that does not fit leaves `max_size` less than its size
+        // with the largest marking.
+        if head_len + req.body.len() + super::marking::MAX_MARKING_OVERHEAD > max_size {
             return Err(ClientError::TooLarge);
         }
-        let mtype = if req.confirmable {
-            MessageType::Con
-        } else {
-            MessageType::Non
-        };
-        let [m0, m1] = self.mid.to_be_bytes();
-        let token = self.token;
-        self.encoded.extend_from_slice(&[
-            0x40 | ((mtype as u8) << 4) | tkl as u8,
-            req.method.0,
-            m0,
-            m1,
-        ]);
-        self.encoded.extend_from_slice(&token[..tkl]);
+        self.encoded.extend_from_slice(&head[..head_len]);
         self.encoded.extend_from_slice(&req.body);
-        self.options_end = 4 + tkl + req.options_len;
+        self.options_end = head_len + req.options_len;
         self.last_option = req.last_option;
         Ok(())
     }
