@@ -4,6 +4,7 @@
 //! client, never panics, keeps its deduplication cache within its cap, and
 //! its memory does not grow with the traffic.
 
+#[path = "suite/net_support/mod.rs"]
 mod net_support;
 
 use std::net::{SocketAddr, UdpSocket};

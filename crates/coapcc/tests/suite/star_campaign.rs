@@ -5,7 +5,7 @@
 //! the report draws the lwIP paper's bars and time series and its tables
 //! hold the values of the stored runs.
 
-mod campaign_support;
+use crate::campaign_support;
 
 use std::path::Path;
 

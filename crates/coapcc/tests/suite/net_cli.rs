@@ -1,7 +1,7 @@
 //! The real-network subcommands end to end: `coapcc client`, `server`,
 //! `load` and `emulate`, on loopback.
 
-mod net_support;
+use crate::net_support;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

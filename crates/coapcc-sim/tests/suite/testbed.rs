@@ -2,7 +2,7 @@
 //! serialisation and propagation, saturation, determinism, conservation (checked
 //! inside every run).
 
-mod support;
+use crate::support;
 
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;

@@ -14,7 +14,7 @@
 //! `spurious_rtos` and `dsacks_received` counts, all zero here (the
 //! summaries differ by those keys alone).
 
-mod support;
+use crate::support;
 
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;

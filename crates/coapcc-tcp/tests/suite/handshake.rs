@@ -2,7 +2,7 @@
 //! handshake's RTT sample, and the RTO and window it leaves for data
 //! (transport-tcp.md §2).
 
-mod common;
+use crate::common;
 use coapcc_tcp::{AbortReason, Due, Flags, Segment, TcpConfig, TcpSocket, TcpState};
 use common::*;
 

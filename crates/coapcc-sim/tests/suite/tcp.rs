@@ -5,7 +5,7 @@
 //! `cargo test -p coapcc-sim --test tcp -- --ignored --nocapture print_trace`
 //! prints the one-client trace of `docs/tcp-trace.md`.
 
-mod support;
+use crate::support;
 
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;

@@ -3,7 +3,7 @@
 //! run wherever `tcp` does, both ends of every connection on lwIP, MSS 256
 //! from the 296-byte MTU.
 
-mod support;
+use crate::support;
 
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;

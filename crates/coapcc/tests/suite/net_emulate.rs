@@ -3,7 +3,7 @@
 //! real-time relay and the discrete-event testbed apply one link model, so
 //! flow completion times agree.
 
-mod net_support;
+use crate::net_support;
 
 use std::time::Duration;
 

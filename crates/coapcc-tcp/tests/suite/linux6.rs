@@ -5,7 +5,7 @@
 //! hand for a 100 ms one-way wire (RTT 200 ms: after the handshake SRTT
 //! 200 ms and RTO 200 + max(400, 200) = 600 ms on both sides).
 
-mod common;
+use crate::common;
 use coapcc_tcp::{AbortReason, Mechanisms, Nagle, TcpConfig, TcpState};
 use common::*;
 

@@ -5,7 +5,7 @@
 //! place without losing a run, and the report draws the pCoCoA paper's
 //! figures with the values the simulator gives.
 
-mod campaign_support;
+use crate::campaign_support;
 
 use campaign_support::{
     assert_definitions_then_upgraded_once, assert_the_one_definition,

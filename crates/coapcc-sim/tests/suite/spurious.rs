@@ -4,7 +4,7 @@
 //! received more than one copy of its request (it answers each copy, so more
 //! than one response leaves the server for that exchange).
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use support::{group, on_dumbbell};

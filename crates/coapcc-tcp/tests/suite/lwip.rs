@@ -8,7 +8,7 @@
 //! connection appears when the SYN arrives at 110 ms, so its grid starts at
 //! 360 ms. MSS 536 (MTU 1500), `TCP_WND` 2144.
 
-mod any_wire;
+use crate::any_wire;
 use any_wire::*;
 use coapcc_tcp::lwip::{LwipBackoff, LwipLossWindow, FIRST_TIMER_DELAY};
 use coapcc_tcp::{

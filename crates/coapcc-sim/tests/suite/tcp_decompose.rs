@@ -21,7 +21,7 @@
 //! the congestion-control algorithm, NewReno or CUBIC, cannot matter), and
 //! no segment waits for a delayed ACK or for Nagle once timing starts.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use support::{group, on_dumbbell};

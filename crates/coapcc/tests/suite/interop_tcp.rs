@@ -7,7 +7,7 @@
 //! A test whose peer is not installed prints `SKIPPED …` and passes, unless
 //! COAPCC_REQUIRE_PEERS=1 (CI), when it fails.
 
-mod net_support;
+use crate::net_support;
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};

@@ -4,7 +4,7 @@
 //! Debian 9's defaults (`tcp-linux49-debian9`, SACK), as a Linux 6.x host
 //! (`tcp-linux6`) and with model 2's NewReno (`tcp-newreno`).
 
-mod common;
+use crate::common;
 use coapcc_tcp::{TcpConfig, TcpState};
 use common::*;
 use proptest::prelude::*;

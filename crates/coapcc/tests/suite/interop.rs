@@ -6,7 +6,7 @@
 //! A test whose peer is not installed prints `SKIPPED …` and passes; CI
 //! installs libcoap3-bin and aiocoap.
 
-mod net_support;
+use crate::net_support;
 
 use std::process::Command;
 

@@ -6,7 +6,7 @@
 //! handshake), every timer firing exactly when due (`exact_timers`; the
 //! wheel's rounding is tested in `tests/data.rs` and `tests/handshake.rs`).
 
-mod common;
+use crate::common;
 use coapcc_tcp::{Linux49, SackBlock, TcpConfig};
 use common::*;
 

@@ -3,7 +3,7 @@
 //! names: the first request waits one RTT behind the CSM (Nagle), and the
 //! real encoded sizes on the wire.
 
-mod common;
+use crate::common;
 use coapcc_proto::message::Code;
 use coapcc_proto::tcp::{CoapTcpConnection, ConnEvent, RefuseRequests, TestbedHandler};
 use coapcc_tcp::{TcpConfig, TcpSocket};

@@ -3,7 +3,7 @@
 //! Loss recovery here is model 2's NewReno ([`TcpConfig::newreno`],
 //! `tcp-newreno`); Linux 4.9's is in `tests/linux49.rs`.
 
-mod common;
+use crate::common;
 use coapcc_tcp::{Flags, Nagle, TcpConfig, TcpState};
 use common::*;
 

@@ -4,7 +4,7 @@
 //! clients attach to the nodes the mapping rule gives, and the relay's report
 //! counts what the model's nodes did.
 
-mod net_support;
+use crate::net_support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! wire: unless a side gives up by lwIP's own limits, both byte streams
 //! arrive intact and in order, and both sides close.
 
-mod any_wire;
+use crate::any_wire;
 use any_wire::*;
 use coapcc_tcp::lwip::{LwipBackoff, LwipLossWindow, FIRST_TIMER_DELAY};
 use coapcc_tcp::{LwipConfig, SocketConfig, TcpConfig, TcpState};

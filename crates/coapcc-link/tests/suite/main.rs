@@ -1,0 +1,6 @@
+//! The integration tests of `coapcc-link`, one module per file, in one
+//! test binary (one binary links once: building many took most of a fresh
+//! `cargo test`). Run one module with `cargo test -p coapcc-link --test suite <module>::`.
+
+mod grid;
+mod star;
