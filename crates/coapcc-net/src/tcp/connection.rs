@@ -169,7 +169,7 @@ impl Driver {
     /// than a reset; what the kernel still holds then must be taken by the
     /// peer by the same deadline, or the kernel drops the connection.
     pub async fn close_within(mut self, flush_limit: Duration, fin_wait: Duration) -> Closed {
-        let deadline = Instant::now() + flush_limit;
+        let deadline = after(Instant::now(), flush_limit);
         match tokio::time::timeout_at(deadline, self.flush()).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Closed::Broken,
@@ -205,6 +205,13 @@ impl Driver {
     pub fn into_stream(self) -> TcpStream {
         self.stream
     }
+}
+
+/// `t + d`, or about 30 years after `t` when that overflows (a
+/// [`Duration::MAX`] limit means no limit).
+pub fn after(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(30 * 365 * 86_400))
 }
 
 /// Bounds how long the kernel keeps trying to deliver what `stream` still

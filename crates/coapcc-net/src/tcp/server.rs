@@ -35,7 +35,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::connection::{Closed, Driver};
+use super::connection::{after, Closed, Driver};
 use crate::resources::Resources;
 
 /// CoAP option number of Uri-Path (RFC 7252 §5.10).
@@ -242,11 +242,9 @@ async fn serve_connection(
     // When the first byte of the frame not yet complete arrived.
     let mut frame_began: Option<Instant> = None;
     while end.is_none() {
-        let idle_at = last_input + opts.idle_timeout;
-        let (deadline, why) = match frame_began {
-            Some(t) if t + opts.frame_timeout < idle_at => {
-                (t + opts.frame_timeout, End::FrameTimeout)
-            }
+        let idle_at = after(last_input, opts.idle_timeout);
+        let (deadline, why) = match frame_began.map(|t| after(t, opts.frame_timeout)) {
+            Some(frame_at) if frame_at < idle_at => (frame_at, End::FrameTimeout),
             _ => (idle_at, End::Idle),
         };
         let n = match tokio::time::timeout_at(deadline, d.read_raw()).await {
@@ -354,17 +352,18 @@ fn refuse(mut stream: TcpStream, bytes: &[u8], lingering: &mut JoinSet<()>) {
     use std::io::Read;
     // Plain system calls on the non-blocking socket: tokio's `try_*` would
     // answer WouldBlock until its reactor has seen the new socket ready.
-    let sock = socket2::SockRef::from(&stream);
-    let mut sink = [0u8; 512];
-    for _ in 0..8 {
-        match (&*sock).read(&mut sink) {
-            Ok(n) if n > 0 => {}
-            _ => break,
+    {
+        let sock = socket2::SockRef::from(&stream);
+        let mut sink = [0u8; 512];
+        for _ in 0..8 {
+            match (&*sock).read(&mut sink) {
+                Ok(n) if n > 0 => {}
+                _ => break,
+            }
         }
+        let _ = sock.send(bytes);
+        let _ = sock.shutdown(std::net::Shutdown::Write);
     }
-    let _ = sock.send(bytes);
-    let _ = sock.shutdown(std::net::Shutdown::Write);
-    drop(sock);
     if lingering.len() < REFUSED_LINGER_MAX {
         lingering.spawn(async move {
             let mut sink = [0u8; 512];
