@@ -238,8 +238,8 @@ fn tokens_are_per_connection() {
     assert_eq!(h.stop().requests, 4);
 }
 
-/// At most `max_connections` at once: one more is closed without a CSM;
-/// once one closes, a new one is served.
+/// At most `max_connections` at once: one more gets CSM and Abort, then a
+/// close; once one closes, a new one is served.
 #[test]
 fn connections_over_the_limit_are_refused() {
     let h = start(TcpServerOptions {
@@ -252,7 +252,9 @@ fn connections_over_the_limit_are_refused() {
     assert_eq!(read_n(&mut b, 1)[0].0, 0xE1);
     let mut c = raw(h.addr());
     let (frames, closed) = read_frames(&mut c);
-    assert!(frames.is_empty() && closed, "{frames:?}");
+    let codes: Vec<u8> = frames.iter().map(|f| f.0).collect();
+    assert_eq!(codes, vec![0xE1, 0xE5], "{frames:?}");
+    assert!(closed);
     assert_eq!(h.snapshot().refused, 1);
     drop(a);
     // the slot frees once the server sees the close (bounded wait)
@@ -358,4 +360,195 @@ fn socket_options_are_read_back() {
         );
     });
     drop(h);
+}
+
+/// Waits (bounded) until the server has accepted `accepted` connections and
+/// holds none.
+fn wait_all_closed(h: &TcpServerHandle, accepted: u64) -> server::TcpSnapshot {
+    let end = Instant::now() + LIMIT;
+    loop {
+        let snap = h.snapshot();
+        if (snap.accepted >= accepted && snap.open == 0) || Instant::now() >= end {
+            return snap;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One exchange over a fresh coap+tcp connection: the server serves again.
+fn served(h: &TcpServerHandle) {
+    rt().block_on(async {
+        let mut c = TcpClient::connect(h.addr(), &SocketOptions::default(), Csm::default(), 1)
+            .await
+            .unwrap();
+        c.keep_payload(true);
+        let r = c.exchange(Code::GET, "sense", &[], LIMIT).await.unwrap();
+        assert_eq!((r.code, r.payload.len()), (Code::CONTENT, 60));
+        c.close().await;
+    });
+}
+
+/// A peer that pipelines requests for the 1000-byte resource with a 4 KiB
+/// receive buffer and never reads: once the server's writes make no
+/// progress for the flush timeout, the connection is reset and its slot
+/// (the only one) serves a normal client.
+#[test]
+fn a_peer_that_stops_reading_is_reset_and_its_slot_reused() {
+    let h = start(TcpServerOptions {
+        max_connections: 1,
+        flush_timeout: Duration::from_millis(500),
+        ..TcpServerOptions::default()
+    });
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    // set before connecting, so that the window it offers stays small
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect_timeout(&h.addr().into(), LIMIT).unwrap();
+    let s = TcpStream::from(sock);
+    // Responses three times the kernel's largest send buffer (at least 20 MB),
+    // so that they cannot all wait in the server's kernel.
+    let wmem_max = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(2)?.parse::<usize>().ok())
+        .unwrap_or(4 << 20);
+    let n = (3 * wmem_max / 1000).clamp(20_000, 200_000);
+    let mut bytes = frame(0xE1, &[], &[], &[]);
+    for _ in 0..n {
+        bytes.extend(frame(0x01, &[], &[(11, b"large")], &[]));
+    }
+    let writer = {
+        let mut w = s.try_clone().unwrap();
+        // the writer gives up once the server stops reading (or resets)
+        w.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+        std::thread::spawn(move || {
+            let _ = w.write_all(&bytes);
+        })
+    };
+    let snap = wait_all_closed(&h, 1);
+    assert_eq!(
+        snap.open, 0,
+        "the peer that does not read keeps its slot: {snap:?}"
+    );
+    assert_eq!((snap.write_stalled, snap.reset), (1, 1), "{snap:?}");
+    assert_eq!(snap.idle_closed, 0, "{snap:?}");
+    served(&h);
+    writer.join().unwrap();
+    drop(s);
+    let snap = h.stop();
+    assert_eq!((snap.accepted, snap.refused), (2, 0));
+}
+
+/// A sender trickling a 520-byte frame one byte every 50 ms is given
+/// Abort and closed once the frame timeout has passed since the frame's
+/// first byte (the idle timeout, far away, never fires); the slot is reused.
+#[test]
+fn a_slow_sender_is_closed_after_the_frame_timeout_and_its_slot_reused() {
+    let h = start(TcpServerOptions {
+        max_connections: 1,
+        frame_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_secs(60),
+        ..TcpServerOptions::default()
+    });
+    let mut s = raw(h.addr());
+    s.write_all(&frame(0xE1, &[], &[], &[])).unwrap();
+    let put = frame(0x03, &[1], &[(11, b"store")], &[b'x'; 500]);
+    let trickle = {
+        let mut w = s.try_clone().unwrap();
+        std::thread::spawn(move || {
+            // at most 100 bytes (5 s): the frame is never complete
+            for b in &put[..100] {
+                if w.write_all(&[*b]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    let (frames, closed) = read_frames(&mut s);
+    let codes: Vec<u8> = frames.iter().map(|f| f.0).collect();
+    assert_eq!(codes, vec![0xE1, 0xE5], "CSM then Abort: {frames:?}");
+    let diag = String::from_utf8_lossy(&frames[1].2).to_string();
+    assert!(diag.contains("frame not complete"), "{diag}");
+    assert!(closed, "closed after the Abort");
+    trickle.join().unwrap();
+    drop(s);
+    let snap = wait_all_closed(&h, 1);
+    assert_eq!((snap.frame_timeouts, snap.idle_closed), (1, 0), "{snap:?}");
+    served(&h);
+    let snap = h.stop();
+    assert_eq!((snap.accepted, snap.refused, snap.requests), (2, 0, 1));
+}
+
+/// Over the connection limit, the server says why: its CSM and an Abort
+/// whose diagnostic names the limit, then a close (also when the client's
+/// CSM has already arrived).
+#[test]
+fn a_refused_connection_gets_an_abort_with_the_reason() {
+    let h = start(TcpServerOptions {
+        max_connections: 1,
+        ..TcpServerOptions::default()
+    });
+    let mut a = raw(h.addr());
+    assert_eq!(read_n(&mut a, 1)[0].0, 0xE1);
+    for client_csm_first in [false, true] {
+        let mut b = raw(h.addr());
+        if client_csm_first {
+            b.write_all(&frame(0xE1, &[], &[], &[])).unwrap();
+        }
+        let (frames, closed) = read_frames(&mut b);
+        let codes: Vec<u8> = frames.iter().map(|f| f.0).collect();
+        assert_eq!(codes, vec![0xE1, 0xE5], "{frames:?}");
+        assert_eq!(frames[1].2, b"connection limit reached");
+        assert!(closed);
+    }
+    drop(a);
+    let snap = h.stop();
+    assert_eq!((snap.accepted, snap.refused), (1, 2));
+}
+
+/// A CSM whose Max-Message-Size cannot carry even a response header with
+/// the longest token and one small option (below 16 bytes) is refused:
+/// Abort naming the option, with a diagnostic, then a close; nothing is sent
+/// beyond the base limit. 16 itself is honoured: /large comes back as a 5.00
+/// of at most 16 bytes.
+#[test]
+fn a_max_message_size_too_small_is_refused_with_abort() {
+    let h = start(TcpServerOptions::default());
+    for mms in [0u32, 10, 15] {
+        let mut s = raw(h.addr());
+        let mut csm = [0u8; 32];
+        let n = Csm {
+            max_message_size: mms,
+            block_wise: false,
+        }
+        .encode(&mut csm)
+        .unwrap();
+        let mut bytes = csm[..n].to_vec();
+        bytes.extend(frame(0x01, &[1, 2], &[(11, b"large")], &[]));
+        s.write_all(&bytes).unwrap();
+        let (frames, closed) = read_frames(&mut s);
+        let codes: Vec<u8> = frames.iter().map(|f| f.0).collect();
+        assert_eq!(
+            codes,
+            vec![0xE1, 0xE5],
+            "Max-Message-Size {mms}: {frames:?}"
+        );
+        let diag = String::from_utf8_lossy(&frames[1].2).to_string();
+        assert!(diag.contains("Max-Message-Size"), "{diag}");
+        assert!(closed, "Max-Message-Size {mms}: closed after the Abort");
+    }
+    rt().block_on(async {
+        let small = Csm {
+            max_message_size: 16,
+            block_wise: false,
+        };
+        let mut c = TcpClient::connect(h.addr(), &SocketOptions::default(), small, 2)
+            .await
+            .unwrap();
+        let r = c.exchange(Code::GET, "large", &[], LIMIT).await.unwrap();
+        assert_eq!(r.code, Code(0xA0));
+        assert!(r.frame_len <= 16, "{}", r.frame_len);
+        c.close().await;
+    });
+    let snap = h.stop();
+    assert_eq!((snap.aborted, snap.requests), (3, 1));
 }

@@ -413,10 +413,40 @@ impl CoapTcpConnection {
         .map_err(SendError::Encode)
     }
 
-    fn abort(&mut self, cause: AbortCause) {
+    /// Queues an Abort (7.05) carrying `diagnostic` (cut to 128 bytes, at a
+    /// character boundary) for a reason of the application's (e.g. a
+    /// deadline); the stream must then be closed. No event is queued.
+    pub fn abort(&mut self, diagnostic: &str) -> Result<usize, SendError> {
+        if self.state == ConnState::Aborted {
+            return Err(SendError::NotOpen);
+        }
+        let mut cut = diagnostic.len().min(128);
+        while !diagnostic.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let diag = &diagnostic[..cut];
+        self.state = ConnState::Aborted;
+        push_frame(
+            &mut self.out,
+            |b| signal::encode_abort(b, None, diag),
+            diag.len() + 8,
+        )
+        .map_err(SendError::Encode)
+    }
+
+    /// Bytes received and not yet a whole frame (the frame in progress).
+    pub fn buffered_input(&self) -> usize {
+        self.decoder.buffered()
+    }
+
+    fn abort_for(&mut self, cause: AbortCause) {
         let (bad, diag) = match cause {
             AbortCause::Malformed(_) => (None, "malformed message"),
             AbortCause::MissingCsm => (None, "first message not a CSM"),
+            AbortCause::BadCsmOption(signal::OPT_MAX_MESSAGE_SIZE) => (
+                Some(signal::OPT_MAX_MESSAGE_SIZE),
+                "Max-Message-Size invalid or below 16 bytes",
+            ),
             AbortCause::BadCsmOption(n) => (Some(n), "unsupported CSM option"),
         };
         let _ = push_frame(&mut self.out, |b| signal::encode_abort(b, bad, diag), 64);
@@ -435,14 +465,14 @@ impl CoapTcpConnection {
                 Ok(Some(f)) => f,
                 Ok(None) => return,
                 Err(e) => {
-                    self.abort(AbortCause::Malformed(e));
+                    self.abort_for(AbortCause::Malformed(e));
                     return;
                 }
             };
             let code = frame.code;
             let token = Token::new(frame.token).unwrap_or_default();
             if !self.peer_csm_seen && code != signal::CSM {
-                self.abort(AbortCause::MissingCsm);
+                self.abort_for(AbortCause::MissingCsm);
                 return;
             }
             match code {
@@ -453,7 +483,7 @@ impl CoapTcpConnection {
                         self.events.push_back(ConnEvent::PeerCsm(c));
                     }
                     Err(bad) => {
-                        self.abort(AbortCause::BadCsmOption(bad.0));
+                        self.abort_for(AbortCause::BadCsmOption(bad.0));
                         return;
                     }
                 },
@@ -507,7 +537,9 @@ impl CoapTcpConnection {
                     let peer_max = self.peer.max_message_size as usize;
                     if written.is_ok_and(|n| n > peer_max) {
                         // RFC 8323 §5.3.1: never send more than the peer's
-                        // Max-Message-Size; 5.00 with a diagnostic instead.
+                        // Max-Message-Size; 5.00 with a diagnostic instead
+                        // (without one, at most 10 bytes: within any limit a
+                        // CSM may state, signal::MIN_MAX_MESSAGE_SIZE).
                         self.out.truncate(start);
                         let diag: &[u8] = b"response larger than your Max-Message-Size";
                         let diag = if 8 + token.as_slice().len() + diag.len() <= peer_max {

@@ -32,6 +32,15 @@ pub const OPT_BAD_CSM_OPTION: u16 = 2;
 /// Max-Message-Size assumed until the peer's CSM says otherwise (§5.3.1).
 pub const BASE_MAX_MESSAGE_SIZE: u32 = 1152;
 
+/// The smallest Max-Message-Size accepted in a CSM. RFC 8323 sets no floor,
+/// but a peer must be able to receive at least an answer: a response header
+/// with the longest token (10 bytes) and a short option. Below this, no
+/// response, Pong or diagnostic could be sent within the limit, so the CSM
+/// is refused as invalid (§5.3: Abort, naming the option in Bad-CSM-Option)
+/// rather than answered beyond the limit. Our own `--max-message-size` has
+/// the same floor.
+pub const MIN_MAX_MESSAGE_SIZE: u32 = 16;
+
 /// Whether a code is a signalling code (class 7).
 pub fn is_signal(code: Code) -> bool {
     code.0 >> 5 == 7
@@ -63,13 +72,16 @@ pub struct BadCsmOption(pub u16);
 impl Csm {
     /// Reads a CSM frame, starting from `previous` (CSMs update the settings
     /// they name and keep the others, §5.3). Unknown elective options are
-    /// ignored; unknown critical ones refused.
+    /// ignored; unknown critical ones refused, and so is a Max-Message-Size
+    /// below [`MIN_MAX_MESSAGE_SIZE`].
     pub fn update(previous: Csm, frame: &FrameView<'_>) -> Result<Csm, BadCsmOption> {
         let mut csm = previous;
         for (n, v) in frame.options() {
             match n {
                 OPT_MAX_MESSAGE_SIZE => {
-                    csm.max_message_size = read_uint(v).ok_or(BadCsmOption(n))?;
+                    csm.max_message_size = read_uint(v)
+                        .filter(|m| *m >= MIN_MAX_MESSAGE_SIZE)
+                        .ok_or(BadCsmOption(n))?;
                 }
                 OPT_BLOCK_WISE_TRANSFER => csm.block_wise = true,
                 n if n & 1 == 1 => return Err(BadCsmOption(n)),
@@ -137,6 +149,30 @@ mod tests {
         let n = encode_frame(&mut buf, CSM, &[], &[(9, &[1])], &[]).unwrap();
         let v = FrameView::decode(&buf[..n]).unwrap();
         assert_eq!(Csm::update(Csm::default(), &v), Err(BadCsmOption(9)));
+    }
+
+    #[test]
+    fn csm_max_message_size_below_the_floor_refused() {
+        let mut buf = [0u8; 32];
+        for (mms, ok) in [
+            (0u32, false),
+            (10, false),
+            (15, false),
+            (16, true),
+            (17, true),
+        ] {
+            let n = encode_frame(&mut buf, CSM, &[], &[(2, &mms.to_be_bytes())], &[]).unwrap();
+            let v = FrameView::decode(&buf[..n]).unwrap();
+            let want = if ok {
+                Ok(Csm {
+                    max_message_size: mms,
+                    block_wise: false,
+                })
+            } else {
+                Err(BadCsmOption(OPT_MAX_MESSAGE_SIZE))
+            };
+            assert_eq!(Csm::update(Csm::default(), &v), want, "{mms}");
+        }
     }
 
     #[test]

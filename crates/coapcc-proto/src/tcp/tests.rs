@@ -337,3 +337,35 @@ fn a_response_larger_than_the_peers_max_message_size_becomes_5_00() {
     let f = crate::tcp::FrameView::decode(b.output()).unwrap();
     assert_eq!((f.code, f.payload.len()), (Code(0x45), 60));
 }
+
+#[test]
+fn a_max_message_size_below_the_floor_aborts_naming_it() {
+    for mms in [0u8, 10, 15] {
+        let mut c = CoapTcpConnection::responder();
+        let before = c.output().len();
+        // CSM with Max-Message-Size `mms`, then a GET
+        let cause = expect_abort(&mut c, &[0x20, 0xE1, 0x21, mms, 0x00, 0x01]);
+        assert_eq!(
+            cause,
+            AbortCause::BadCsmOption(signal::OPT_MAX_MESSAGE_SIZE)
+        );
+        let f = FrameView::decode(&c.output()[before..]).unwrap();
+        assert_eq!(f.option(signal::OPT_BAD_CSM_OPTION), Some(&[2][..]));
+        assert_eq!(f.payload, b"Max-Message-Size invalid or below 16 bytes");
+        // the limit refused is not applied: the Abort is within the base one
+        assert_eq!(c.peer_csm(), Csm::default());
+    }
+}
+
+#[test]
+fn an_application_abort_carries_its_diagnostic() {
+    let mut c = CoapTcpConnection::responder();
+    c.handle_bytes(&[0x00, 0xE1], &mut RefuseRequests);
+    let before = c.output().len();
+    assert!(c.abort("frame not complete within 30.0 s").is_ok());
+    assert!(c.should_close());
+    let f = FrameView::decode(&c.output()[before..]).unwrap();
+    assert_eq!(f.code, signal::ABORT);
+    assert_eq!(f.payload, b"frame not complete within 30.0 s");
+    assert_eq!(c.abort("again"), Err(SendError::NotOpen));
+}

@@ -131,12 +131,26 @@ pub struct ServerArgs {
     #[arg(long, value_name = "ADDR")]
     pub tcp_listen: Option<SocketAddr>,
     /// coap+tcp: most connections open at once; connections over the limit
-    /// are closed at once (the open ones keep their place).
+    /// get CSM and Abort ("connection limit reached") and are closed at
+    /// once (the open ones keep their place).
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub max_connections: usize,
     /// coap+tcp: close a connection that sent nothing for this many seconds.
     #[arg(long, default_value_t = 300.0, value_name = "S")]
     pub idle_timeout: f64,
+    /// coap+tcp: a frame must be complete this many seconds after its first
+    /// byte arrived, or the connection gets Abort and is closed (a sender
+    /// trickling bytes cannot hold a connection slot; raise it with
+    /// --max-message-size on very slow links).
+    #[arg(long, default_value_t = 30.0, value_name = "S")]
+    pub frame_timeout: f64,
+    /// coap+tcp: a peer that takes none of the server's bytes for this many
+    /// seconds (it stopped reading) is reset, and a closing connection's
+    /// last bytes must be written within it, or the connection is reset
+    /// (after that the kernel drops what it still holds), so that its slot
+    /// frees.
+    #[arg(long, default_value_t = 30.0, value_name = "S")]
+    pub flush_timeout: f64,
     /// coap+tcp: the Max-Message-Size the server's CSM states; larger
     /// messages are refused with Abort.
     #[arg(long, default_value_t = 1152, value_name = "BYTES")]

@@ -151,9 +151,10 @@ pub fn spawn_server(
     if args.max_connections == 0 {
         bail!("--max-connections: expected at least 1");
     }
-    if !(16..=1 << 24).contains(&args.max_message_size) {
+    let min = coapcc_proto::tcp::signal::MIN_MAX_MESSAGE_SIZE;
+    if !(min..=1 << 24).contains(&args.max_message_size) {
         bail!(
-            "--max-message-size: expected 16 to {} bytes, found {}",
+            "--max-message-size: expected {min} to {} bytes, found {}",
             1 << 24,
             args.max_message_size
         );
@@ -164,6 +165,8 @@ pub fn spawn_server(
         max_message_size: args.max_message_size,
         nodelay: args.nodelay,
         congestion: socket_options(args.nodelay, &args.tcp_congestion)?.congestion,
+        frame_timeout: seconds("frame-timeout", args.frame_timeout)?,
+        flush_timeout: seconds("flush-timeout", args.flush_timeout)?,
     };
     let addr = args.tcp_listen.unwrap_or(udp);
     Ok(Some(tcp_server::spawn(
@@ -176,13 +179,17 @@ pub fn spawn_server(
 /// The TCP line of `coapcc server`'s exit summary.
 pub fn server_summary(s: &TcpSnapshot) -> String {
     format!(
-        "TCP: {} connections accepted ({} at most at once), {} refused (connection limit), \
-         {} closed idle; {} requests, {} pings answered; {} released by the client, {} aborted \
-         by us ({} too large), {} aborted by the client",
+        "TCP: {} connections accepted ({} at most at once), {} refused (connection limit, \
+         told with Abort), {} closed idle, {} closed mid-frame (frame timeout), {} reset for \
+         not reading (flush timeout), {} reset in all; {} requests, {} pings answered; {} \
+         released by the client, {} aborted by us ({} too large), {} aborted by the client",
         s.accepted,
         s.max_open,
         s.refused,
         s.idle_closed,
+        s.frame_timeouts,
+        s.write_stalled,
+        s.reset,
         s.requests,
         s.pings,
         s.released,
