@@ -1,6 +1,6 @@
 //! A real-time UDP relay that puts a network model between any CoAP clients
-//! and any CoAP server: the constrained link of `testbed.md` §1
-//! ([`coapcc_link::dumbbell`]) or the IEEE 802.15.4 grid of `radio.md` §1
+//! and any CoAP server: the constrained link of `docs/spec/testbed.md` §1
+//! ([`coapcc_link::dumbbell`]) or the IEEE 802.15.4 grid of `docs/spec/radio.md` §1
 //! ([`coapcc_link::grid`]). The network is the simulator's own sans-IO model,
 //! driven here on the wall clock: a datagram enters the model when the relay
 //! receives it, and leaves when the model delivers it.
@@ -82,9 +82,9 @@ const RELAY_BUFFER: usize = 65_536;
 /// The network the relay runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EmulatedNetwork {
-    /// The constrained-link dumbbell (`testbed.md` §1).
+    /// The constrained-link dumbbell (`docs/spec/testbed.md` §1).
     Dumbbell(dumbbell::Config),
-    /// The IEEE 802.15.4 grid (`radio.md` §1).
+    /// The IEEE 802.15.4 grid (`docs/spec/radio.md` §1).
     Grid {
         /// The grid.
         config: grid::Config,
@@ -93,7 +93,7 @@ pub enum EmulatedNetwork {
         /// server, in node order.
         client_nodes: Vec<NodeId>,
     },
-    /// The IEEE 802.11 star of the lwIP evaluation (`radio.md` §2): the
+    /// The IEEE 802.11 star of the lwIP evaluation (`docs/spec/radio.md` §2): the
     /// server behind the access point's wired hop, the `n`th client on
     /// station `n mod stations + 1`.
     Star(star::Config),

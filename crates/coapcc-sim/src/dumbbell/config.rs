@@ -14,11 +14,11 @@ use crate::spec_error::SpecError;
 pub const UDP_HEADER: usize = 8;
 
 /// The dumbbell's parameters: the `[network]` table of a constrained-link
-/// scenario (spec `testbed.md` §1; [`coapcc_link::dumbbell`]).
+/// scenario (spec `docs/spec/testbed.md` §1; [`coapcc_link::dumbbell`]).
 pub type Network = coapcc_link::dumbbell::Config;
 
-/// CoAP settings shared by every client of a run (spec `algorithms.md` §0.1, §7;
-/// `testbed.md` §1.2).
+/// CoAP settings shared by every client of a run (spec `docs/spec/algorithms.md` §0.1, §7;
+/// `docs/spec/testbed.md` §1.2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Coap {

@@ -38,8 +38,8 @@ pub fn page(r: &DumbbellReport, figures: &[Figure], tables: &[Table]) -> String 
         s.push_str("<p>No published figure matches a cell of this campaign.</p>\n");
     } else {
         s.push_str(
-            "<p>Published figures of the constrained-link testbed (shared spec \
-             <code>calibration.md</code> §1) beside the measured ones; Δ = (measured − \
+            "<p>Published figures of the constrained-link testbed (the project's specification, \
+             <code>docs/spec/calibration.md</code> §1) beside the measured ones; Δ = (measured − \
              published) / published.</p>\n",
         );
         s.push_str(&t.html());
