@@ -82,9 +82,9 @@ pub fn plan_rows(plan: &AnyPlan, store: Option<&Path>) -> Result<String> {
 /// events than [`crate::budget::MAX_EVENTS`] (unless `force`); errors name
 /// `origin` and the field. Every front runs it before the first run.
 pub fn check_budget(plan: &AnyPlan, origin: &str, threads: usize, force: bool) -> Result<()> {
+    check_largest(plan, origin, threads, force)?;
     let (text, _) = plan.text();
-    AnyPlan::estimate(text, origin, threads)?.check(&Ceilings::DEFAULT, origin, force)?;
-    check_largest(plan, origin, threads, force)
+    AnyPlan::estimate(text, origin, threads)?.check(&Ceilings::DEFAULT, origin, force)
 }
 
 /// The bounds of a plan's largest run, `threads` at a time ([`check_budget`]).

@@ -49,15 +49,15 @@ const MARKER: &str = "coapcc-grid-campaign";
 
 /// A set's sweep, checked: its kind, the field it sweeps, its points and
 /// its algorithms.
-fn sweep_of<'a>(
-    file: &'a GridCampaignFile,
-    set: &'a GridSetFile,
-) -> Result<(
+type Sweep<'a> = (
     GridWorkloadKind,
     &'static str,
     &'a [f64],
     &'a [sets::AlgorithmEntry<GridCampaignFile>],
-)> {
+);
+
+/// A set's sweep ([`Sweep`]), checked.
+fn sweep_of<'a>(file: &'a GridCampaignFile, set: &'a GridSetFile) -> Result<Sweep<'a>> {
     sets::check_replications(set.replications)?;
     let (kind, field, points) = match (&set.periods_s, &set.on_s) {
         (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
