@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use coapcc::campaign::ceiling::Ceilings;
 use coapcc::scenario_file::{self, Overrides};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -220,6 +221,13 @@ enum Command {
     /// grid of the pCoCoA evaluation (scenarios/campaigns/pcocoa.toml); one
     /// with `kind = "star"` on the Wi-Fi star of the lwIP evaluation
     /// (scenarios/campaigns/lwip.toml).
+    ///
+    /// Before anything is expanded, run or written, the whole plan is counted
+    /// from its sets' sizes and estimated from a sample of its cells: its runs,
+    /// their events, the memory the plan holds and the store it writes. A plan
+    /// above a ceiling (--max-runs 100000, --max-events 10^11, --max-memory-mib
+    /// 4096, --max-store-mib 16384; every shipped campaign is well below) is
+    /// refused with the estimate, unless --force.
     Campaign {
         /// Campaign file (TOML); see scenarios/campaigns/.
         file: PathBuf,
@@ -232,8 +240,23 @@ enum Command {
         /// Sleep after each stored run (for tests of interruption).
         #[arg(long, hide = true, value_name = "MS")]
         pause_ms: Option<u64>,
-        /// Run even if the estimated memory exceeds what the machine has available, or
-        /// the estimated events of one run exceed 10^10 (see docs/security.md).
+        /// Refuse a campaign of more runs (cells × replications) than this.
+        #[arg(long, value_name = "N", default_value_t = Ceilings::DEFAULT.runs)]
+        max_runs: u64,
+        /// Refuse a campaign whose runs are estimated to process more events than
+        /// this in all (10^11: hours of computing).
+        #[arg(long, value_name = "N", default_value_t = Ceilings::DEFAULT.events)]
+        max_events: u64,
+        /// Refuse a campaign whose plan is estimated to hold more memory than this
+        /// (MiB): its cells, its runs' keys and the runs computed at once.
+        #[arg(long, value_name = "MIB", default_value_t = Ceilings::DEFAULT.memory >> 20)]
+        max_memory_mib: u64,
+        /// Refuse a campaign estimated to write more than this to the store (MiB).
+        #[arg(long, value_name = "MIB", default_value_t = Ceilings::DEFAULT.store >> 20)]
+        max_store_mib: u64,
+        /// Run even if a ceiling above is exceeded, the estimated memory of its runs
+        /// exceeds what the machine has available, or the estimated events of one
+        /// run exceed 10^10 (see docs/security.md).
         #[arg(long)]
         force: bool,
     },
@@ -594,8 +617,24 @@ fn real_main() -> Result<()> {
             store,
             threads,
             pause_ms,
+            max_runs,
+            max_events,
+            max_memory_mib,
+            max_store_mib,
             force,
-        } => cli::campaign::run(&file, &store, threads, pause_ms, force),
+        } => cli::campaign::run(
+            &file,
+            &store,
+            threads,
+            pause_ms,
+            &Ceilings {
+                runs: max_runs,
+                events: max_events,
+                memory: max_memory_mib.saturating_mul(1 << 20),
+                store: max_store_mib.saturating_mul(1 << 20),
+            },
+            force,
+        ),
         Command::Report {
             store,
             out,

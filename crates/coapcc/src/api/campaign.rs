@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::Value;
 
+use crate::campaign::ceiling::Ceilings;
 use crate::campaign::{self, Campaign, Unit};
 use crate::cost::RunCost;
 use crate::networks::{AnyPlan, UnitResult};
@@ -19,6 +20,24 @@ use crate::store::Store;
 /// A campaign file, expanded.
 pub fn load(path: &Path) -> Result<AnyPlan> {
     AnyPlan::load(path)
+}
+
+/// A campaign file, held to `ceilings` before it is expanded (the size of
+/// its whole plan, `threads` runs at a time: [`crate::campaign::ceiling`];
+/// skipped if `force`), then expanded and held to the bounds of its largest
+/// run ([`check_budget`]). Nothing is written anywhere.
+pub fn load_checked(
+    path: &Path,
+    threads: usize,
+    ceilings: &Ceilings,
+    force: bool,
+) -> Result<AnyPlan> {
+    crate::campaign::plan::load(path, |text, origin| {
+        AnyPlan::estimate(text, origin, threads)?.check(ceilings, origin, force)?;
+        let plan = AnyPlan::parse(text, origin)?;
+        check_largest(&plan, origin, threads, force)?;
+        Ok(plan)
+    })
 }
 
 /// `dumbbell`, `grid` or `star`.
@@ -57,11 +76,19 @@ pub fn plan_rows(plan: &AnyPlan, store: Option<&Path>) -> Result<String> {
     Ok(serde_json::to_string(&rows).expect("rows serialise"))
 }
 
-/// Refuses a campaign whose most expensive run, `threads` at a time, would
-/// need more memory than the machine has available, or more events than
-/// [`crate::budget::MAX_EVENTS`] (unless `force`); errors name `origin` and
-/// the field. Every front runs it before the first run.
+/// Refuses a campaign above the default ceilings of a whole plan
+/// ([`Ceilings::DEFAULT`]), or whose most expensive run, `threads` at a
+/// time, would need more memory than the machine has available, or more
+/// events than [`crate::budget::MAX_EVENTS`] (unless `force`); errors name
+/// `origin` and the field. Every front runs it before the first run.
 pub fn check_budget(plan: &AnyPlan, origin: &str, threads: usize, force: bool) -> Result<()> {
+    check_largest(plan, origin, threads, force)?;
+    let (text, _) = plan.text();
+    AnyPlan::estimate(text, origin, threads)?.check(&Ceilings::DEFAULT, origin, force)
+}
+
+/// The bounds of a plan's largest run, `threads` at a time ([`check_budget`]).
+fn check_largest(plan: &AnyPlan, origin: &str, threads: usize, force: bool) -> Result<()> {
     let largest = plan
         .costs()
         .into_iter()

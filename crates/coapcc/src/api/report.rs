@@ -7,14 +7,35 @@ use anyhow::{bail, Context, Result};
 
 use crate::networks::{self, Reported};
 use crate::report;
+use crate::store::digest::CellsCheck;
 use crate::store::{Definition, Store};
 
-/// Refuses to report a definition with a run whose stored rows no longer
-/// match the digest written with them ([`crate::store::digest`]); returns a
-/// note saying how many of its runs were stored before digests existed, if
-/// any were.
+/// Refuses to report a definition whose cells, or one of whose runs, no
+/// longer match the digest written with them ([`crate::store::digest`]);
+/// returns a note saying what was stored before digests existed, if
+/// anything was.
 pub fn check_digests(db: &Store, def: &Definition) -> Result<Option<String>> {
     let network = networks::network_of(def)?;
+    let cells_note = match db.check_cells(network.cells_table(), &def.hash)? {
+        CellsCheck::Checked => None,
+        CellsCheck::Unchecked => Some(format!(
+            "note: the cells of campaign `{}` in {} were stored before coapcc kept cell \
+             digests (store layout 5 or older); whether their parameters or labels were edited \
+             since cannot be checked",
+            def.name,
+            db.path().display()
+        )),
+        CellsCheck::Altered => bail!(
+            "{}: the cells of campaign `{}` (definition {}) do not match the digest stored with \
+             them — their rows in table {} were changed after coapcc stored them; refusing to \
+             report edited parameters or labels as measured (nothing written). Run the campaign \
+             file again into a new store",
+            db.path().display(),
+            def.name,
+            &def.hash[..12.min(def.hash.len())],
+            network.cells_table()
+        ),
+    };
     let keys = networks::definition_keys(db, def)?;
     let t = network.run_tables();
     let check = db.check_digests(t, network.since_layout(), keys.iter().map(String::as_str))?;
@@ -40,7 +61,7 @@ pub fn check_digests(db: &Store, def: &Definition) -> Result<Option<String>> {
             if check.altered.len() > 3 { ", …" } else { "" }
         );
     }
-    Ok((check.unchecked > 0).then(|| {
+    let runs_note = (check.unchecked > 0).then(|| {
         format!(
             "note: {} of the {} stored runs of campaign `{}` in {} were stored before coapcc kept \
              run digests (store layout 4 or older); whether their values were edited since \
@@ -50,7 +71,11 @@ pub fn check_digests(db: &Store, def: &Definition) -> Result<Option<String>> {
             def.name,
             db.path().display()
         )
-    }))
+    });
+    Ok(match (cells_note, runs_note) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    })
 }
 
 /// What [`fn@write`] wrote.

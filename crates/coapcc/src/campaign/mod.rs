@@ -8,10 +8,12 @@
 //!
 //! - [`mod@unit`]: one run, computed and stored the same way by every executor,
 //!   and a network's plan as a [`Campaign`]; [`plan`]: a plan of any
-//!   network; [`runner`]: parallel execution;
+//!   network; [`ceiling`]: the size of a whole plan, before it is
+//!   expanded; [`runner`]: parallel execution;
 //!   [`progress`]: the progress on stderr; [`sets`]: what the campaign files
 //!   check and hash alike. Run keys and the model version: [`crate::key`].
 
+pub mod ceiling;
 pub mod plan;
 pub mod progress;
 pub mod runner;

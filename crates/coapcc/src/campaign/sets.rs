@@ -12,7 +12,7 @@ use coapcc_sim::AlgorithmSpec;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::campaign::{CampaignFile, Plan};
+use crate::campaign::{ceiling, CampaignFile, Plan};
 use crate::key::{digest, run_keys, MODEL_VERSION};
 
 /// Checks a campaign's name and that it has sets.
@@ -100,6 +100,64 @@ pub fn sweep_cells<F, P: Copy, S: Serialize, C>(
         }
     }
     Ok(cells)
+}
+
+/// Counts and samples the cells of a set's sweep as [`sweep_cells`] would
+/// expand them (points × algorithms), without expanding it: `run` gives an
+/// algorithm's run at a point, `measure` its cost and stored bytes
+/// ([`crate::campaign::ceiling`]).
+pub fn sample_sweep<F, P: Copy, S: Serialize>(
+    points: &[P],
+    algorithms: &[AlgorithmEntry<F>],
+    replications: u32,
+    run: impl Fn(P, &AlgorithmSpec) -> S,
+    measure: impl Fn(&S) -> (crate::cost::RunCost, u64),
+) -> ceiling::SetSample {
+    let dims = [points.len(), algorithms.len()];
+    let cells = ceiling::cells_of(&dims);
+    let sampled = ceiling::sample_indices(cells)
+        .into_iter()
+        .map(|i| {
+            let c = ceiling::coordinates(i, &dims);
+            let spec = run(points[c[0]], &algorithms[c[1]].0);
+            let (cost, stored) = measure(&spec);
+            let text = serde_json::to_string(&spec).map_or(0, |t| t.len());
+            ceiling::SampledCell {
+                cost,
+                stored,
+                cell: ceiling::cell_bytes(text, replications),
+            }
+        })
+        .collect();
+    ceiling::SetSample {
+        cells,
+        replications,
+        sampled,
+    }
+}
+
+/// Counts and samples a campaign file whose sets each expand on their own
+/// (the grid's and the star's), as [`expand_sets`] would expand it: checks
+/// the campaign's and the sets' names, and samples each set with
+/// `sample_set` (whose errors are prefixed with the set's name). Errors
+/// name `origin`.
+pub fn sample_sets<F: CampaignFile>(
+    file: &F,
+    origin: &str,
+    sample_set: impl Fn(&F, &F::Set) -> Result<ceiling::SetSample>,
+) -> Result<Vec<ceiling::SetSample>> {
+    let sample = || -> Result<Vec<ceiling::SetSample>> {
+        let sets = file.sets();
+        check_campaign(file.name(), sets.len())?;
+        let mut out = Vec::new();
+        for (i, set) in sets.iter().enumerate() {
+            let name = F::set_name(set);
+            check_set_name(i, name, sets[..i].iter().map(F::set_name))?;
+            out.push(sample_set(file, set).map_err(|e| anyhow!("set `{name}`: {e:#}"))?);
+        }
+        Ok(out)
+    };
+    sample().map_err(|e| anyhow!("{origin}: {e:#}"))
 }
 
 /// The seed of a campaign file that gives none.

@@ -5,21 +5,25 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use coapcc::campaign;
+use coapcc::campaign::ceiling::Ceilings;
 use coapcc::networks::AnyPlan;
 use coapcc::store::Store;
 
 /// `coapcc campaign <file> --store … --threads …`: a dumbbell, grid or star
 /// campaign, as the file's `[network] kind` says.
+///
+/// The whole plan is held to `ceilings` before it is expanded and before the
+/// store is opened ([`coapcc::campaign::ceiling`]), unless `force`.
 pub fn run(
     file: &Path,
     store: &Path,
     threads: Option<usize>,
     pause_ms: Option<u64>,
+    ceilings: &Ceilings,
     force: bool,
 ) -> Result<()> {
     let threads = coapcc::budget::threads(threads)?;
-    let plan = AnyPlan::load(file)?;
-    coapcc::api::campaign::check_budget(&plan, &file.display().to_string(), threads, force)?;
+    let plan = coapcc::api::campaign::load_checked(file, threads, ceilings, force)?;
     if coapcc::store::read_only(store) {
         return complete_read_only(&plan, store);
     }

@@ -34,6 +34,7 @@ use serde_json::{Map, Value};
 use coapcc_sim::metrics::Conservation;
 use coapcc_sim::{NetworkScenario, ScenarioResult, SimNetwork};
 
+use crate::campaign::ceiling::Estimate;
 use crate::campaign::{Campaign, CampaignFile, NetworkPlan, Plan, PlanCell, Unit};
 use crate::cost::RunCost;
 use crate::report::Written;
@@ -300,6 +301,9 @@ pub trait LabNetwork: Sized + 'static {
 
     /// Parses and expands campaign text; `origin` names it in errors.
     fn parse_plan(text: &str, origin: &str) -> Result<Plan<Self::File, Self::Cell>>;
+    /// Counts and samples the cells of campaign text without expanding it
+    /// ([`crate::campaign::ceiling`]).
+    fn sample_plan(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>>;
     /// The algorithm a cell shows in [`crate::api::campaign::plan_rows`].
     fn cell_algorithm(c: &Self::Cell) -> &str;
 
@@ -604,6 +608,16 @@ impl AnyPlan {
         crate::campaign::plan::load(path, Self::parse)
     }
 
+    /// The size of the plan of campaign text of any network, `threads` runs
+    /// at a time, estimated without expanding it
+    /// ([`crate::campaign::ceiling`]); `origin` names it in errors.
+    pub fn estimate(text: &str, origin: &str, threads: usize) -> Result<Estimate> {
+        let sets = dispatch_kind!(NetworkKind::of_toml(text, origin)?, N => {
+            N::sample_plan(text, origin)?
+        });
+        Ok(Estimate::of(&sets, threads))
+    }
+
     /// The campaign's name and definition hash.
     pub fn identity(&self) -> (&str, &str) {
         dispatch!(self, N, p => p.identity())
@@ -709,8 +723,8 @@ impl Store {
     /// Checks that the store is whole: SQLite's integrity check passes, every
     /// stored run of every network has its item rows (one client row per
     /// client of its spec, one node row per node, one station row per
-    /// station with a readable trace), and every run's rows match their
-    /// digest.
+    /// station with a readable trace), every run's rows match their
+    /// digest, and so does every definition's cells.
     pub fn verify(&self) -> Result<()> {
         self.integrity_check()?;
         for kind in NetworkKind::ALL {
@@ -727,6 +741,17 @@ impl Store {
                     kind.name(),
                     kind.run_tables().runs,
                     check.altered.len()
+                );
+            }
+        }
+        for d in self.definitions()? {
+            let table = network_of(&d)?.cells_table();
+            if self.check_cells(table, &d.hash)? == crate::store::digest::CellsCheck::Altered {
+                bail!(
+                    "campaign `{}` (definition {}): its rows in table {table} do not match the \
+                     digest stored with them",
+                    d.name,
+                    d.hash
                 );
             }
         }

@@ -103,35 +103,31 @@ pub struct Written {
 }
 
 /// Writes `figures` as SVG files, `tables` as CSV files and `page` as
-/// `report.html` into `out` (created if needed), each by [`manifest::put`]:
-/// a symbolic link under one of these names is replaced, not written through.
+/// `report.html` into `out` (created if needed), with the manifest of what
+/// it wrote, all at once ([`manifest::replace`]): every file is first
+/// written into a folder beside them, then the previous report's files are
+/// moved aside and the new ones renamed into place; a failure on the way
+/// (a full disk, a name the file system refuses) leaves the previous report
+/// whole. A symbolic link under one of these names is replaced, not written
+/// through.
 pub fn put_all(out: &Path, figures: &[Figure], tables: &[Table], page: &str) -> Result<Written> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("{}: cannot create the report directory", out.display()))?;
-    let previous = manifest::previous(out);
-    let put = |name: &str, text: &str| manifest::put(out, name, text);
-    let mut svgs = Vec::new();
-    for f in figures {
-        svgs.push(put(&f.file, &f.svg)?);
-    }
-    let mut csvs = Vec::new();
-    let csv_names: Vec<String> = tables.iter().map(|t| format!("{}.csv", t.id)).collect();
-    for (t, name) in tables.iter().zip(&csv_names) {
-        csvs.push(put(name, &t.csv())?);
-    }
-    let html = put("report.html", page)?;
-    let names: Vec<&str> = figures
+    let csvs: Vec<(String, String)> = tables
         .iter()
-        .map(|f| f.file.as_str())
-        .chain(csv_names.iter().map(String::as_str))
-        .chain(["report.html"])
+        .map(|t| (format!("{}.csv", t.id), t.csv()))
         .collect();
-    let removed = manifest::prune(out, &previous, &names)?;
-    manifest::record(out, &names)?;
+    let files: Vec<(&str, &str)> = figures
+        .iter()
+        .map(|f| (f.file.as_str(), f.svg.as_str()))
+        .chain(csvs.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+        .chain([("report.html", page)])
+        .collect();
+    let removed = manifest::replace(out, &files)?;
     Ok(Written {
-        html,
-        svgs,
-        csvs,
+        html: out.join("report.html"),
+        svgs: figures.iter().map(|f| out.join(&f.file)).collect(),
+        csvs: csvs.iter().map(|(n, _)| out.join(n)).collect(),
         removed,
     })
 }

@@ -6,6 +6,14 @@
 //! refuses runs whose rows no longer match: a value edited by hand is not
 //! reported as if it had been measured.
 //!
+//! A run's key is a hash of its spec, and one run may belong to several
+//! cells (of several definitions, or twice in one): what a cell says of its
+//! runs — its set, clients, buffer, labels — is covered by a digest of the
+//! definition's cells (layout 6): a SHA-256 of every value of its rows in
+//! its network's cells table, stored in `cell_digests` in the transaction
+//! that writes them. A report checks both: the runs it shows and the cells
+//! that label them.
+//!
 //! Runs stored before the digest existed (a store of layout 4 or older, and
 //! its runs from before its upgrade) have none: they are read with a note
 //! that they cannot be checked. The digest catches edits, not forgery: whoever
@@ -29,6 +37,13 @@ CREATE TABLE run_digests (
     PRIMARY KEY (run_table, key)) WITHOUT ROWID;
 ";
 
+/// What layout 6 adds to layout 5: one row per definition; the digest is
+/// NULL for a definition stored before (its cells cannot be checked).
+pub(super) const LAYOUT_6_ADDS: &str = "
+CREATE TABLE cell_digests (
+    definition TEXT PRIMARY KEY, digest TEXT) WITHOUT ROWID;
+";
+
 /// The tables of one network's runs: the run table and its item tables, each
 /// with the column that orders its rows of a run.
 pub struct RunTables {
@@ -39,7 +54,13 @@ pub struct RunTables {
 }
 
 /// Every value of one row, typed, into `h`; columns named in `skip` left out.
-fn feed_rows(h: &mut Sha256, conn: &Connection, sql: &str, id: i64, skip: &str) -> Result<()> {
+fn feed_rows(
+    h: &mut Sha256,
+    conn: &Connection,
+    sql: &str,
+    id: impl rusqlite::ToSql,
+    skip: &str,
+) -> Result<()> {
     let mut stmt = conn.prepare_cached(sql)?;
     let keep: Vec<bool> = stmt.column_names().iter().map(|c| *c != skip).collect();
     let mut rows = stmt.query([id])?;
@@ -107,6 +128,53 @@ pub fn record(conn: &Connection, t: &RunTables, key: &str, id: i64) -> Result<()
     Ok(())
 }
 
+/// The digest of the cells of `definition` in `table`, from its rows as
+/// stored (every column, in campaign order).
+pub fn compute_cells(conn: &Connection, table: &str, definition: &str) -> Result<String> {
+    let mut h = Sha256::new();
+    h.update(table.as_bytes());
+    feed_rows(
+        &mut h,
+        conn,
+        &format!("SELECT * FROM {table} WHERE definition = ?1 ORDER BY idx"),
+        definition,
+        "",
+    )?;
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Stores the digest of the cells of `definition` just written in `table`.
+pub fn record_cells(conn: &Connection, table: &str, definition: &str) -> Result<()> {
+    let d = compute_cells(conn, table, definition)?;
+    conn.execute(
+        "INSERT OR REPLACE INTO cell_digests (definition, digest) VALUES (?1, ?2)",
+        params![definition, d],
+    )?;
+    Ok(())
+}
+
+/// On upgrading a store of layout 5 or older: the definitions already
+/// stored have no digest of their cells.
+pub(super) fn mark_cells_upgrade(conn: &Connection) -> Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO cell_digests (definition, digest) \
+         SELECT hash, NULL FROM definitions",
+        [],
+    )?;
+    Ok(())
+}
+
+/// What checking the digest of a definition's cells found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellsCheck {
+    /// The cells match their digest.
+    Checked,
+    /// The definition was stored before cell digests existed.
+    Unchecked,
+    /// The cells do not match their digest, or the digest is missing.
+    Altered,
+}
+
 /// On upgrading a store of layout 4 or older: the runs already stored have
 /// no digest; runs from the next row id on will.
 pub(super) fn mark_upgrade(conn: &Connection) -> Result<()> {
@@ -137,6 +205,29 @@ pub struct DigestCheck {
 }
 
 impl Store {
+    /// Checks the digest of the cells of `definition` in `table`.
+    pub fn check_cells(&self, table: &str, definition: &str) -> Result<CellsCheck> {
+        if self.layout < 6 {
+            return Ok(CellsCheck::Unchecked);
+        }
+        let stored: Option<Option<String>> = self
+            .conn
+            .query_row(
+                "SELECT digest FROM cell_digests WHERE definition = ?1",
+                [definition],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(match stored {
+            None => CellsCheck::Altered,
+            Some(None) => CellsCheck::Unchecked,
+            Some(Some(d)) if d == compute_cells(&self.conn, table, definition)? => {
+                CellsCheck::Checked
+            }
+            Some(Some(_)) => CellsCheck::Altered,
+        })
+    }
+
     /// Checks the digests of the stored runs among `keys` (keys not stored
     /// are skipped) in the run tables `t`, which layouts from `since` on
     /// hold.

@@ -11,8 +11,11 @@
 //! - Layout 5: layout 4 and `run_digests`, a digest of every run's stored
 //!   rows ([`super::digest`]); `meta` rows `digests_from:<run table>` in a
 //!   store upgraded from an older layout (its older runs have no digest).
+//! - Layout 6: layout 5 and `cell_digests`, a digest of every definition's
+//!   cells as stored ([`super::digest`]); a definition stored before (in a
+//!   store upgraded from an older layout) has a row without a digest.
 //!
-//! A store of layout 1 to 4 is upgraded in place when opened for writing
+//! A store of layout 1 to 5 is upgraded in place when opened for writing
 //! (one transaction: the column and the tables it lacks are added, no row
 //! changes; a layout-1 store's definitions are dumbbell ones) and read as it
 //! is when opened read-only. A store of any other layout is refused before
@@ -30,7 +33,7 @@ CREATE TABLE kernel_check_runs (
 ";
 
 /// The layout this build writes.
-pub const CURRENT: u32 = 5;
+pub const CURRENT: u32 = 6;
 
 /// The tables of layout 1, exactly as layout-1 builds created them.
 pub const LAYOUT_1: &str = "
@@ -154,7 +157,7 @@ pub fn recorded(conn: &Connection) -> Result<Option<String>> {
         .optional()?)
 }
 
-/// Parses a recorded layout this build reads (1 to 5).
+/// Parses a recorded layout this build reads (1 to 6).
 pub fn readable(v: &str) -> Result<u32> {
     match v {
         "1" => Ok(1),
@@ -162,15 +165,16 @@ pub fn readable(v: &str) -> Result<u32> {
         "3" => Ok(3),
         "4" => Ok(4),
         "5" => Ok(5),
+        "6" => Ok(6),
         _ => bail!(
-            "a store of layout {v}; this coapcc reads layouts 1 to 4 (upgraded in place) and \
+            "a store of layout {v}; this coapcc reads layouts 1 to 5 (upgraded in place) and \
              {CURRENT}"
         ),
     }
 }
 
 /// Brings the store to the current layout: creates the tables of a new store,
-/// upgrades a store of layout 1 to 4, refuses any other. Returns the layout found
+/// upgrades a store of layout 1 to 5, refuses any other. Returns the layout found
 /// before (`None` for a new store).
 pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
     // One writer at a time decides: a second process opening the same old
@@ -183,6 +187,7 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             tx.execute_batch(LAYOUT_3_ADDS)?;
             tx.execute_batch(LAYOUT_4_ADDS)?;
             tx.execute_batch(super::digest::LAYOUT_5_ADDS)?;
+            tx.execute_batch(super::digest::LAYOUT_6_ADDS)?;
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
                 [CURRENT.to_string()],
@@ -203,6 +208,10 @@ pub fn prepare(conn: &mut Connection) -> Result<Option<u32>> {
             if found <= 4 {
                 tx.execute_batch(super::digest::LAYOUT_5_ADDS)?;
                 super::digest::mark_upgrade(&tx)?;
+            }
+            if found <= 5 {
+                tx.execute_batch(super::digest::LAYOUT_6_ADDS)?;
+                super::digest::mark_cells_upgrade(&tx)?;
             }
             if found != CURRENT {
                 tx.execute(

@@ -21,7 +21,9 @@
 //!   one row per station of each run, its sampled TCP state as a compact
 //!   BLOB;
 //! - `run_digests`: a digest of each run's stored rows ([`digest`]), so a
-//!   value edited after the run was stored is not reported as measured.
+//!   value edited after the run was stored is not reported as measured;
+//! - `cell_digests`: a digest of each definition's cells as stored, so a
+//!   cell's edited parameters or labels are not reported as measured either.
 //!
 //! Opening a store for writing checks it read-only first (nothing is written
 //! to a file that is not a store of a known layout) and then takes the
@@ -43,8 +45,8 @@ use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
 
 /// The layout version of the tables this build writes; a store of layout 1 to
-/// 4 is upgraded in place, a store of any other layout is refused.
-pub const SCHEMA_VERSION: &str = "5";
+/// 5 is upgraded in place, a store of any other layout is refused.
+pub const SCHEMA_VERSION: &str = "6";
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -278,7 +280,7 @@ fn open_reader(path: &Path) -> Result<(Connection, bool)> {
 
 impl Store {
     /// Opens (creating if needed) the store at `path` for writing, upgrading
-    /// a store of layout 1 to 4 in place ([`layout`]). An existing file is
+    /// a store of layout 1 to 5 in place ([`layout`]). An existing file is
     /// first checked read-only — that it is an intact store of a layout this
     /// build reads, or an SQLite database without tables — so a file that is
     /// not one is refused before anything is written to it (not even its
@@ -491,6 +493,10 @@ impl Store {
         let exists = Self::upsert_definition(&tx, d)?;
         if !exists {
             insert_cells(&tx)?;
+            let table = crate::networks::NetworkKind::named(d.network)
+                .map(|k| k.cells_table())
+                .ok_or_else(|| anyhow::anyhow!("unknown network `{}`", d.network))?;
+            digest::record_cells(&tx, table, d.hash)?;
         }
         tx.commit()?;
         Ok(Registered {

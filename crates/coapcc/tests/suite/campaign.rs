@@ -496,6 +496,39 @@ fn shipped_campaigns_expand() {
     }
 }
 
+/// Every shipped campaign is within the default ceilings of a whole plan
+/// (so none needs --force), and its cells and runs, counted from its sets'
+/// sizes without expanding it, are those of its expanded plan.
+#[test]
+fn shipped_campaigns_are_within_the_ceilings_and_counted_exactly() {
+    use coapcc::campaign::ceiling::{Ceilings, Estimate};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
+    let mut names: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 5, "{names:?}");
+    for path in names {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let e: Estimate = AnyPlan::estimate(&text, &origin, 4).unwrap();
+        e.check(&Ceilings::DEFAULT, &origin, false)
+            .unwrap_or_else(|err| panic!("{err}"));
+        let plan = AnyPlan::parse(&text, &origin).unwrap();
+        let (cells, runs) = (plan.cell_rows().len() as u64, plan.costs().len() as u64);
+        assert_eq!(cells, runs, "one cost a cell");
+        assert_eq!(e.cells, cells, "{origin}");
+        let keys: u64 = plan.cell_rows().iter().map(|(_, k)| k.len() as u64).sum();
+        assert_eq!(e.runs, keys, "{origin}");
+        assert!(
+            e.events > 0 && e.memory > 0 && e.store > 0,
+            "{origin}: {e:?}"
+        );
+    }
+}
+
 /// Grid campaigns came later: the dumbbell campaigns' definitions and run keys
 /// are those they had before (a changed key would recompute every stored run).
 /// They change with `MODEL_VERSION` only (model 3: clamped error sojourns,

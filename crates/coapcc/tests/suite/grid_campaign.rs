@@ -313,7 +313,7 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
     let path = dir.path().join("future.sqlite");
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '6'"))
+        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '7'"))
             .unwrap();
     }
     for e in [
@@ -321,7 +321,7 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
         Store::open_read_only(&path).err().unwrap(),
     ] {
         let e = format!("{e:#}");
-        assert!(e.contains("future.sqlite") && e.contains("layout 6"), "{e}");
+        assert!(e.contains("future.sqlite") && e.contains("layout 7"), "{e}");
     }
     let conn = rusqlite::Connection::open(&path).unwrap();
     let grid_tables: i64 = conn

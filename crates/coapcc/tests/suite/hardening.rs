@@ -788,12 +788,13 @@ fn a_store_in_a_read_only_directory_is_reported() {
     assert!(campaign.1.contains("0 computed"), "{}", campaign.1);
 }
 
-/// Turns a store back into what layout 4 wrote: no run digests.
+/// Turns a store back into what layout 4 wrote: no run or cell digests.
 fn as_layout_4(store: &std::path::Path) {
     rusqlite::Connection::open(store)
         .unwrap()
         .execute_batch(
-            "DROP TABLE IF EXISTS run_digests; DELETE FROM meta WHERE key LIKE 'digests_from:%';
+            "DROP TABLE IF EXISTS run_digests; DROP TABLE IF EXISTS cell_digests;
+             DELETE FROM meta WHERE key LIKE 'digests_from:%';
              UPDATE meta SET value = '4' WHERE key = 'schema';",
         )
         .unwrap();
@@ -837,7 +838,7 @@ fn runs_stored_before_digests_are_read_with_a_note_and_resumed() {
     let f = tiny_campaign("tiny");
     let (code, stdout, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("from store layout 4 to 5"), "{err}");
+    assert!(err.contains("from store layout 4 to 6"), "{err}");
     assert!(stdout.contains("2 already in") && stdout.contains("0 computed"));
     let bigger = temp_toml(
         &std::fs::read_to_string(f.path())
@@ -1292,4 +1293,239 @@ fn assert_stdout_write_error_reported(args: &[&str]) {
         err.contains("standard output") && !err.contains("panicked"),
         "{args:?}: {err}"
     );
+}
+
+/// Every file of `dir` (links as links, folders by name) and its bytes.
+fn tree(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let m = std::fs::symlink_metadata(e.path()).unwrap();
+            let bytes = if m.is_file() {
+                std::fs::read(e.path()).unwrap()
+            } else {
+                format!("{:?}", m.file_type()).into_bytes()
+            };
+            (name, bytes)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A report that fails half-way (here: a set name too long for a file
+/// name, so its figures cannot be written after those of the set before it
+/// were) leaves the previous report whole: every file byte for byte, no
+/// file of the new report beside it, nothing left of the attempt.
+#[test]
+fn a_report_that_fails_half_way_leaves_the_previous_one_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let store = store.to_str().unwrap();
+    let long = "x".repeat(300);
+    for (name, sets) in [
+        ("old", vec!["before"]),
+        ("new", vec!["after", long.as_str()]),
+    ] {
+        let mut text =
+            format!("name = \"{name}\"\nalgorithms = [\"default\"]\n[workload]\nexchanges = 2\n");
+        for s in sets {
+            text.push_str(&format!(
+                "[[set]]\nname = \"{s}\"\nclients = [1]\nreplications = 1\n"
+            ));
+        }
+        let f = temp_toml(&text);
+        let (code, _, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", store]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let out = dir.path().join("r");
+    let out_s = out.to_str().unwrap();
+    let (code, _, err) = run_out(&["report", store, "--out", out_s, "--campaign", "old"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let before = tree(&out);
+    assert!(before.iter().any(|(n, _)| n == "report.html"), "{before:?}");
+    assert_refused(
+        &["report", store, "--out", out_s, "--campaign", "new"],
+        &["cannot write"],
+    );
+    let after = tree(&out);
+    let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&after), names(&before), "files added or removed");
+    assert!(after == before, "a file of the previous report changed");
+    // the same report without the long set goes through, and then owns
+    // only its own files
+    let (code, _, err) = run_out(&["report", store, "--out", out_s, "--campaign", "old"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(names(&tree(&out)), names(&before));
+}
+
+/// A cell's parameters edited in the store (its buffer: 2500 B → 777 B, in
+/// its column and its JSON alike) are not reported as measured: the
+/// definition's cells are covered by a digest, as its runs are.
+#[test]
+fn an_edited_cell_is_not_reported_as_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = temp_toml(
+        "name = \"cell\"\nalgorithms = [\"default\"]\n[workload]\nexchanges = 2\n\
+         [[set]]\nname = \"s\"\nclients = [1, 2]\nbuffers = [2500]\nreplications = 1\n",
+    );
+    let store = dir.path().join("s.sqlite");
+    let path = store.to_str().unwrap();
+    let (code, _, err) = run_out(&["campaign", f.path().to_str().unwrap(), "--store", path]);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("r");
+    let (code, _, err) = run_out(&["report", path, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("cannot be checked"), "{err}");
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    let edited = conn
+        .execute(
+            "UPDATE cells SET buffer = '777', cell = replace(cell, '2500', '777') WHERE idx = 0",
+            [],
+        )
+        .unwrap();
+    assert_eq!(edited, 1);
+    let cell: String = conn
+        .query_row("SELECT cell FROM cells WHERE idx = 0", [], |r| r.get(0))
+        .unwrap();
+    assert!(cell.contains("777") && !cell.contains("2500"), "{cell}");
+    drop(conn);
+    let out2 = dir.path().join("r2");
+    assert_refused(
+        &["report", path, "--out", out2.to_str().unwrap()],
+        &[
+            path,
+            "cells of campaign `cell`",
+            "digest",
+            "table cells",
+            "changed",
+        ],
+    );
+    assert!(!out2.exists(), "nothing written");
+    let e = coapcc::store::Store::open_read_only(&store)
+        .unwrap()
+        .verify()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("table cells") && e.contains("digest"), "{e}");
+}
+
+/// Every file of the store's directory, byte for byte.
+fn store_dir(store: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    tree(store.parent().unwrap())
+}
+
+/// The audit's campaign — 1000 client counts × 1000 buffers × 2 algorithms,
+/// 2·10⁶ runs from a 12 KB file — is refused before anything runs, with
+/// its estimate and how to override, within 1 GiB of address space (its
+/// cells are counted, not expanded), and the store is neither created nor,
+/// if it exists, changed.
+#[test]
+fn a_campaign_above_the_ceilings_is_refused_before_the_store_is_touched() {
+    let clients: Vec<String> = (1..=1000).map(|c| c.to_string()).collect();
+    let buffers: Vec<String> = (0..1000).map(|b| (1000 + 7 * b).to_string()).collect();
+    let text = format!(
+        "name = \"audit\"\nalgorithms = [\"default\", \"cocoa\"]\n[[set]]\nname = \"s\"\n\
+         clients = [{}]\nbuffers = [{}]\nreplications = 1\n",
+        clients.join(", "),
+        buffers.join(", ")
+    );
+    assert!(text.len() < 13_000, "{}", text.len());
+    let f = temp_toml(&text);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    // within 1 GiB of address space: expanding the cells took 4.3 GB
+    let limited = |store: &std::path::Path| {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1048576 && exec \"$0\" campaign \"$1\" --store \"$2\"")
+            .arg(env!("CARGO_BIN_EXE_coapcc"))
+            .arg(f.path())
+            .arg(store)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (o.status.code().unwrap_or(-1), stderr(&o))
+    };
+    let (code, err) = limited(&store);
+    assert!(code != 0 && code != 101, "exit {code}\n{err}");
+    for needle in [
+        f.path().to_str().unwrap(),
+        "too large",
+        "2000000 cells",
+        "2000000 runs (ceiling 100000)",
+        "events",
+        "of memory",
+        "of store",
+        "--max-runs",
+        "--force",
+        "nothing was run",
+    ] {
+        assert!(err.contains(needle), "`{needle}` not in\n{err}");
+    }
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "the store (or its WAL or lock) was created"
+    );
+    // an existing store is left byte for byte
+    let small = tiny_campaign("small");
+    let (code, _, err) = run_out(&[
+        "campaign",
+        small.path().to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let before = store_dir(&store);
+    let (code, err) = limited(&store);
+    assert!(
+        code != 0 && code != 101 && err.contains("too large"),
+        "{err}"
+    );
+    assert!(store_dir(&store) == before, "the store was changed");
+}
+
+/// The ceilings can be lowered, and --force goes past them: a plan of 2
+/// runs is refused under `--max-runs 1`, runs under `--max-runs 2`, and
+/// runs under `--max-runs 1 --force`.
+#[test]
+fn the_ceilings_are_set_on_the_command_line_and_forced_past() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = tiny_campaign("c");
+    let file = f.path().to_str().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let store_s = store.to_str().unwrap();
+    assert_refused(
+        &["campaign", file, "--store", store_s, "--max-runs", "1"],
+        &[file, "2 runs (ceiling 1)", "--force"],
+    );
+    assert!(!store.exists(), "a refused campaign created the store");
+    for (flag, value, needle) in [
+        ("--max-events", "1", "(events above the ceiling)"),
+        ("--max-memory-mib", "0", "(memory above the ceiling)"),
+        ("--max-store-mib", "0", "(store above the ceiling)"),
+    ] {
+        assert_refused(
+            &["campaign", file, "--store", store_s, flag, value],
+            &[needle],
+        );
+    }
+    assert!(!store.exists(), "a refused campaign created the store");
+    let (code, out, err) = run_out(&[
+        "campaign",
+        file,
+        "--store",
+        store_s,
+        "--max-runs",
+        "1",
+        "--force",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 computed"), "{out}");
+    let (code, out, err) = run_out(&["campaign", file, "--store", store_s, "--max-runs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0 computed"), "{out}");
 }

@@ -75,6 +75,17 @@ pub fn run_cost(spec: &RunSpec) -> RunCost {
     }
 }
 
+/// Bytes one client's row adds to the store (measured: 59 B).
+pub const STORED_BYTES_PER_CLIENT: u64 = 64;
+
+/// The bytes a dumbbell run leaves in the store: its row and one row per
+/// client.
+pub fn stored_bytes(spec: &RunSpec) -> u64 {
+    let clients: u64 = spec.groups.iter().map(|g| u64::from(g.clients)).sum();
+    crate::campaign::ceiling::STORED_BYTES_PER_RUN
+        .saturating_add(clients.saturating_mul(STORED_BYTES_PER_CLIENT))
+}
+
 /// The estimated peak memory of simulating `runs` runs of at most `clients`
 /// clients each, `concurrent` at a time, keeping every finished run's
 /// per-client records (`keep_results`) or not (a campaign stores each run as

@@ -145,6 +145,9 @@ impl LabNetwork for Dumbbell {
     fn parse_plan(text: &str, origin: &str) -> Result<DumbbellPlan> {
         campaign::plan::parse(text, origin)
     }
+    fn sample_plan(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
+        campaign::plan::sample(text, origin)
+    }
     fn cell_algorithm(c: &DumbbellCell) -> &str {
         c.groups.first().map_or("", |g| g.algorithm.name.as_str())
     }

@@ -24,3 +24,26 @@ pub fn run_cost(spec: &GridRunSpec) -> RunCost {
         events_field: "workload.period_s",
     }
 }
+
+/// Bytes one node's row adds to the store (about 25 columns).
+pub const STORED_BYTES_PER_NODE: u64 = 256;
+
+/// Bytes one traced event adds to the store (a row of `grid_traces`).
+pub const STORED_BYTES_PER_TRACE: u64 = 48;
+
+/// The bytes a grid run leaves in the store: its row, one row per node and,
+/// with a traced node, a row per traced request and response of it.
+pub fn stored_bytes(spec: &GridRunSpec) -> u64 {
+    let nodes = spec.network.nodes() as u64;
+    let w = &spec.workload;
+    let traced = if w.trace_node.is_some() {
+        count(w.duration_s / w.period_s)
+            .saturating_mul(2)
+            .saturating_mul(STORED_BYTES_PER_TRACE)
+    } else {
+        0
+    };
+    crate::campaign::ceiling::STORED_BYTES_PER_RUN
+        .saturating_add(nodes.saturating_mul(STORED_BYTES_PER_NODE))
+        .saturating_add(traced)
+}

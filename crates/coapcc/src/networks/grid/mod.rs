@@ -118,6 +118,9 @@ impl LabNetwork for Grid {
     fn parse_plan(text: &str, origin: &str) -> Result<GridPlan> {
         campaign::plan::parse(text, origin)
     }
+    fn sample_plan(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
+        campaign::plan::sample(text, origin)
+    }
     fn cell_algorithm(c: &GridCell) -> &str {
         &c.spec.algorithm.name
     }

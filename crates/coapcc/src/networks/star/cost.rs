@@ -51,6 +51,28 @@ pub fn run_cost(spec: &StarRunSpec) -> RunCost {
     }
 }
 
+/// Bytes one station's row adds to the store.
+pub const STORED_BYTES_PER_STATION: u64 = 128;
+
+/// Bytes a station's sampled state takes per sample time in the stored
+/// trace (its compact codec, rounded up).
+pub const STORED_BYTES_PER_SAMPLE: u64 = 16;
+
+/// The bytes a star run leaves in the store: its row, one row per station
+/// and the stations' sampled state.
+pub fn stored_bytes(spec: &StarRunSpec) -> u64 {
+    let stations = u64::from(spec.network.stations);
+    let w = &spec.workload;
+    let samples = count((w.start_s + w.interval_s * (f64::from(w.writes) + 1.0)) / w.sample_s);
+    crate::campaign::ceiling::STORED_BYTES_PER_RUN
+        .saturating_add(stations.saturating_mul(STORED_BYTES_PER_STATION))
+        .saturating_add(
+            stations
+                .saturating_mul(samples)
+                .saturating_mul(STORED_BYTES_PER_SAMPLE),
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,6 +110,9 @@ impl LabNetwork for Star {
     fn parse_plan(text: &str, origin: &str) -> Result<StarPlan> {
         campaign::plan::parse(text, origin)
     }
+    fn sample_plan(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
+        campaign::plan::sample(text, origin)
+    }
     fn cell_algorithm(c: &StarCell) -> &str {
         &c.spec.algorithm.name
     }

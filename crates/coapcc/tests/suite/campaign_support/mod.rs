@@ -77,12 +77,12 @@ pub fn col(header: &[String], name: &str) -> usize {
 }
 
 /// Opens the old store at `old` for writing: it is upgraded from layout
-/// `from` to layout 5, verifies, and holds the rows it held (`want`, its
+/// `from` to layout 6, verifies, and holds the rows it held (`want`, its
 /// dump before).
 pub fn open_upgraded(old: &Path, from: u32, want: &str) -> Store {
     let up = Store::open(old).unwrap();
     assert_eq!(up.upgraded_from(), Some(from));
-    assert_eq!(up.layout(), 5);
+    assert_eq!(up.layout(), 6);
     up.verify().unwrap();
     assert!(
         up.dump().unwrap() == want,
@@ -92,7 +92,7 @@ pub fn open_upgraded(old: &Path, from: u32, want: &str) -> Store {
 }
 
 /// The upgraded store at `old`, opened again, is not upgraded again and
-/// records layout 5.
+/// records layout 6.
 pub fn assert_upgraded_once(old: &Path) {
     let again = Store::open(old).unwrap();
     assert_eq!(again.upgraded_from(), None);
@@ -102,7 +102,7 @@ pub fn assert_upgraded_once(old: &Path) {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(schema, "5");
+    assert_eq!(schema, "6");
 }
 
 /// The small dumbbell campaign stored beside a network's own in the layout

@@ -16,6 +16,7 @@ use coapcc_sim::{AlgorithmSpec, WorkloadKind};
 use serde::{Deserialize, Serialize};
 
 use super::file::{AlgorithmEntry, DumbbellCampaignFile, MixedEntry};
+use crate::campaign::ceiling::{self, SampledCell, SetSample};
 use crate::campaign::sets;
 use crate::key::{digest, run_keys, MODEL_VERSION};
 
@@ -130,96 +131,175 @@ struct Population {
     members: Vec<(AlgorithmSpec, u32)>,
 }
 
+/// Whether `a` may run: `Ok(true)` if available, `Ok(false)` if missing
+/// and skipped (recorded in `skipped`), an error if missing and not skipped.
+fn usable(
+    file: &DumbbellCampaignFile,
+    a: &AlgorithmSpec,
+    skipped: &mut Vec<Skipped>,
+) -> Result<bool> {
+    match available(a)? {
+        None => Ok(true),
+        Some(reason) if file.skip_unavailable.allows(&a.name) => {
+            if !skipped.iter().any(|s| s.name == a.name) {
+                skipped.push(Skipped {
+                    name: a.name.clone(),
+                    reason,
+                });
+            }
+            Ok(false)
+        }
+        Some(reason) => bail!(
+            "algorithm `{}` is not available in this build ({reason}); remove it, or allow \
+             skipping it with `skip_unavailable = [\"{}\"]`",
+            a.name,
+            a.name
+        ),
+    }
+}
+
+/// Checks a set's replications and clients and gives its populations (the
+/// single algorithms, then the mixed ones), the unavailable ones skipped.
+fn set_populations(
+    file: &DumbbellCampaignFile,
+    set: &super::file::SetFile,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<Population>> {
+    let ctx = |what: &str| format!("set `{}`: {what}", set.name);
+    sets::check_replications(set.replications).map_err(|e| anyhow!("{}", ctx(&e.to_string())))?;
+    if set.clients.is_empty() || set.clients.contains(&0) {
+        bail!(
+            "{}",
+            ctx("clients: expected a list of counts, each at least 1")
+        );
+    }
+    let algorithms: &[AlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
+    let mixes: &[MixedEntry] = set.mixed.as_deref().unwrap_or(&file.mixed);
+    let mut populations: Vec<Population> = Vec::new();
+    for a in algorithms {
+        if usable(file, &a.0, skipped)? {
+            populations.push(Population {
+                label: a.0.label().to_string(),
+                mixed: false,
+                members: vec![(a.0.clone(), 1)],
+            });
+        }
+    }
+    for m in mixes {
+        let shares = m.shares.clone().unwrap_or_else(|| vec![1; m.of.len()]);
+        if m.of.len() < 2 || shares.len() != m.of.len() || shares.contains(&0) {
+            bail!(
+                "{}",
+                ctx(&format!(
+                    "mixed `{}`: expected at least two algorithms in `of` and, if given, \
+                     one positive share each",
+                    m.label
+                ))
+            );
+        }
+        let mut ok = true;
+        for a in &m.of {
+            ok &= usable(file, &a.0, skipped)?;
+        }
+        if ok {
+            populations.push(Population {
+                label: m.label.clone(),
+                mixed: true,
+                members: m.of.iter().map(|a| a.0.clone()).zip(shares).collect(),
+            });
+        }
+    }
+    if populations.is_empty() && skipped.is_empty() {
+        bail!(
+            "{}",
+            ctx("expected at least one algorithm or mixed population")
+        );
+    }
+    for (i, p) in populations.iter().enumerate() {
+        if populations[..i].iter().any(|q| q.label == p.label) {
+            bail!(
+                "{}",
+                ctx(&format!(
+                    "`{}` is listed twice; give one a distinct `label`",
+                    p.label
+                ))
+            );
+        }
+    }
+    Ok(populations)
+}
+
+/// A set's matrix: its errors, buffers, workloads (each its own or the
+/// campaign's), outermost first.
+fn set_axes(
+    file: &DumbbellCampaignFile,
+    set: &super::file::SetFile,
+) -> (Vec<ErrorProfile>, Vec<Buffer>, Vec<WorkloadKind>) {
+    (
+        set.errors.clone().unwrap_or(vec![file.network.errors]),
+        set.buffers.clone().unwrap_or(vec![file.network.buffer]),
+        set.workloads.clone().unwrap_or(vec![file.workload.kind]),
+    )
+}
+
+/// Counts and samples the cells of a campaign file without expanding it
+/// ([`crate::campaign::ceiling`]).
+pub fn sample(text: &str, origin: &str) -> Result<Vec<SetSample>> {
+    let file: DumbbellCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let sample = || -> Result<Vec<SetSample>> {
+        sets::check_campaign(&file.name, file.sets.len())?;
+        let mut skipped = Vec::new();
+        let mut out = Vec::new();
+        for set in &file.sets {
+            let populations = set_populations(&file, set, &mut skipped)?;
+            let (errors, buffers, workloads) = set_axes(&file, set);
+            let dims = [
+                errors.len(),
+                buffers.len(),
+                workloads.len(),
+                set.clients.len(),
+                populations.len(),
+            ];
+            let cells = ceiling::cells_of(&dims);
+            let sampled = ceiling::sample_indices(cells)
+                .into_iter()
+                .map(|i| {
+                    let c = ceiling::coordinates(i, &dims);
+                    let p = &populations[c[4]];
+                    let (groups, spec) = spec_of(
+                        &file,
+                        p,
+                        set.clients[c[3]],
+                        buffers[c[1]],
+                        workloads[c[2]],
+                        errors[c[0]],
+                    );
+                    let text = serde_json::to_string(&(&groups, &spec)).map_or(0, |t| t.len());
+                    SampledCell {
+                        stored: super::super::cost::stored_bytes(&spec),
+                        cost: super::super::cost::run_cost(&spec),
+                        cell: ceiling::cell_bytes(text, set.replications),
+                    }
+                })
+                .collect();
+            out.push(SetSample {
+                cells,
+                replications: set.replications,
+                sampled,
+            });
+        }
+        Ok(out)
+    };
+    sample().map_err(|e| anyhow!("{origin}: {e:#}"))
+}
+
 fn expand(file: DumbbellCampaignFile, text: &str, origin: &str) -> Result<DumbbellPlan> {
     sets::check_campaign(&file.name, file.sets.len())?;
     let mut skipped: Vec<Skipped> = Vec::new();
-    let check = |a: &AlgorithmSpec, skipped: &mut Vec<Skipped>| -> Result<bool> {
-        match available(a)? {
-            None => Ok(true),
-            Some(reason) if file.skip_unavailable.allows(&a.name) => {
-                if !skipped.iter().any(|s| s.name == a.name) {
-                    skipped.push(Skipped {
-                        name: a.name.clone(),
-                        reason,
-                    });
-                }
-                Ok(false)
-            }
-            Some(reason) => bail!(
-                "algorithm `{}` is not available in this build ({reason}); remove it, or allow \
-                 skipping it with `skip_unavailable = [\"{}\"]`",
-                a.name,
-                a.name
-            ),
-        }
-    };
     let mut cells = Vec::new();
     for set in &file.sets {
-        let ctx = |what: &str| format!("set `{}`: {what}", set.name);
-        sets::check_replications(set.replications)
-            .map_err(|e| anyhow!("{}", ctx(&e.to_string())))?;
-        if set.clients.is_empty() || set.clients.contains(&0) {
-            bail!(
-                "{}",
-                ctx("clients: expected a list of counts, each at least 1")
-            );
-        }
-        let algorithms: &[AlgorithmEntry] = set.algorithms.as_deref().unwrap_or(&file.algorithms);
-        let mixes: &[MixedEntry] = set.mixed.as_deref().unwrap_or(&file.mixed);
-        let mut populations: Vec<Population> = Vec::new();
-        for a in algorithms {
-            if check(&a.0, &mut skipped)? {
-                populations.push(Population {
-                    label: a.0.label().to_string(),
-                    mixed: false,
-                    members: vec![(a.0.clone(), 1)],
-                });
-            }
-        }
-        for m in mixes {
-            let shares = m.shares.clone().unwrap_or_else(|| vec![1; m.of.len()]);
-            if m.of.len() < 2 || shares.len() != m.of.len() || shares.contains(&0) {
-                bail!(
-                    "{}",
-                    ctx(&format!(
-                        "mixed `{}`: expected at least two algorithms in `of` and, if given, \
-                         one positive share each",
-                        m.label
-                    ))
-                );
-            }
-            let mut ok = true;
-            for a in &m.of {
-                ok &= check(&a.0, &mut skipped)?;
-            }
-            if ok {
-                populations.push(Population {
-                    label: m.label.clone(),
-                    mixed: true,
-                    members: m.of.iter().map(|a| a.0.clone()).zip(shares).collect(),
-                });
-            }
-        }
-        if populations.is_empty() && skipped.is_empty() {
-            bail!(
-                "{}",
-                ctx("expected at least one algorithm or mixed population")
-            );
-        }
-        for (i, p) in populations.iter().enumerate() {
-            if populations[..i].iter().any(|q| q.label == p.label) {
-                bail!(
-                    "{}",
-                    ctx(&format!(
-                        "`{}` is listed twice; give one a distinct `label`",
-                        p.label
-                    ))
-                );
-            }
-        }
-        let buffers = set.buffers.clone().unwrap_or(vec![file.network.buffer]);
-        let workloads = set.workloads.clone().unwrap_or(vec![file.workload.kind]);
-        let errors = set.errors.clone().unwrap_or(vec![file.network.errors]);
+        let populations = set_populations(&file, set, &mut skipped)?;
+        let (errors, buffers, workloads) = set_axes(&file, set);
         for &e in &errors {
             for &b in &buffers {
                 for &w in &workloads {
@@ -272,27 +352,18 @@ fn expand(file: DumbbellCampaignFile, text: &str, origin: &str) -> Result<Dumbbe
     })
 }
 
-fn cell(
+/// The groups and run spec of population `p` at one point of a set's
+/// matrix (not validated).
+fn spec_of(
     file: &DumbbellCampaignFile,
-    set: &super::file::SetFile,
     p: &Population,
     clients: u32,
     buffer: Buffer,
     workload: WorkloadKind,
     errors: ErrorProfile,
-) -> Result<DumbbellCell> {
+) -> (Vec<GroupInfo>, RunSpec) {
     let shares: Vec<u32> = p.members.iter().map(|m| m.1).collect();
     let counts = split(clients, &shares);
-    if counts.contains(&0) {
-        bail!(
-            "set `{}`: mixed `{}` cannot split {clients} clients between {} algorithms; \
-             use client counts of at least {} in a set of its own",
-            set.name,
-            p.label,
-            p.members.len(),
-            p.members.len()
-        );
-    }
     let mut network = file.network.clone();
     network.buffer = buffer;
     network.errors = errors;
@@ -325,6 +396,31 @@ fn cell(
             .collect(),
         seed: file.seed,
     };
+    (groups, spec)
+}
+
+fn cell(
+    file: &DumbbellCampaignFile,
+    set: &super::file::SetFile,
+    p: &Population,
+    clients: u32,
+    buffer: Buffer,
+    workload: WorkloadKind,
+    errors: ErrorProfile,
+) -> Result<DumbbellCell> {
+    let shares: Vec<u32> = p.members.iter().map(|m| m.1).collect();
+    let counts = split(clients, &shares);
+    if counts.contains(&0) {
+        bail!(
+            "set `{}`: mixed `{}` cannot split {clients} clients between {} algorithms; \
+             use client counts of at least {} in a set of its own",
+            set.name,
+            p.label,
+            p.members.len(),
+            p.members.len()
+        );
+    }
+    let (groups, spec) = spec_of(file, p, clients, buffer, workload, errors);
     coapcc_sim::dumbbell::validate(&spec).map_err(|e| {
         anyhow!(
             "set `{}`, {} ({clients} clients, buffer {}, {}, errors {}): {e}",

@@ -47,7 +47,17 @@ pub fn point_text(v: f64) -> String {
 /// What the definition hashes first: the network's marker.
 const MARKER: &str = "coapcc-grid-campaign";
 
-fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell>> {
+/// A set's sweep, checked: its kind, the field it sweeps, its points and
+/// its algorithms.
+type Sweep<'a> = (
+    GridWorkloadKind,
+    &'static str,
+    &'a [f64],
+    &'a [sets::AlgorithmEntry<GridCampaignFile>],
+);
+
+/// A set's sweep ([`Sweep`]), checked.
+fn sweep_of<'a>(file: &'a GridCampaignFile, set: &'a GridSetFile) -> Result<Sweep<'a>> {
     sets::check_replications(set.replications)?;
     let (kind, field, points) = match (&set.periods_s, &set.on_s) {
         (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
@@ -68,30 +78,64 @@ fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell
     )?;
     let algorithms =
         sets::set_algorithms(set.algorithms.as_deref(), &file.algorithms, "algorithm")?;
-    let workload_at = |point: f64| {
-        let mut workload = file.workload.clone();
-        workload.kind = kind;
-        match kind {
-            GridWorkloadKind::Periodic => workload.period_s = point,
-            GridWorkloadKind::Bursty => workload.on_s = point,
-        }
-        if let Some(d) = set.duration_s {
-            workload.duration_s = d;
-        }
-        workload
-    };
+    Ok((kind, field, points, algorithms))
+}
+
+/// The run of `algorithm` at `point` of a set's sweep of `kind`.
+fn run_at(
+    file: &GridCampaignFile,
+    set: &GridSetFile,
+    kind: GridWorkloadKind,
+    point: f64,
+    algorithm: &coapcc_sim::AlgorithmSpec,
+) -> GridRunSpec {
+    let mut workload = file.workload.clone();
+    workload.kind = kind;
+    match kind {
+        GridWorkloadKind::Periodic => workload.period_s = point,
+        GridWorkloadKind::Bursty => workload.on_s = point,
+    }
+    if let Some(d) = set.duration_s {
+        workload.duration_s = d;
+    }
+    GridRunSpec {
+        network: file.network.clone(),
+        coap: file.coap.clone(),
+        workload,
+        algorithm: algorithm.clone(),
+        seed: file.seed,
+    }
+}
+
+/// Counts and samples a grid campaign file's cells without expanding them
+/// ([`crate::campaign::ceiling`]).
+pub fn sample(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
+    let file: GridCampaignFile = sets::from_toml(text, origin)?;
+    sets::sample_sets(&file, origin, |file, set| {
+        let (kind, _, points, algorithms) = sweep_of(file, set)?;
+        Ok(sets::sample_sweep(
+            points,
+            algorithms,
+            set.replications,
+            |point, algorithm| run_at(file, set, kind, point, algorithm),
+            |spec| {
+                (
+                    super::super::cost::run_cost(spec),
+                    super::super::cost::stored_bytes(spec),
+                )
+            },
+        ))
+    })
+}
+
+fn expand_set(file: &GridCampaignFile, set: &GridSetFile) -> Result<Vec<GridCell>> {
+    let (kind, field, points, algorithms) = sweep_of(file, set)?;
     sets::sweep_cells(
         points,
         algorithms,
         set.replications,
         |point| format!("{field} = {}", point_text(point)),
-        |point, algorithm| GridRunSpec {
-            network: file.network.clone(),
-            coap: file.coap.clone(),
-            workload: workload_at(point),
-            algorithm: algorithm.clone(),
-            seed: file.seed,
-        },
+        |point, algorithm| run_at(file, set, kind, point, algorithm),
         grid::validate,
         |point, label, spec, keys| GridCell {
             set: set.name.clone(),

@@ -48,7 +48,11 @@ pub fn parse(text: &str, origin: &str) -> Result<StarPlan> {
 /// What the definition hashes first: the network's marker.
 const MARKER: &str = "coapcc-star-campaign";
 
-fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell>> {
+/// A set's station counts and flavours, checked.
+fn sweep_of<'a>(
+    file: &'a StarCampaignFile,
+    set: &'a StarSetFile,
+) -> Result<&'a [sets::AlgorithmEntry<StarCampaignFile>]> {
     sets::check_replications(set.replications)?;
     sets::check_sweep(
         "stations",
@@ -57,22 +61,55 @@ fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell
         |n| n > 0,
         "station counts of at least 1",
     )?;
-    let algorithms =
-        sets::set_algorithms(set.algorithms.as_deref(), &file.algorithms, "TCP flavour")?;
+    sets::set_algorithms(set.algorithms.as_deref(), &file.algorithms, "TCP flavour")
+}
+
+/// The run of `algorithm` with `stations` stations.
+fn run_at(
+    file: &StarCampaignFile,
+    stations: u32,
+    algorithm: &coapcc_sim::AlgorithmSpec,
+) -> StarRunSpec {
+    StarRunSpec {
+        network: Config {
+            stations,
+            ..file.network.clone()
+        },
+        workload: file.workload.clone(),
+        algorithm: algorithm.clone(),
+        seed: file.seed,
+    }
+}
+
+/// Counts and samples a star campaign file's cells without expanding them
+/// ([`crate::campaign::ceiling`]).
+pub fn sample(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
+    let file: StarCampaignFile = sets::from_toml(text, origin)?;
+    sets::sample_sets(&file, origin, |file, set| {
+        let algorithms = sweep_of(file, set)?;
+        Ok(sets::sample_sweep(
+            &set.stations,
+            algorithms,
+            set.replications,
+            |stations, algorithm| run_at(file, stations, algorithm),
+            |spec| {
+                (
+                    super::super::cost::run_cost(spec),
+                    super::super::cost::stored_bytes(spec),
+                )
+            },
+        ))
+    })
+}
+
+fn expand_set(file: &StarCampaignFile, set: &StarSetFile) -> Result<Vec<StarCell>> {
+    let algorithms = sweep_of(file, set)?;
     sets::sweep_cells(
         &set.stations,
         algorithms,
         set.replications,
         |stations| format!("stations = {stations}"),
-        |stations, algorithm| StarRunSpec {
-            network: Config {
-                stations,
-                ..file.network.clone()
-            },
-            workload: file.workload.clone(),
-            algorithm: algorithm.clone(),
-            seed: file.seed,
-        },
+        |stations, algorithm| run_at(file, stations, algorithm),
         star::validate,
         |stations, label, spec, keys| StarCell {
             set: set.name.clone(),
