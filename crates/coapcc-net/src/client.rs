@@ -343,9 +343,138 @@ impl Tracker {
     }
 }
 
+/// Test peers and a bound on test runs, shared by the UDP client's and load
+/// generator's deadline tests.
+#[cfg(test)]
+pub(crate) mod flood {
+    use std::net::{SocketAddr, UdpSocket};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    use std::thread::JoinHandle;
+    use std::time::{Duration, Instant};
+
+    /// The generous margin past a time limit within which a run must return.
+    pub(crate) const MARGIN: Duration = Duration::from_secs(3);
+
+    /// How long a flooding peer runs at most (the tests stop it sooner).
+    const BOUND: Duration = Duration::from_secs(20);
+
+    /// A UDP peer on loopback that waits for a first datagram, then sends
+    /// its sender NON 2.05 responses with a token no request has (1 byte:
+    /// the clients' are 0 or 4 bytes long), as fast as it can, never
+    /// answering a request. Stops when dropped, or after [`BOUND`].
+    pub(crate) struct UdpFlood {
+        pub(crate) addr: SocketAddr,
+        stop: Arc<AtomicBool>,
+        sent: Arc<AtomicU64>,
+        thread: Option<JoinHandle<()>>,
+    }
+
+    impl UdpFlood {
+        pub(crate) fn start() -> Self {
+            let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+            sock.set_read_timeout(Some(Duration::from_millis(50)))
+                .unwrap();
+            let addr = sock.local_addr().unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let sent = Arc::new(AtomicU64::new(0));
+            let (s, n) = (stop.clone(), sent.clone());
+            let thread = std::thread::spawn(move || {
+                let end = Instant::now() + BOUND;
+                let mut buf = [0u8; 1500];
+                let mut client = None;
+                while client.is_none() && !s.load(Ordering::Relaxed) && Instant::now() < end {
+                    client = sock.recv_from(&mut buf).ok().map(|(_, from)| from);
+                }
+                let Some(to) = client else { return };
+                let mut mid = 0u16;
+                while !s.load(Ordering::Relaxed) && Instant::now() < end {
+                    mid = mid.wrapping_add(1);
+                    let [a, b] = mid.to_be_bytes();
+                    // NON 2.05, TKL 1, token F0, payload "x"
+                    let _ = sock.send_to(&[0x51, 0x45, a, b, 0xF0, 0xFF, b'x'], to);
+                    n.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            UdpFlood {
+                addr,
+                stop,
+                sent,
+                thread: Some(thread),
+            }
+        }
+
+        /// Datagrams sent so far.
+        pub(crate) fn sent(&self) -> u64 {
+            self.sent.load(Ordering::Relaxed)
+        }
+    }
+
+    impl Drop for UdpFlood {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    /// Runs `fut` on a runtime like the CLI's, bounded at `bound` from
+    /// outside (a run that ignores its own deadline fails the test instead
+    /// of running on); returns its output and how long it took.
+    pub(crate) fn bounded<T>(
+        bound: Duration,
+        fut: impl std::future::Future<Output = T>,
+    ) -> (Option<T>, Duration) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let began = Instant::now();
+        let out = rt.block_on(async { tokio::time::timeout(bound, fut).await.ok() });
+        let took = began.elapsed();
+        rt.shutdown_timeout(Duration::from_secs(1));
+        (out, took)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A peer that floods the client with responses to no request of its
+    /// own: the exchange fails at its limit, by the clock.
+    #[test]
+    fn an_exchange_ends_at_its_limit_while_the_peer_floods_foreign_tokens() {
+        use flood::{bounded, UdpFlood, MARGIN};
+        let peer = UdpFlood::start();
+        let limit = Duration::from_secs(2);
+        let opts = ClientOptions {
+            max_retransmit: 20,
+            ..ClientOptions::default()
+        };
+        let (r, took) = bounded(limit + MARGIN, async {
+            let mut c = NetClient::bind("127.0.0.1:0".parse().unwrap(), &opts, Clock::start())
+                .await
+                .unwrap();
+            let req = Request {
+                method: Code::GET,
+                path: "x",
+                payload: &[],
+                confirmable: true,
+            };
+            c.exchange(peer.addr, &req, limit).await
+        });
+        let r = r.unwrap_or_else(|| panic!("the exchange ran past {limit:?} + {MARGIN:?}"));
+        let e = r.expect_err("no response to the request ever came");
+        assert!(took >= limit, "{took:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("no response from {} within 2.0 s", peer.addr)
+        );
+        assert!(peer.sent() > 100, "the peer flooded: {}", peer.sent());
+    }
 
     /// A peer that ignores the first copy of each request and answers the
     /// second with a piggybacked 2.05: the client retransmits once, and its

@@ -192,16 +192,20 @@ async fn one_client(
     start_next(&mut c, &mut remaining)?;
     loop {
         c.step(until, &mut |h| p.see(h)).await;
-        if p.ended {
-            p.ended = false;
-            if remaining == 0 {
-                let now = clock.now();
-                p.record.fct = Some(to_secs(now - p.started.unwrap_or(now)));
-                break;
-            }
-            start_next(&mut c, &mut remaining)?;
-        } else if Instant::now() >= until {
+        let ended = std::mem::take(&mut p.ended);
+        if ended && remaining == 0 {
+            let now = clock.now();
+            p.record.fct = Some(to_secs(now - p.started.unwrap_or(now)));
             break;
+        }
+        // By the clock on every step, whatever arrived: neither a server
+        // answering at once nor a peer flooding datagrams that end nothing
+        // keeps the client past its deadline.
+        if Instant::now() >= until {
+            break;
+        }
+        if ended {
+            start_next(&mut c, &mut remaining)?;
         }
     }
     p.record.spurious_detected = c
@@ -285,4 +289,82 @@ pub fn run_blocking(spec: &LoadSpec) -> Result<RunResult> {
         .enable_all()
         .build()?
         .block_on(run(spec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::flood::{bounded, UdpFlood, MARGIN};
+
+    fn spec(target: SocketAddr, exchanges: u32, time_limit: Duration) -> LoadSpec {
+        LoadSpec {
+            target,
+            path: "sense".into(),
+            clients: 1,
+            workload: Workload {
+                kind: WorkloadKind::Continuous,
+                exchanges,
+                batch: [1, 10],
+            },
+            algorithm: AlgorithmSpec::named("default"),
+            max_retransmit: 20,
+            token_len: 0,
+            seed: 3,
+            time_limit,
+        }
+    }
+
+    #[test]
+    fn load_stops_at_its_time_limit_while_the_peer_floods_foreign_tokens() {
+        let peer = UdpFlood::start();
+        let limit = Duration::from_secs(2);
+        let spec = spec(peer.addr, 5, limit);
+        let (r, took) = bounded(limit + MARGIN, run_bound(&spec, &[]));
+        let r = r
+            .unwrap_or_else(|| panic!("load ran past {limit:?} + {MARGIN:?} under a flood"))
+            .unwrap();
+        assert!(took >= limit, "{took:?}");
+        assert!(peer.sent() > 100, "the peer flooded: {}", peer.sent());
+        assert!(r.codes.is_empty(), "{:?}", r.codes);
+        let c = &r.result.clients[0];
+        assert_eq!((c.completed, c.failed), (0, 0));
+        assert!(c.fct.is_none(), "unfinished: no FCT");
+        assert!(
+            r.result.duration >= 2.0 && r.result.duration < 5.0,
+            "{}",
+            r.result.duration
+        );
+    }
+
+    /// Every exchange ends at once, so that no step waits for anything: the
+    /// deadline still ends the run (before, only a step that ended no
+    /// exchange looked at the clock, and u32::MAX exchanges ran on).
+    #[test]
+    fn load_stops_at_its_time_limit_against_a_server_that_answers_at_once() {
+        use crate::resources::Resources;
+        use crate::server::{self, ServerOptions};
+        let h = server::spawn(
+            "127.0.0.1:0".parse().unwrap(),
+            ServerOptions::default(),
+            Resources::standard(),
+        )
+        .unwrap();
+        let limit = Duration::from_secs(1);
+        let spec = spec(h.addr(), u32::MAX, limit);
+        let (r, _) = bounded(limit + MARGIN, run_bound(&spec, &[]));
+        let r = r
+            .unwrap_or_else(|| panic!("load ran past {limit:?} + {MARGIN:?}"))
+            .unwrap();
+        let snap = h.stop();
+        let c = &r.result.clients[0];
+        assert!(c.completed > 0);
+        assert!(c.fct.is_none(), "u32::MAX exchanges cannot finish");
+        assert_eq!(r.codes.values().sum::<u64>(), u64::from(c.completed));
+        assert!(snap.stats.requests >= u64::from(c.completed));
+        assert!(
+            r.result.duration >= 1.0 && r.result.duration < 4.0,
+            "{}",
+            r.result.duration
+        );
+    }
 }

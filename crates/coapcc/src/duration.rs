@@ -16,15 +16,20 @@ use anyhow::{bail, Result};
 pub const MAX_SECONDS: f64 = 1e7;
 
 /// `--flag S`: a positive, finite number of seconds up to [`MAX_SECONDS`].
+/// `flag` is the name without its dashes (given with them, they are not
+/// doubled in the message).
 pub fn seconds(flag: &str, s: f64) -> Result<Duration> {
+    let flag = flag.trim_start_matches('-');
     if !(s.is_finite() && s > 0.0 && s <= MAX_SECONDS) {
         bail!("--{flag}: expected a positive number of seconds up to 1e7, found {s}");
     }
     Ok(Duration::from_secs_f64(s))
 }
 
-/// `--flag MS`: a delay in milliseconds from 0 up to [`MAX_SECONDS`].
+/// `--flag MS`: a delay in milliseconds from 0 up to [`MAX_SECONDS`]
+/// (`flag` as for [`seconds`]).
 pub fn delay_ms(flag: &str, ms: f64) -> Result<f64> {
+    let flag = flag.trim_start_matches('-');
     if !(0.0..=MAX_SECONDS * 1e3).contains(&ms) {
         bail!("--{flag}: expected a delay from 0 to 1e10 ms (1e7 s), found {ms}");
     }
@@ -43,6 +48,11 @@ mod tests {
             let e = seconds("timeout", bad).unwrap_err().to_string();
             assert!(e.starts_with("--timeout: expected"), "{e}");
         }
+        // a name given with its dashes keeps two of them
+        let e = seconds("--time-limit", 0.0).unwrap_err().to_string();
+        assert!(e.starts_with("--time-limit: expected"), "{e}");
+        let e = delay_ms("--path-delay-ms", -1.0).unwrap_err().to_string();
+        assert!(e.starts_with("--path-delay-ms: expected"), "{e}");
         assert_eq!(delay_ms("d", 0.0).unwrap(), 0.0);
         assert_eq!(delay_ms("d", 1e10).unwrap(), 1e10);
         for bad in [-0.1, 1e15, f64::INFINITY, f64::NAN] {

@@ -678,7 +678,7 @@ fn real_main() -> Result<()> {
             if clients == 0 || exchanges == 0 {
                 anyhow::bail!("--clients and --exchanges must be at least 1");
             }
-            let time_limit = coapcc::duration::seconds("--time-limit", time_limit)?.as_secs_f64();
+            let time_limit = coapcc::duration::seconds("time-limit", time_limit)?.as_secs_f64();
             kernel_check::check_store_path(&store)?;
             let points = point::points(&configs, &workloads, &buffers, clients, exchanges);
             if table_only {

@@ -96,6 +96,12 @@ impl TcpClient {
 
     /// Reads until `done` says an event ends the wait; fails on a closed,
     /// aborted or broken connection, or at `until`.
+    ///
+    /// `until` is checked by the clock before every read: a timeout around
+    /// the read alone never fires while the peer keeps the socket readable
+    /// (tokio polls the read first, and with bytes always there it is always
+    /// ready), so a peer streaming responses to no request of ours would
+    /// hold the wait forever.
     async fn read_until<T>(
         &mut self,
         until: Instant,
@@ -114,6 +120,9 @@ impl TcpClient {
                     }
                     _ => {}
                 }
+            }
+            if Instant::now() >= until {
+                bail!("no answer from {} in time", self.peer);
             }
             let n = tokio::time::timeout_at(until, self.d.read_once(&mut RefuseRequests))
                 .await
@@ -199,7 +208,9 @@ impl TcpClient {
         limit: Duration,
     ) -> Result<TcpResponse> {
         let until = Instant::now() + limit;
-        let (token, sent) = self.send(method, path, payload).await?;
+        let (token, sent) = tokio::time::timeout_at(until, self.send(method, path, payload))
+            .await
+            .map_err(|_| anyhow!("cannot write the request to {} in time", self.peer))??;
         self.response(token, sent, until).await
     }
 
@@ -211,7 +222,9 @@ impl TcpClient {
             .conn()
             .ping(token.as_slice())
             .map_err(|e| anyhow!("cannot ping: {e:?}"))?;
-        self.d.flush().await?;
+        tokio::time::timeout_at(until, self.d.flush())
+            .await
+            .map_err(|_| anyhow!("cannot write the Ping to {} in time", self.peer))??;
         let sent = Instant::now();
         self.read_until(until, |e, _| match e {
             ConnEvent::Pong(t) if *t == token => Some(()),

@@ -166,6 +166,12 @@ async fn one_client(
     let mut batch_left = 0u32;
     let mut finished = true;
     while remaining > 0 {
+        // By the clock, whatever the exchanges do: the deadline ends the run
+        // even when every exchange succeeds at once.
+        if Instant::now() >= until {
+            finished = false;
+            break;
+        }
         if random && batch_left == 0 {
             if let Some(c) = conn.take() {
                 c.shutdown().await;

@@ -132,6 +132,55 @@ fn huge_and_non_finite_durations_are_refused_by_name() {
     }
 }
 
+/// Every flag named in a refusal is spelt as typed: two dashes, never four
+/// (`kernel-check --time-limit 0` once said `----time-limit`). Refused
+/// before any store is opened.
+#[test]
+fn refused_flags_are_named_with_two_dashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("never.sqlite");
+    let store = store.to_str().unwrap();
+    for (args, flag) in [
+        (
+            vec![
+                "kernel-check",
+                "--model-only",
+                "--store",
+                store,
+                "--time-limit",
+                "0",
+            ],
+            "--time-limit",
+        ),
+        (
+            vec!["load", "--time-limit", "0", "coap://127.0.0.1:9/x"],
+            "--time-limit",
+        ),
+        (
+            vec!["load", "--time-limit", "0", "coap+tcp://127.0.0.1:9/x"],
+            "--time-limit",
+        ),
+        (
+            vec!["client", "--timeout", "0", "coap+tcp://127.0.0.1:9/x"],
+            "--timeout",
+        ),
+    ] {
+        let (code, err) = run(&args);
+        assert!(code != 0 && code != 101, "{args:?}: exit {code}\n{err}");
+        assert!(
+            err.contains(&format!(
+                "{flag}: expected a positive number of seconds up to 1e7, found 0"
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("---"), "{args:?}: {err}");
+    }
+    assert!(
+        !dir.path().join("never.sqlite").exists(),
+        "refused before the store"
+    );
+}
+
 #[test]
 fn huge_and_infinite_delays_in_scenarios_are_refused() {
     for (field, value) in [

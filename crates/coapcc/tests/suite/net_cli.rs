@@ -275,3 +275,56 @@ fn emulate_puts_the_grid_between_client_and_server() {
         "{err}"
     );
 }
+
+/// `load coap+tcp://… --time-limit 2` and `client --timeout 2` against a
+/// peer that floods responses to no request: both end at their limit by
+/// the clock (the load once ran on while the flood lasted), the load with
+/// its summary (one unfinished client, no responses).
+#[test]
+fn tcp_load_and_client_end_at_their_limit_under_a_flood_of_foreign_tokens() {
+    let peer = TcpFlood::start();
+    let uri = format!("coap+tcp://127.0.0.1:{}/sense", peer.addr.port());
+    let began = std::time::Instant::now();
+    let (ok, out, err) = run_bounded(bin().args([
+        "load",
+        &uri,
+        "--clients",
+        "1",
+        "--exchanges",
+        "3",
+        "--time-limit",
+        "2",
+        "--format",
+        "json",
+    ]));
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(5),
+        "{took:?}\n{err}"
+    );
+    assert!(!ok, "an unfinished client fails the command");
+    assert!(
+        err.contains("1 of 1 client(s) did not finish within the time limit"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).expect("results printed");
+    assert_eq!(v["transport"], "tcp", "{out}");
+    assert_eq!(v["clients"], 1, "{out}");
+    assert_eq!(v["unfinished_clients"], 1, "{out}");
+    assert_eq!(v["failed_exchanges"], 0, "{out}");
+    assert_eq!(v["fct_s"], serde_json::json!([null]), "{out}");
+    assert_eq!(v["connections"], 1, "{out}");
+    assert_eq!(v["responses"], serde_json::json!({}), "{out}");
+    let d = v["duration"].as_f64().unwrap();
+    assert!((2.0..5.0).contains(&d), "{out}");
+
+    let began = std::time::Instant::now();
+    let (ok, _, err) = run_bounded(bin().args(["client", "--timeout", "2", &uri]));
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(5),
+        "{took:?}\n{err}"
+    );
+    assert!(!ok, "{err}");
+    assert!(err.contains("no answer from 127.0.0.1:"), "{err}");
+}

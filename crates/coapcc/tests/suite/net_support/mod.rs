@@ -211,3 +211,84 @@ pub fn run_bounded(cmd: &mut Command) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A coap+tcp peer on loopback that writes, on every connection it accepts,
+/// a valid CSM and then 2.05 responses with a token no request has (1 byte;
+/// coapcc's tokens are 0 or 4 bytes long) as fast as the client reads
+/// them, never answering. Small segments (MSS 1400) without Nagle keep the
+/// client's socket readable at every read. Stops when dropped, or after
+/// 15 s.
+pub struct TcpFlood {
+    pub addr: SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TcpFlood {
+    pub fn start() -> Self {
+        use std::io::Write;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let sock =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        sock.set_tcp_mss(1400).unwrap();
+        sock.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        sock.listen(8).unwrap();
+        let listener: std::net::TcpListener = sock.into();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            // CSM (7.01, no options), then 2.05 frames: Len 0, TKL 1, token F0.
+            let flood: Vec<u8> = [0x01, 0x45, 0xF0].repeat(1 << 20);
+            let end = Instant::now() + Duration::from_secs(15);
+            let mut writers = Vec::new();
+            while !s.load(Ordering::Relaxed) && Instant::now() < end {
+                let Ok((mut conn, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                conn.set_nonblocking(false).unwrap();
+                conn.set_nodelay(true).unwrap();
+                conn.set_write_timeout(Some(Duration::from_millis(200)))
+                    .unwrap();
+                let (s, flood) = (s.clone(), flood.clone());
+                writers.push(std::thread::spawn(move || {
+                    let mut ok = conn.write_all(&[0x00, 0xE1]).is_ok();
+                    // Whole frames only: a partial write goes on where it stopped.
+                    let mut at = 0;
+                    while ok && !s.load(Ordering::Relaxed) && Instant::now() < end {
+                        ok = match conn.write(&flood[at..]) {
+                            Ok(n) => {
+                                at = (at + n) % flood.len();
+                                n > 0
+                            }
+                            Err(e) => matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ),
+                        };
+                    }
+                }));
+            }
+            for w in writers {
+                let _ = w.join();
+            }
+        });
+        TcpFlood {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for TcpFlood {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
