@@ -17,8 +17,9 @@
 //!   returns `StreamFailed`;
 //! - connection: a responder fed the stream in those pieces never panics, and
 //!   everything it writes is a well-formed frame stream starting with its CSM;
-//!   a response larger than the peer's Max-Message-Size is only the bare
-//!   5.00 the connection falls back on;
+//!   each request served gets one response, and a response larger than the
+//!   peer's Max-Message-Size in force when it was served (a later CSM may
+//!   change it) is only the bare 5.00 the connection falls back on;
 //! - encode: `encode_frame` succeeds exactly when the token is at most 8
 //!   bytes and every option value at most 65804 bytes; what it writes is
 //!   `frame_len` long and decodes to the same parts.
@@ -30,7 +31,8 @@ use coapcc_proto::message::Code;
 use coapcc_proto::tcp::frame::{peek_frame_len, WRITER_SLACK};
 use coapcc_proto::tcp::signal::{self, Csm};
 use coapcc_proto::tcp::{
-    encode_frame, frame_len, CoapTcpConnection, FrameDecoder, FrameError, FrameView, TestbedHandler,
+    encode_frame, frame_len, CoapTcpConnection, ConnEvent, FrameDecoder, FrameError, FrameView,
+    TestbedHandler,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -131,11 +133,20 @@ fn decode_stream(pieces: &[&[u8]], max: usize) -> (Vec<Owned>, Option<FrameError
 fn connection(pieces: &[&[u8]]) {
     let mut c = CoapTcpConnection::responder();
     let mut handler = TestbedHandler::default();
+    // The peer's Max-Message-Size in force when each request was served (a
+    // later CSM may change it): responses are written in that order.
+    let mut limits = std::collections::VecDeque::new();
+    let mut peer_max = Csm::default().max_message_size as usize;
     for p in pieces {
         c.handle_bytes(p, &mut handler);
+        while let Some(e) = c.poll_event() {
+            match e {
+                ConnEvent::PeerCsm(csm) => peer_max = csm.max_message_size as usize,
+                ConnEvent::RequestServed { .. } => limits.push_back(peer_max),
+                _ => {}
+            }
+        }
     }
-    while c.poll_event().is_some() {}
-    let peer_max = c.peer_csm().max_message_size as usize;
     let out = c.output().to_vec();
     let mut d = FrameDecoder::new(usize::MAX);
     d.push(&out);
@@ -144,13 +155,19 @@ fn connection(pieces: &[&[u8]]) {
         if first {
             assert_eq!(f.code, signal::CSM, "our first frame is a CSM");
             first = false;
+            continue;
         }
-        let class = f.code.0 >> 5;
-        if matches!(class, 2..=5) && f.encoded_len() > peer_max {
-            assert_eq!(f.code, Code(0xA0));
-            assert!(f.payload.is_empty() && f.options().next().is_none());
+        if matches!(f.code.0 >> 5, 2..=5) {
+            let max = limits
+                .pop_front()
+                .expect("a response for each request served");
+            if f.encoded_len() > max {
+                assert_eq!(f.code, Code(0xA0), "a response over the peer's limit");
+                assert!(f.payload.is_empty() && f.options().next().is_none());
+            }
         }
     }
+    assert!(limits.is_empty(), "a request served without a response");
     assert_eq!(d.buffered(), 0, "we write whole frames");
     assert!(!first, "the CSM is queued at once");
 }
