@@ -9,6 +9,10 @@ use super::options::{option_len, split_body, write_option, OptionIter};
 use super::FrameError;
 use crate::message::Code;
 
+/// The longest option value the option format can express: length nibble 14
+/// with 65535 in its two extension bytes, plus 269 (RFC 7252 §3.1).
+const MAX_OPTION_LEN: usize = 0xFFFF + 269;
+
 /// Largest header: first byte, 4 extended-length bytes, code (token apart).
 const MAX_FIXED_HEADER: usize = 1 + 4 + 1;
 
@@ -188,6 +192,9 @@ impl<'b> FrameWriter<'b> {
         if number < self.last || self.payload {
             return Err(FrameError::OptionOrder);
         }
+        if value.len() > MAX_OPTION_LEN {
+            return Err(FrameError::OptionTooLong);
+        }
         let delta = number - self.last;
         let need = option_len(u32::from(delta), value.len());
         if self.len + need > self.buf.len() {
@@ -323,6 +330,27 @@ mod tests {
         assert_eq!(got, opts.to_vec());
         assert_eq!(v.payload, b"xy");
         assert_eq!(v.option(4), Some(&[][..]));
+    }
+
+    #[test]
+    fn an_option_longer_than_the_format_allows_is_refused() {
+        // 65804 bytes is the largest option length (nibble 14: 269 + 65535).
+        // One byte more was written with its length cut to 16 bits, a frame
+        // that decoded as something else (found by fuzz/ tcp_frame).
+        let mut buf = vec![0u8; 65_805 + 64];
+        let longest = vec![0xAB; 65_804];
+        let n = encode_frame(&mut buf, Code(0x45), &[1], &[(11, &longest)], b"p").unwrap();
+        assert_eq!(n, frame_len(1, &[(11, &longest)], b"p"));
+        let v = FrameView::decode(&buf[..n]).unwrap();
+        assert_eq!(v.option(11), Some(&longest[..]));
+        assert_eq!(v.payload, b"p");
+        let over = vec![0xAB; 65_805];
+        assert_eq!(
+            encode_frame(&mut buf, Code(0x45), &[1], &[(11, &over)], b"p"),
+            Err(FrameError::OptionTooLong)
+        );
+        let mut w = FrameWriter::new(&mut buf, Code(0x45), &[]).unwrap();
+        assert_eq!(w.option(11, &over).unwrap_err(), FrameError::OptionTooLong);
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub enum FrameError {
     BufferTooSmall,
     /// Options written out of ascending order, or after the payload.
     OptionOrder,
+    /// An option value longer than 65804 bytes, the largest length the
+    /// option format can express (RFC 7252 §3.1).
+    OptionTooLong,
 }
 
 impl fmt::Display for FrameError {
@@ -63,6 +66,7 @@ impl fmt::Display for FrameError {
             FrameError::StreamFailed => "stream broken by an earlier error",
             FrameError::BufferTooSmall => "buffer too small",
             FrameError::OptionOrder => "options out of order",
+            FrameError::OptionTooLong => "option value longer than 65804 bytes",
         })
     }
 }
