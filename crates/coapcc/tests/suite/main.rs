@@ -22,4 +22,5 @@ mod net_emulate_grid;
 mod net_ip;
 mod pcap;
 mod pcap_grid;
+mod security_doc;
 mod star_campaign;
