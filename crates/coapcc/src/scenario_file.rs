@@ -78,7 +78,8 @@ pub fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Erro
     let (line, column) = position(text.as_bytes(), span.start);
     let content = text.split('\n').nth(line).unwrap_or("");
     let chars = content.chars().count();
-    let highlight = (span.end - span.start).min(chars.saturating_sub(column));
+    // as the parser: the span's bytes, at most to the end of the line
+    let highlight = (span.end - span.start).min(content.len().saturating_sub(column));
     // the window of the line shown, in characters
     let (from, to) = if chars <= EXCERPT_CHARS {
         (0, chars)
@@ -97,7 +98,9 @@ pub fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Erro
     if to < chars {
         excerpt.push('…');
     }
-    let highlight = highlight.min((to - from).saturating_sub(column - from)).max(1);
+    let highlight = highlight
+        .min((to - from).saturating_sub(column - from))
+        .max(1);
     let line_num = line + 1;
     let gutter = " ".repeat(line_num.to_string().len() + 1);
     anyhow!(
@@ -238,7 +241,11 @@ mod tests {
 
     #[test]
     fn a_long_line_is_shown_around_the_column_only() {
-        let text = format!("name = \"{}\" junk\n", "a".repeat(1_000_000));
+        let text = format!(
+            "name = \"{}\" junk {}\n",
+            "a".repeat(1_000_000),
+            "b".repeat(1000)
+        );
         let (theirs, ours) = both(&text);
         assert!(theirs.len() > 2_000_000);
         assert!(ours.len() < 600, "{}", ours.len());

@@ -21,8 +21,8 @@ pub mod packet;
 pub mod relay;
 pub mod session;
 pub mod signals;
-pub mod sysctl;
 mod sys;
+pub mod sysctl;
 
 use std::net::Ipv4Addr;
 use std::process::Command;

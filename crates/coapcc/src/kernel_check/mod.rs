@@ -257,7 +257,15 @@ pub fn run(opts: &Options, store: &Store, progress: &mut dyn FnMut(&str)) -> Res
             .prefix("coapcc-kernel-check-")
             .tempdir()
             .context("cannot create a scratch directory")?;
-        run_kernel(opts, store, &kernel, scratch.path(), stop, &mut done, progress)?;
+        run_kernel(
+            opts,
+            store,
+            &kernel,
+            scratch.path(),
+            stop,
+            &mut done,
+            progress,
+        )?;
         scratch
             .close()
             .context("cannot remove the scratch directory")?;
