@@ -98,9 +98,13 @@ pub fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Erro
     if to < chars {
         excerpt.push('…');
     }
-    let highlight = highlight
-        .min((to - from).saturating_sub(column - from))
-        .max(1);
+    // within the window shown (a short line is shown whole, as the parser
+    // shows it)
+    let highlight = if chars <= EXCERPT_CHARS {
+        highlight.max(1)
+    } else {
+        highlight.min(to - column.min(to)).max(1)
+    };
     let line_num = line + 1;
     let gutter = " ".repeat(line_num.to_string().len() + 1);
     anyhow!(
@@ -260,7 +264,7 @@ mod tests {
         assert_eq!(excerpt.chars().count(), EXCERPT_CHARS + 2);
         assert!(excerpt.contains("\" junk"), "{excerpt}");
         // the marker points at `junk`
-        let at = lines[3].chars().count() - 1 - "  |".len();
+        let at = lines[3].chars().count() - 1 - "1 | ".len();
         assert_eq!(excerpt.chars().nth(at), Some('j'), "{ours}");
         assert_eq!(lines[4], toml::from_str::<S>(&text).unwrap_err().message());
     }
