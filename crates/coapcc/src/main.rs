@@ -304,8 +304,10 @@ enum Command {
         /// Wall-time limit of one kernel run (s).
         #[arg(long, default_value_t = 1800.0, value_name = "S")]
         time_limit: f64,
-        /// Kernel runs at once, each in network namespaces of its own (the
-        /// relay and the stacks use little CPU; keep the machine otherwise idle).
+        /// Kernel runs at once, 1 to 64, each in network namespaces of its own
+        /// (the relay and the stacks use little CPU; keep the machine otherwise
+        /// idle). SIGINT, SIGTERM or SIGHUP stop the runs in progress, which tear
+        /// their namespaces down; the runs finished stay stored.
         #[arg(long, default_value_t = 1, value_name = "N")]
         parallel: usize,
         /// Run only the model's side (no root needed).
@@ -679,6 +681,7 @@ fn real_main() -> Result<()> {
                 anyhow::bail!("--clients and --exchanges must be at least 1");
             }
             let time_limit = coapcc::duration::seconds("time-limit", time_limit)?.as_secs_f64();
+            let parallel = kernel_check::check_parallel(parallel)?;
             kernel_check::check_store_path(&store)?;
             let points = point::points(&configs, &workloads, &buffers, clients, exchanges);
             if table_only {
@@ -695,7 +698,7 @@ fn real_main() -> Result<()> {
                 model: !kernel_only,
                 exe: std::env::current_exe().context("cannot find the coapcc executable")?,
                 time_limit,
-                parallel: parallel.clamp(1, 64),
+                parallel,
             };
             let done = kernel_check::run(&opts, &st, &mut |line| eprintln!("{line}"))?;
             eprintln!(

@@ -20,7 +20,9 @@ pub mod netns;
 pub mod packet;
 pub mod relay;
 pub mod session;
+pub mod signals;
 mod sys;
+pub mod sysctl;
 
 use std::net::Ipv4Addr;
 use std::process::Command;
@@ -44,7 +46,8 @@ pub struct IpOptions {
     /// The relay: network model, seed, bounds, packet log.
     pub relay: IpRelayOptions,
     /// Sysctls (`net.ipv4.tcp_sack`, `0`) set in both namespaces before
-    /// anything runs in them.
+    /// anything runs in them: per-namespace `net.*` keys only
+    /// ([`sysctl::check_key`]); they vanish with the namespaces.
     pub sysctls: Vec<(String, String)>,
 }
 
@@ -86,8 +89,13 @@ impl IpEmulation {
     /// Checks the requirements (CAP_NET_ADMIN, /dev/net/tun, iproute2),
     /// removes namespaces left by dead earlier runs, creates the two
     /// namespaces and their TUN devices, applies the sysctls and starts the
-    /// relay on a thread of its own.
+    /// relay on a thread of its own. A sysctl key the namespaces do not keep
+    /// apart from the host ([`sysctl::check_key`]) is refused before anything
+    /// is created.
     pub fn start(opts: IpOptions) -> Result<IpEmulation> {
+        for (k, _) in &opts.sysctls {
+            sysctl::check_key(k)?;
+        }
         netns::check_requirements()?;
         opts.relay
             .network
@@ -96,6 +104,7 @@ impl IpEmulation {
         for stale in netns::remove_stale() {
             eprintln!("coapcc: removed namespace {stale} left by an earlier run");
         }
+        let outside = sysctl::OutsideValues::read(opts.sysctls.iter().map(|(k, _)| k.as_str()));
         let pid = std::process::id();
         let k = netns::next_index();
         let client = Netns::create(&format!("{}{pid}-{k}-client", netns::PREFIX))?;
@@ -149,6 +158,7 @@ impl IpEmulation {
             }
             tuns.push(tun);
         }
+        outside.check_unchanged()?;
         let server_tun = tuns.pop().expect("two devices");
         let client_tun = tuns.pop().expect("two devices");
         let monitor = Arc::new(RelayMonitor::default());

@@ -11,7 +11,8 @@
 //!   SIGKILL after [`SessionSpec::grace`].
 //! - When the server command ends first (a crash), the client's group is
 //!   stopped the same way and the outcome says so.
-//! - SIGINT or SIGTERM to this process stops both groups the same way.
+//! - SIGINT, SIGTERM or SIGHUP to this process stops both groups the same
+//!   way.
 //!
 //! The server's standard output and error go to this process's standard
 //! error; the client's pass through unchanged.
@@ -25,10 +26,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use tokio::process::Child;
-use tokio::signal::unix::{signal, SignalKind};
 
 use super::counters::{self, Counters};
-use super::{sys, IpEmulation, Netns};
+use super::{signals, sys, IpEmulation, Netns};
 
 /// How long the client waits after the server's first socket appears.
 const SETTLE: Duration = Duration::from_millis(100);
@@ -70,6 +70,19 @@ pub enum Ending {
     Interrupted,
     /// SIGTERM to this process.
     Terminated,
+    /// SIGHUP to this process (its terminal closed).
+    HungUp,
+}
+
+impl Ending {
+    /// How a session stopped by signal `n` (SIGINT, SIGTERM or SIGHUP) ends.
+    pub fn of_signal(n: i32) -> Ending {
+        match n {
+            libc::SIGINT => Ending::Interrupted,
+            libc::SIGHUP => Ending::HungUp,
+            _ => Ending::Terminated,
+        }
+    }
 }
 
 /// Per-namespace values, `client` and `server`.
@@ -161,8 +174,7 @@ pub async fn run_session(emu: &IpEmulation, spec: &SessionSpec) -> Result<Sessio
     let Some(program) = spec.client_argv.first() else {
         bail!("no client command: give it after `--`");
     };
-    let mut sigint = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
-    let mut sigterm = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut stop = signals::listen()?;
     let (cns, sns) = (emu.client_ns(), emu.server_ns());
     let sysctl = PerNs {
         client: cns.sysctls("net.ipv4.tcp_")?,
@@ -232,13 +244,8 @@ pub async fn run_session(emu: &IpEmulation, spec: &SessionSpec) -> Result<Sessio
                 );
                 client_status = stop_group(&mut client, spec.grace).await;
             }
-            _ = sigint.recv() => {
-                ending = Ending::Interrupted;
-                client_status = stop_group(&mut client, spec.grace).await;
-                server_status = stop_group(&mut server, spec.grace).await;
-            }
-            _ = sigterm.recv() => {
-                ending = Ending::Terminated;
+            n = signals::first(&mut stop) => {
+                ending = Ending::of_signal(n);
                 client_status = stop_group(&mut client, spec.grace).await;
                 server_status = stop_group(&mut server, spec.grace).await;
             }

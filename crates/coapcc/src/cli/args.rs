@@ -425,7 +425,8 @@ pub struct IpArgs {
     /// IP mode: put the network between two network namespaces joined by TUN
     /// devices, run --server-cmd in the server namespace and the command
     /// after `--` in the client namespace, tear everything down when the
-    /// client command ends (or the server command, or on Ctrl-C) and exit
+    /// client command ends (or the server command, or on SIGINT, SIGTERM or
+    /// SIGHUP) and exit
     /// with the client command's status. Needs CAP_NET_ADMIN and
     /// /dev/net/tun.
     #[arg(long)]
@@ -435,7 +436,12 @@ pub struct IpArgs {
     #[arg(long, value_name = "'SHELL COMMAND'", requires = "ip")]
     pub server_cmd: Option<String>,
     /// IP mode: set a sysctl in both namespaces before the commands start
-    /// (repeatable), e.g. net.ipv4.tcp_sack=0.
+    /// (repeatable), e.g. net.ipv4.tcp_sack=0. Only keys the kernel keeps per
+    /// network namespace (`net.*`, of net.core only somaxconn, optmem_max,
+    /// rps_default_mask, tstamp_allow_data, txrehash and xfrm_*); any other
+    /// (kernel.*, vm.*, fs.*, host-wide net.* keys) is refused before anything
+    /// is created. The values vanish with the namespaces; the host's stay as
+    /// they are.
     #[arg(long, value_name = "KEY=VALUE", requires = "ip")]
     pub sysctl: Vec<String>,
     /// IP mode: write a JSON report at exit (kernel, network, sysctls, relay

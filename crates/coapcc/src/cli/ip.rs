@@ -2,9 +2,11 @@
 //! joined by TUN devices, with a server command and a client command run in
 //! them (`coapcc_net::ip`). See docs/real-network.md, "IP mode".
 
-use anyhow::{anyhow, bail, Context, Result};
+use std::io::Write;
+
+use anyhow::{bail, Context, Result};
 use coapcc_net::ip::session::{self, Ending, SessionOutcome, SessionSpec};
-use coapcc_net::ip::{self, IpEmulation, IpOptions, IpRelayOptions, RelayReport};
+use coapcc_net::ip::{self, signals, IpEmulation, IpOptions, IpRelayOptions, RelayReport};
 use coapcc_net::tokio;
 use serde_json::{json, Value};
 
@@ -14,26 +16,6 @@ use crate::cli::emulated::emulate_network;
 /// The exit status of `coapcc emulate --ip` when the server command ended
 /// before the client command.
 pub const SERVER_ENDED_FIRST: i32 = 125;
-
-fn parse_sysctls(given: &[String]) -> Result<Vec<(String, String)>> {
-    given
-        .iter()
-        .map(|s| {
-            let (k, v) = s
-                .split_once('=')
-                .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
-                .ok_or_else(|| anyhow!("--sysctl: expected KEY=VALUE, found `{s}`"))?;
-            let k = k.trim();
-            if !k
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-            {
-                bail!("--sysctl: `{k}` is not a sysctl name (letters, digits, `.`, `_`, `-`)");
-            }
-            Ok((k.to_string(), v.trim().to_string()))
-        })
-        .collect()
-}
 
 /// The network's parameters as the report shows them.
 fn network_json(emu: &IpEmulation, seed: u64) -> Value {
@@ -111,7 +93,7 @@ pub fn emulate_ip(args: EmulateArgs) -> Result<i32> {
         bail!("--duration: the IP mode runs until the client command ends");
     }
     let network = emulate_network(&args)?;
-    let sysctls = parse_sysctls(&args.ip.sysctl)?;
+    let sysctls = ip::sysctl::parse(&args.ip.sysctl)?;
     let defaults = IpRelayOptions::default();
     if args.ip.max_held_bytes == Some(0) {
         bail!("--max-held-bytes: expected at least 1");
@@ -134,32 +116,33 @@ pub fn emulate_ip(args: EmulateArgs) -> Result<i32> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // Ctrl-C or SIGTERM during the set-up: caught, then everything set up
-    // so far is torn down before exiting
-    let (mut sigint, mut sigterm) = {
+    // Ctrl-C, SIGTERM or SIGHUP (the terminal closed) during the set-up:
+    // caught, then everything set up so far is torn down before exiting
+    let mut stop = {
         let _guard = rt.enter();
-        use tokio::signal::unix::{signal, SignalKind};
-        (
-            signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
-            signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
-        )
+        signals::listen()?
     };
     let emu = IpEmulation::start(opts)?;
     let early_stop = rt.block_on(async {
         tokio::select! {
             biased;
-            _ = sigint.recv() => Some(130),
-            _ = sigterm.recv() => Some(143),
+            n = signals::first(&mut stop) => Some(n),
             _ = std::future::ready(()) => None,
         }
     });
-    if let Some(code) = early_stop {
-        eprintln!("coapcc emulate --ip: interrupted during set-up; tearing down");
+    if let Some(n) = early_stop {
+        // the terminal may be gone: a failed write must not stop the teardown
+        let _ = writeln!(
+            std::io::stderr(),
+            "coapcc emulate --ip: {} during set-up; tearing down",
+            signals::name(n)
+        );
         emu.stop()?;
-        return Ok(code);
+        return Ok(128 + n);
     }
     let a = emu.addressing();
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "coapcc emulate --ip: {} network between namespaces {} (client {}) and {} (server {}), MTU {}",
         emu.network().kind(),
         emu.client_ns().name(),
@@ -173,12 +156,12 @@ pub fn emulate_ip(args: EmulateArgs) -> Result<i32> {
     let outcome = rt.block_on(session::run_session(&emu, &spec));
     let relay = emu.stop()?;
     let outcome = outcome?;
-    eprintln!(
-        "{}",
-        direction_line("uplink (client → server)", &relay.uplink)
-    );
-    eprintln!(
-        "{}",
+    // the terminal may be gone (SIGHUP): a failed write is no reason to lose
+    // the report
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}\n{}",
+        direction_line("uplink (client → server)", &relay.uplink),
         direction_line("downlink (server → client)", &relay.downlink)
     );
     if let Some(p) = &args.ip.report_json {
@@ -191,5 +174,6 @@ pub fn emulate_ip(args: EmulateArgs) -> Result<i32> {
         Ending::ServerEnded => SERVER_ENDED_FIRST,
         Ending::Interrupted => 130,
         Ending::Terminated => 143,
+        Ending::HungUp => 129,
     })
 }

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
+use coapcc_net::ip::signals::{self, StopSignals};
 use serde_json::Value;
 
 use super::point::Point;
@@ -30,6 +31,10 @@ pub struct KernelRun {
     /// The base seed: replication `r` uses `seed + r` for the link and for
     /// the clients' start offsets and batches.
     pub seed: u64,
+    /// SIGINT, SIGTERM or SIGHUP to this process: the run in progress is
+    /// asked to stop at once (SIGTERM: the emulator tears its namespaces
+    /// down) and the run fails.
+    pub stop: Option<StopSignals>,
 }
 
 /// What a kernel run left, read back.
@@ -108,13 +113,21 @@ impl KernelRun {
         // Bounded: the load stops itself after its time limit; the emulator
         // is asked to stop (SIGTERM: it tears its namespaces down) 60 s later
         // and killed 30 s after that.
-        let deadline = Instant::now() + Duration::from_secs_f64(self.time_limit + 60.0);
+        // A signal to this process asks it to stop at once the same way.
+        let mut deadline = Instant::now() + Duration::from_secs_f64(self.time_limit + 60.0);
         let mut asked = false;
+        let mut stopped_by = None;
         let status = loop {
             if let Some(s) = child.try_wait()? {
                 break s;
             }
             let now = Instant::now();
+            if !asked {
+                stopped_by = self.stop.as_ref().and_then(StopSignals::received);
+                if stopped_by.is_some() {
+                    deadline = now;
+                }
+            }
             if now >= deadline && !asked {
                 let _ = Command::new("kill")
                     .args(["-TERM", &child.id().to_string()])
@@ -126,6 +139,15 @@ impl KernelRun {
             std::thread::sleep(Duration::from_millis(200));
         };
         let out = child.wait_with_output()?;
+        if let Some(n) = stopped_by {
+            let _ = std::fs::remove_file(&load_json);
+            let _ = std::fs::remove_file(&report_json);
+            bail!(
+                "{point}, replication {replication}: stopped by {} (`coapcc emulate --ip` exited \
+                 with {status} after tearing down)",
+                signals::name(n)
+            );
+        }
         if !status.success() {
             bail!(
                 "{point}, replication {replication}: `coapcc emulate --ip` exited with {status}{}:\n{}",
@@ -272,6 +294,7 @@ mod tests {
             exe: PathBuf::from("/opt/it's/coapcc"),
             time_limit: 900.0,
             seed: 10,
+            stop: None,
         };
         let c = k.command(
             &point(),

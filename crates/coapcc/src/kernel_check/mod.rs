@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use coapcc_net::ip::signals::{self, StopSignals};
+
 use crate::kernel_check::store::{sysctl_digest, KernelCheckRun};
 use crate::key::{digest, MODEL_VERSION};
 use crate::store::Store;
@@ -47,8 +49,39 @@ pub struct Options {
     pub exe: PathBuf,
     /// Wall-time limit of one kernel run's load (s).
     pub time_limit: f64,
-    /// Kernel runs at once (each in its own namespaces).
+    /// Kernel runs at once (each in its own namespaces), 1 to
+    /// [`MAX_PARALLEL`].
     pub parallel: usize,
+}
+
+/// The most kernel runs at once. Each run holds two network namespaces, two
+/// TUN devices, a relay thread that must wake on time for the link model's
+/// events, a server and a load of up to 2 × clients sockets; 64 runs of 100
+/// clients are 128 namespaces and some 13 000 sockets, beyond which a run's
+/// timing (and so its FCTs) would depend on how busy the machine is rather
+/// than on the point. It is the bound the command used to apply silently.
+pub const MAX_PARALLEL: usize = 64;
+
+/// `--parallel N`: 1 to [`MAX_PARALLEL`], or a clear error.
+pub fn check_parallel(n: usize) -> Result<usize> {
+    if !(1..=MAX_PARALLEL).contains(&n) {
+        bail!(
+            "--parallel {n}: expected 1 to {MAX_PARALLEL} kernel runs at once (each holds two \
+             network namespaces, a relay thread and up to 2 × clients sockets)"
+        );
+    }
+    Ok(n)
+}
+
+/// Every sysctl the points set must be one the emulator keeps inside its
+/// namespaces (`coapcc_net::ip::sysctl::check_key`).
+pub fn check_sysctls(points: &[Point]) -> Result<()> {
+    for p in points {
+        for (k, _) in p.config.sysctls() {
+            coapcc_net::ip::sysctl::check_key(k)?;
+        }
+    }
+    Ok(())
 }
 
 /// The running kernel's version (`/proc/sys/kernel/osrelease`).
@@ -94,6 +127,7 @@ fn run_kernel(
     store: &Store,
     kernel: &str,
     scratch: &Path,
+    stop: &StopSignals,
     done: &mut Done,
     progress: &mut dyn FnMut(&str),
 ) -> Result<()> {
@@ -113,6 +147,7 @@ fn run_kernel(
         exe: opts.exe.clone(),
         time_limit: opts.time_limit,
         seed: opts.seed,
+        stop: Some(stop.clone()),
     };
     let queue = std::sync::Mutex::new(jobs.into_iter());
     let (tx, rx) = std::sync::mpsc::channel();
@@ -121,6 +156,9 @@ fn run_kernel(
             let tx = tx.clone();
             let (queue, runner) = (&queue, &runner);
             s.spawn(move || loop {
+                if runner.stop.as_ref().is_some_and(|s| s.received().is_some()) {
+                    break;
+                }
                 let Some((key, point, r)) = queue.lock().expect("queue").next() else {
                     break;
                 };
@@ -169,6 +207,13 @@ fn run_kernel(
                 took.as_secs_f64()
             ));
         }
+        if let Some(n) = stop.received() {
+            bail!(
+                "stopped by {}: the {} kernel run(s) finished are stored; run again to resume",
+                signals::name(n),
+                done.kernel_runs
+            );
+        }
         first_error.map_or(Ok(()), Err)
     })
 }
@@ -200,17 +245,40 @@ pub fn run(opts: &Options, store: &Store, progress: &mut dyn FnMut(&str)) -> Res
             }
         }
     }
+    check_parallel(opts.parallel)?;
+    check_sysctls(&opts.points)?;
     let kernel = kernel_version()?;
-    let scratch = tempfile::Builder::new()
-        .prefix("coapcc-kernel-check-")
-        .tempdir()
-        .context("cannot create a scratch directory")?;
-    if opts.kernel {
-        run_kernel(opts, store, &kernel, scratch.path(), &mut done, progress)?;
+    // With kernel runs, SIGINT, SIGTERM and SIGHUP are caught from here on:
+    // the runs in progress are asked to stop (each tears its namespaces
+    // down), then the scratch directory goes with its guard
+    let stop = opts.kernel.then(StopSignals::install).transpose()?;
+    if let Some(stop) = &stop {
+        let scratch = tempfile::Builder::new()
+            .prefix("coapcc-kernel-check-")
+            .tempdir()
+            .context("cannot create a scratch directory")?;
+        run_kernel(
+            opts,
+            store,
+            &kernel,
+            scratch.path(),
+            stop,
+            &mut done,
+            progress,
+        )?;
+        scratch
+            .close()
+            .context("cannot remove the scratch directory")?;
     }
     if opts.model {
         for point in &opts.points {
             for profile in point.config.model_profiles() {
+                if let Some(n) = stop.as_ref().and_then(StopSignals::received) {
+                    bail!(
+                        "stopped by {}: the runs finished are stored; run again to resume",
+                        signals::name(n)
+                    );
+                }
                 let missing: Vec<u32> = (0..opts.replications)
                     .filter(|&r| {
                         !store

@@ -331,4 +331,15 @@ mod tests {
             .iter()
             .any(|(k, _)| *k == "net.ipv4.tcp_sack"));
     }
+
+    /// The kernel runs set their sysctls through `emulate --ip --sysctl`:
+    /// every key must be one the namespaces keep apart from the host.
+    #[test]
+    fn every_configuration_sets_per_namespace_keys_only() {
+        for c in KernelConfig::ALL {
+            for (k, _) in c.sysctls() {
+                coapcc_net::ip::sysctl::check_key(k).unwrap();
+            }
+        }
+    }
 }

@@ -148,7 +148,8 @@ impl NetworkKind {
             #[serde(default)]
             kind: Option<toml::Value>,
         }
-        let probe: Probe = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        let probe: Probe =
+            toml::from_str(text).map_err(|e| crate::scenario_file::toml_error(origin, text, &e))?;
         match probe.network.and_then(|n| n.kind) {
             None => Ok(NetworkKind::Dumbbell),
             Some(toml::Value::String(k)) if Self::named(&k).is_some() => {

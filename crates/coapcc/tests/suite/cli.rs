@@ -228,3 +228,41 @@ fn algorithms_list_the_tcp_profiles_and_switch_names_run() {
         "{err}"
     );
 }
+
+/// A parse error in a scenario file with a 1 MB line prints a few hundred
+/// bytes, not the line (it printed 2 MB: the line and a marker line as
+/// long), and still names the file, the line, the column and what was
+/// expected.
+#[test]
+fn a_parse_error_on_a_one_megabyte_line_stays_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        // the probe of the network kind fails on the junk after the string
+        (
+            format!("name = \"{}\" junk\n", "a".repeat(1_000_000)),
+            "line 1, column 1000011",
+            "expected newline",
+        ),
+        // the scenario's own parse names the field's type
+        (
+            format!(
+                "clients = \"{}\"\n[network]\nkind = \"dumbbell\"\n",
+                "b".repeat(1_000_000)
+            ),
+            "line 1, column 11",
+            "invalid type: string",
+        ),
+    ];
+    for (i, (text, position, what)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("big{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let out = coapcc().arg("run").arg(&path).output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}", &e[..e.len().min(500)]);
+        assert!(e.len() < 2048, "{} bytes of stderr", e.len());
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(e.contains(position), "{e}");
+        assert!(e.contains(what), "{e}");
+        assert!(e.contains('…'), "{e}");
+    }
+}

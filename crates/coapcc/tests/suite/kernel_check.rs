@@ -136,3 +136,227 @@ fn bad_lists_are_refused_by_option() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("--buffers") && e.contains("`0`"), "{e}");
 }
+
+/// `--parallel` outside 1..=64 is refused before anything is created (it
+/// used to be clamped silently: 10000 was accepted).
+#[test]
+fn parallel_out_of_bounds_is_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("k.sqlite");
+    for n in ["10000", "65", "0"] {
+        let out = Command::cargo_bin("coapcc")
+            .unwrap()
+            .args(["kernel-check", "--model-only", "--parallel", n])
+            .args(["--configs", "defaults", "--workloads", "continuous"])
+            .args(["--buffers", "inf", "--replications", "1"])
+            .args(["--clients", "1", "--exchanges", "1", "--store"])
+            .arg(&store)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--parallel {n}: {e}");
+        assert!(
+            e.contains(&format!("--parallel {n}: expected 1 to 64")),
+            "{e}"
+        );
+        assert!(!store.exists(), "--parallel {n}: the store was created");
+    }
+}
+
+/// The namespaces whose creating process (`coapcc-<pid>-…`) is a child of
+/// `parent`, with that child's pid.
+fn namespaces_of_children(parent: u32) -> Vec<(String, u32)> {
+    let out = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let name = l.split_whitespace().next()?;
+            let pid: u32 = name
+                .strip_prefix("coapcc-")?
+                .split('-')
+                .next()?
+                .parse()
+                .ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let ppid: u32 = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            (ppid == parent).then(|| (name.to_string(), pid))
+        })
+        .collect()
+}
+
+/// The namespaces named after `pid`.
+fn namespaces_named_after(pid: u32) -> Vec<String> {
+    let out = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(&format!("coapcc-{pid}-")))
+        .map(String::from)
+        .collect()
+}
+
+/// The scratch directories of kernel-check in `dir`.
+fn scratch_dirs(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("coapcc-kernel-check-"))
+        .collect()
+}
+
+/// Processes this test started: on drop (also when an assertion failed)
+/// each still running is asked to stop (SIGTERM: an emulator tears its
+/// namespaces down) and, past a bound, killed — by its own id.
+struct Started(Vec<u32>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-TERM", &pid.to_string()])
+                    .status();
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        for &pid in &self.0 {
+            while std::path::Path::new(&format!("/proc/{pid}")).exists()
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// SIGHUP (the terminal closed) or SIGINT to `coapcc kernel-check` while a
+/// kernel run is in progress: the run is stopped, its emulator tears its
+/// namespaces down, the scratch directory is removed and the command exits
+/// at once saying why. Before, the signal killed kernel-check only: the
+/// emulator ran on and the `coapcc-kernel-check-*` directory stayed.
+#[test]
+fn a_signal_stops_the_kernel_runs_and_leaves_nothing_behind() {
+    if !can_run_kernel() {
+        return;
+    }
+    for signal in ["HUP", "INT"] {
+        // a TMPDIR of this test's own, so only its scratch directories count
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_coapcc"))
+            .args(["kernel-check", "--kernel-only", "--configs", "defaults"])
+            .args(["--workloads", "continuous", "--buffers", "inf"])
+            .args([
+                "--replications",
+                "1",
+                "--clients",
+                "2",
+                "--exchanges",
+                "200",
+            ])
+            .args(["--time-limit", "120", "--store"])
+            .arg(tmp.path().join("k.sqlite"))
+            .env("TMPDIR", tmp.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(tmp.path().join("stderr")).unwrap())
+            .spawn()
+            .unwrap();
+        let kc = child.id();
+        let mut started = Started(vec![kc]);
+        // wait until the kernel run's emulator has made its namespaces
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let emulator = loop {
+            if let Some((_, pid)) = namespaces_of_children(kc).first() {
+                break *pid;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "kernel-check ended early: {}",
+                std::fs::read_to_string(tmp.path().join("stderr")).unwrap()
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no namespaces after 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        started.0.push(emulator);
+        assert_eq!(scratch_dirs(tmp.path()).len(), 1);
+        std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &kc.to_string()])
+            .status()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(45);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "SIG{signal}: kernel-check still running after 45 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let stderr = std::fs::read_to_string(tmp.path().join("stderr")).unwrap();
+        assert_eq!(status.code(), Some(2), "SIG{signal}: {status}: {stderr}");
+        assert!(
+            stderr.contains(&format!("stopped by SIG{signal}")),
+            "{stderr}"
+        );
+        assert!(
+            !std::path::Path::new(&format!("/proc/{emulator}")).exists(),
+            "SIG{signal}: the emulator {emulator} still runs"
+        );
+        assert_eq!(
+            namespaces_named_after(emulator),
+            Vec::<String>::new(),
+            "SIG{signal}: namespaces left"
+        );
+        assert_eq!(
+            scratch_dirs(tmp.path()),
+            Vec::<String>::new(),
+            "SIG{signal}: scratch directory left"
+        );
+    }
+}
+
+/// A finished kernel-check leaves no scratch directory (model side only:
+/// it makes none; see the signal test for the kernel side).
+#[test]
+fn a_model_only_check_leaves_no_scratch_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("coapcc")
+        .unwrap()
+        .args(["kernel-check", "--model-only", "--configs", "defaults"])
+        .args(["--workloads", "continuous", "--buffers", "inf"])
+        .args(["--replications", "1", "--clients", "1", "--exchanges", "1"])
+        .arg("--store")
+        .arg(tmp.path().join("k.sqlite"))
+        .env("TMPDIR", tmp.path())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(scratch_dirs(tmp.path()), Vec::<String>::new());
+}

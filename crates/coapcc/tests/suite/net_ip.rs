@@ -530,9 +530,18 @@ fn sleeping_pair(marker: &str) -> (Running, u32) {
             .args(["sh", "-c", &format!("sleep {marker}")]),
     );
     let pid = guard.pid();
-    // both commands run once two processes carry the marker
+    // both commands run once two `sleep` processes carry the marker (coapcc
+    // carries it too, and so does each child it forks until that child
+    // execs, e.g. `ip netns add`: counting those raced the set-up)
     let deadline = Instant::now() + Duration::from_secs(10);
-    while processes_with(marker).len() < 2 {
+    while processes_with(&format!("sleep {marker}"))
+        .into_iter()
+        .filter(|&p| {
+            std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\0"))
+        })
+        .count()
+        < 2
+    {
         assert!(Instant::now() < deadline, "the commands did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -1119,4 +1128,125 @@ fn missing_capability_tun_or_sysctl_is_a_clear_error() {
         "{err}"
     );
     assert_torn_down(pid, "no_such_key");
+}
+
+/// SIGHUP (the terminal closed) to coapcc while both commands run: the same
+/// clean teardown as SIGINT, exit 129. Before, SIGHUP killed coapcc and left
+/// its namespaces and the commands in them until the next run.
+#[test]
+fn sighup_tears_everything_down() {
+    let test = "sighup_tears_everything_down";
+    if !netns_ok(test) {
+        return;
+    }
+    let marker = format!("35.{}", std::process::id());
+    let (guard, pid) = sleeping_pair(&marker);
+    assert_eq!(namespaces_of(pid).len(), 2);
+    Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap();
+    let out = guard.wait(Duration::from_secs(15));
+    assert_eq!(out.status.code(), Some(129), "{}", text(&out.stderr));
+    assert_torn_down(pid, &marker);
+}
+
+/// A `--sysctl` key the network namespaces do not keep apart from the host
+/// (`kernel.*`, `vm.*`, `fs.*`, host-wide `net.*`) is refused with an error
+/// naming it, before any namespace is made. Each run is wrapped in a private
+/// UTS namespace (`unshare -u`), so that even a coapcc that applied
+/// `kernel.hostname` could not rename this machine; that case comes first,
+/// so no later (unprotected) key is tried unless it was refused.
+#[test]
+fn sysctl_keys_outside_the_network_namespace_are_refused_before_anything_is_created() {
+    let test = "sysctl_keys_outside_the_network_namespace_are_refused_before_anything_is_created";
+    if !netns_ok(test) {
+        return;
+    }
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let cases = [
+        (
+            "kernel.hostname",
+            "coapcc-refused",
+            "`kernel.*` keys are the host's",
+        ),
+        (
+            "kernel.domainname",
+            "coapcc-refused",
+            "`kernel.*` keys are the host's",
+        ),
+        ("vm.swappiness", "1", "`vm.*` keys are the host's"),
+        ("fs.file-max", "1000", "`fs.*` keys are the host's"),
+        ("net.core.rmem_max", "4096", "its value is the host's"),
+        (
+            "net.core.netdev_max_backlog",
+            "10",
+            "its value is the host's",
+        ),
+        (
+            "net.netfilter.nf_conntrack_max",
+            "10",
+            "its value is the host's",
+        ),
+    ];
+    for (key, value, why) in cases {
+        let run = Running::spawn(
+            Command::new("unshare")
+                .args(["-u", env!("CARGO_BIN_EXE_coapcc")])
+                .args(["emulate", "--ip", "--sysctl", &format!("{key}={value}")])
+                .args(["--server-cmd", "true", "--", "true"]),
+        );
+        let pid = run.pid();
+        let out = run.wait(Duration::from_secs(20));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{key}: {err}");
+        assert!(err.contains(&format!("--sysctl {key}: refused")), "{err}");
+        assert!(err.contains(why), "{key}: {err}");
+        // nothing was set up: no namespace, no set-up line
+        assert!(!err.contains("network between namespaces"), "{err}");
+        assert_eq!(namespaces_of(pid), Vec::<String>::new());
+        assert_eq!(
+            std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap(),
+            hostname
+        );
+    }
+}
+
+/// Per-namespace sysctls are set in the namespaces (the client command reads
+/// them there) and nowhere else: the values of the namespace the test runs
+/// in are the same after the run as before, and nothing is left.
+#[test]
+fn sysctl_values_stay_in_the_namespaces() {
+    let test = "sysctl_values_stay_in_the_namespaces";
+    if !netns_ok(test) {
+        return;
+    }
+    let read = |k: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{k}"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let before = (read("tcp_syn_retries"), read("tcp_sack"));
+    let syn = if before.0 == "3" { "4" } else { "3" };
+    let sack = if before.1 == "0" { "1" } else { "0" };
+    let marker = format!("36.{}", std::process::id());
+    let run = Running::spawn(
+        bin()
+            .args(["emulate", "--ip"])
+            .args(["--sysctl", &format!("net.ipv4.tcp_syn_retries={syn}")])
+            .args(["--sysctl", &format!("net.ipv4.tcp_sack={sack}")])
+            .args(["--server-cmd", &format!("sleep {marker}"), "--"])
+            .args([
+                "sh",
+                "-c",
+                "cat /proc/sys/net/ipv4/tcp_syn_retries /proc/sys/net/ipv4/tcp_sack",
+            ]),
+    );
+    let pid = run.pid();
+    let out = run.wait(Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), format!("{syn}\n{sack}\n"));
+    assert_eq!((read("tcp_syn_retries"), read("tcp_sack")), before);
+    assert_torn_down(pid, &marker);
 }
