@@ -4,7 +4,7 @@
 //! runs in `cargo test`). Each property runs `COAPCC_FUZZ_CASES` cases
 //! (default 1000, a few seconds in all); set it higher for a long run:
 //!
-//!   COAPCC_FUZZ_CASES=1000000 cargo test --release -p coapcc-proto --test fuzz
+//!   COAPCC_FUZZ_CASES=1000000 cargo test --release -p coapcc-proto --test suite fuzz::
 //!
 //! Properties: nothing panics; whatever decodes re-encodes to a message that
 //! decodes to the same thing; the server's replies are valid CoAP no larger

@@ -2,7 +2,7 @@
 //! against hand-derived physics: segment sizes, serialisation, delays, the
 //! delayed ACK and Nagle's hold on the first request of a connection.
 //!
-//! `cargo test -p coapcc-sim --test tcp -- --ignored --nocapture print_trace`
+//! `cargo test -p coapcc-sim --test suite tcp:: -- --ignored --nocapture print_trace`
 //! prints the one-client trace of `docs/tcp-trace.md`.
 
 use crate::support;

@@ -6,7 +6,7 @@
 //! The decomposition prints with
 //!
 //! ```sh
-//! cargo test --release -p coapcc-sim --test tcp_decompose -- --ignored --nocapture
+//! cargo test --release -p coapcc-sim --test suite tcp_decompose:: -- --ignored --nocapture
 //! ```
 //!
 //! (100 continuous clients, 2500-byte and infinite buffers, `tcp`,

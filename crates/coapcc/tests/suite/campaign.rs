@@ -579,7 +579,7 @@ fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
 
 /// The whole thesis campaign with the published replication counts (about half a
 /// minute on 2 cores; see docs/campaigns.md):
-/// `cargo test -p coapcc --test campaign -- --ignored`.
+/// `cargo test -p coapcc --test suite campaign:: -- --ignored`.
 #[test]
 #[ignore]
 fn the_thesis_campaign_runs_whole() {

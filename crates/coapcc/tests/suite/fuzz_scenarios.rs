@@ -4,7 +4,7 @@
 //! runs `COAPCC_FUZZ_CASES` times (default 256); set it higher for a long
 //! run:
 //!
-//!   COAPCC_FUZZ_CASES=100000 cargo test --release -p coapcc --test fuzz_scenarios
+//!   COAPCC_FUZZ_CASES=100000 cargo test --release -p coapcc --test suite fuzz_scenarios::
 //!
 //! Properties: nothing panics; a refused file is refused by an error naming
 //! the file and, for a changed value, the field; an accepted file passes or

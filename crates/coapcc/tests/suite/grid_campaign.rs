@@ -515,7 +515,7 @@ fn the_shipped_pcocoa_campaign_expands() {
 }
 
 /// The whole pCoCoA campaign (about 20 s on 2 cores; see docs/campaigns.md):
-/// `cargo test --release -p coapcc --test grid_campaign -- --ignored`.
+/// `cargo test --release -p coapcc --test suite grid_campaign:: -- --ignored`.
 #[test]
 #[ignore]
 fn the_pcocoa_campaign_runs_whole() {

@@ -31,7 +31,7 @@
 //! two digests must agree: results do not depend on the thread count.
 //!
 //! Recording is explicit: `COAPCC_RECORD_DIGESTS=1 cargo test -p coapcc
-//! --test identical_output` rewrites the file. Re-record only together with a
+//! --test suite identical_output::` rewrites the file. Re-record only together with a
 //! `MODEL_VERSION` bump; the file names the model it was recorded with, and
 //! the check refuses a file recorded under another model.
 
@@ -230,8 +230,8 @@ fn every_scenario_gives_the_recorded_output_whatever_the_thread_count() {
     if std::env::var_os(RECORD).is_some_and(|v| v == "1") {
         let mut text = String::from(
             "# Digests of the reduced runs of every scenario file (see\n\
-             # crates/coapcc/tests/identical_output.rs). Re-record only with a\n\
-             # MODEL_VERSION bump: COAPCC_RECORD_DIGESTS=1 cargo test -p coapcc --test identical_output\n",
+             # crates/coapcc/tests/suite/identical_output.rs). Re-record only with a\n\
+             # MODEL_VERSION bump: COAPCC_RECORD_DIGESTS=1 cargo test -p coapcc --test suite identical_output::\n",
         );
         writeln!(text, "model: {model}").unwrap();
         for (path, (hash, events)) in &measured {
@@ -247,7 +247,7 @@ fn every_scenario_gives_the_recorded_output_whatever_the_thread_count() {
     }
 
     let how = format!(
-        "record with `{RECORD}=1 cargo test -p coapcc --test identical_output` \
+        "record with `{RECORD}=1 cargo test -p coapcc --test suite identical_output::` \
          (only together with a MODEL_VERSION bump if the output of an existing scenario changed)"
     );
     let text = std::fs::read_to_string(digest_file())

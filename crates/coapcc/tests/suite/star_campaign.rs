@@ -564,7 +564,7 @@ fn the_shipped_lwip_campaign_expands() {
 }
 
 /// The whole lwIP campaign (300 runs, about a minute of CPU in a release
-/// build): `cargo test --release -p coapcc --test star_campaign -- --ignored`.
+/// build): `cargo test --release -p coapcc --test suite star_campaign:: -- --ignored`.
 #[test]
 #[ignore]
 fn the_lwip_campaign_runs_whole() {
