@@ -1,8 +1,9 @@
 //! Keys that tie stored results to exactly what produced them.
 //!
 //! A run's key is the SHA-256 of [`MODEL_VERSION`], the canonical JSON of its
-//! full run spec (a dumbbell [`RunSpec`] or a grid
-//! [`GridRunSpec`](coapcc_sim::grid::GridRunSpec)) and its replication index. Runs are pure functions of these
+//! full run spec (the network's `SimNetwork::RunSpec`: a dumbbell [`RunSpec`],
+//! a grid [`GridRunSpec`](coapcc_sim::grid::GridRunSpec) or a star
+//! [`StarRunSpec`](coapcc_sim::star::StarRunSpec)) and its replication index. Runs are pure functions of these
 //! (spec `docs/spec/architecture.md`: determinism), so a key names one result forever: a
 //! store never recomputes a key it holds, and any change to a parameter, to the
 //! seed, or to the model version gives new keys.

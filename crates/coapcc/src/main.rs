@@ -65,6 +65,8 @@ enum Command {
     /// grid of the pCoCoA evaluation (see scenarios/pcocoa/) and prints its
     /// metrics: offered and carried load, transmissions and ACKs per
     /// transaction, MAC overflows and drops, with 95 % confidence intervals.
+    /// One whose `kind = "star"` runs on the Wi-Fi star of the lwIP
+    /// evaluation (see scenarios/lwip/) and prints goodput and retransmissions.
     Run {
         /// Scenario file (TOML); see scenarios/ for examples.
         scenario: Option<PathBuf>,
@@ -209,7 +211,7 @@ enum Command {
     Server(cli::args::ServerArgs),
     /// Run N concurrent real clients against a CoAP server; print the testbed's metrics.
     Load(cli::args::LoadArgs),
-    /// Relay UDP between real CoAP clients and a server through the dumbbell or the grid, in real time.
+    /// Relay UDP between real CoAP clients and a server through the dumbbell, the grid or the star, in real time.
     Emulate(cli::args::EmulateArgs),
     /// Run a campaign (a whole published evaluation) into a results store.
     ///

@@ -1,7 +1,8 @@
 //! A real-time UDP relay that puts a network model between any CoAP clients
 //! and any CoAP server: the constrained link of `docs/spec/testbed.md` §1
-//! ([`coapcc_link::dumbbell`]) or the IEEE 802.15.4 grid of `docs/spec/radio.md` §1
-//! ([`coapcc_link::grid`]). The network is the simulator's own sans-IO model,
+//! ([`coapcc_link::dumbbell`]), the IEEE 802.15.4 grid of `docs/spec/radio.md` §1
+//! ([`coapcc_link::grid`]) or the Wi-Fi star of `docs/spec/radio.md` §2
+//! ([`coapcc_link::star`]). The network is the simulator's own sans-IO model,
 //! driven here on the wall clock: a datagram enters the model when the relay
 //! receives it, and leaves when the model delivers it.
 //!

@@ -235,7 +235,7 @@ pub(crate) use campaign_file;
 
 /// Reads a campaign file's fields from TOML `text`; errors name `origin`.
 pub fn from_toml<F: serde::de::DeserializeOwned>(text: &str, origin: &str) -> anyhow::Result<F> {
-    toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))
+    toml::from_str(text).map_err(|e| crate::scenario_file::toml_error(origin, text, &e))
 }
 
 /// Expands a campaign file whose sets each expand to cells on their own

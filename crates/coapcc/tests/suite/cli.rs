@@ -266,3 +266,43 @@ fn a_parse_error_on_a_one_megabyte_line_stays_short() {
         assert!(e.contains('…'), "{e}");
     }
 }
+
+#[test]
+fn a_campaign_files_parse_error_on_a_one_megabyte_line_stays_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("never.sqlite");
+    // One file per network: each network's campaign parse names the field's
+    // type after the network-kind probe has passed.
+    let cases = [
+        format!("name = \"x\"\nseed = \"{}\"\n", "c".repeat(1_000_000)),
+        format!(
+            "name = \"x\"\nseed = \"{}\"\n[network]\nkind = \"grid\"\n",
+            "d".repeat(1_000_000)
+        ),
+        format!(
+            "name = \"x\"\nseed = \"{}\"\n[network]\nkind = \"star\"\n",
+            "e".repeat(1_000_000)
+        ),
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("campaign{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let out = coapcc()
+            .arg("campaign")
+            .arg(&path)
+            .arg("--store")
+            .arg(&store)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}", &e[..e.len().min(500)]);
+        assert!(e.len() < 2048, "case {i}: {} bytes of stderr", e.len());
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains('…'), "{e}");
+        assert!(
+            !store.exists(),
+            "no store is created for a file that does not parse"
+        );
+    }
+}

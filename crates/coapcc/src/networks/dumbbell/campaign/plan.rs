@@ -66,7 +66,8 @@ pub fn load(path: &Path) -> Result<DumbbellPlan> {
 
 /// Parses and expands campaign text; `origin` names it in errors.
 pub fn parse(text: &str, origin: &str) -> Result<DumbbellPlan> {
-    let file: DumbbellCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let file: DumbbellCampaignFile =
+        toml::from_str(text).map_err(|e| crate::scenario_file::toml_error(origin, text, &e))?;
     expand(file, text, origin).map_err(|e| anyhow!("{origin}: {e:#}"))
 }
 
@@ -245,7 +246,8 @@ fn set_axes(
 /// Counts and samples the cells of a campaign file without expanding it
 /// ([`crate::campaign::ceiling`]).
 pub fn sample(text: &str, origin: &str) -> Result<Vec<SetSample>> {
-    let file: DumbbellCampaignFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let file: DumbbellCampaignFile =
+        toml::from_str(text).map_err(|e| crate::scenario_file::toml_error(origin, text, &e))?;
     let sample = || -> Result<Vec<SetSample>> {
         sets::check_campaign(&file.name, file.sets.len())?;
         let mut skipped = Vec::new();

@@ -4,7 +4,7 @@
 //!
 //! Order: sets as written; within a set, station counts as written × flavours.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use coapcc_link::star::Config;
 use coapcc_sim::star::{self, StarRunSpec};
 
@@ -31,7 +31,8 @@ pub fn parse(text: &str, origin: &str) -> Result<StarPlan> {
     let file: StarCampaignFile = sets::from_toml(text, origin)?;
     // The sets sweep the station count: one written in [network] would be
     // silently replaced, so it is refused.
-    let probe: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let probe: toml::Table =
+        toml::from_str(text).map_err(|e| crate::scenario_file::toml_error(origin, text, &e))?;
     if probe
         .get("network")
         .and_then(|n| n.as_table())
