@@ -11,6 +11,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use coapcc::api::{self, Source};
+use coapcc::campaign::ceiling::Ceilings;
 use coapcc::campaign::{Progress, Unit};
 use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::scenario_file::Overrides;
@@ -208,16 +209,18 @@ fn error(e: anyhow::Error) -> PyErr {
 }
 
 /// A campaign file's plan: its network, name, definition hash, and one JSON
-/// object per run (`stored` says whether `store` holds it).
+/// object per run (`stored` says whether `store` holds it). The whole plan is
+/// held to the campaign ceilings before it is expanded, unless `force`.
 #[pyfunction]
-#[pyo3(signature = (path, store=None))]
+#[pyo3(signature = (path, store=None, force=false))]
 fn campaign_plan<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
     store: Option<std::path::PathBuf>,
+    force: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let plan = py
-        .allow_threads(|| api::campaign::load(&path))
+        .allow_threads(|| api::campaign::load_checked(&path, 1, &Ceilings::DEFAULT, force))
         .map_err(error)?;
     let rows = py
         .allow_threads(|| api::campaign::plan_rows(&plan, store.as_deref()))
@@ -246,7 +249,8 @@ fn campaign_run<'py>(
     let threads = threads_arg(threads)?;
     let out = py
         .allow_threads(|| {
-            let plan = api::campaign::load(&path)?;
+            let at_once = coapcc::budget::threads(threads)?;
+            let plan = api::campaign::load_checked(&path, at_once, &Ceilings::DEFAULT, force)?;
             api::campaign::run(&plan, &store, threads, force, progress)
         })
         .map_err(error)?;
@@ -278,11 +282,20 @@ fn unit(u: UnitTuple) -> Unit {
 
 #[pymethods]
 impl CampaignPlan {
-    /// Loads and expands a campaign file.
+    /// Loads and expands a campaign file, held first to the campaign
+    /// ceilings of its whole plan, `threads` runs at a time, unless `force`.
     #[staticmethod]
-    fn load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+    #[pyo3(signature = (path, threads=1, force=false))]
+    fn load(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        threads: usize,
+        force: bool,
+    ) -> PyResult<Self> {
         let plan = py
-            .allow_threads(|| api::campaign::load(&path))
+            .allow_threads(|| {
+                api::campaign::load_checked(&path, threads, &Ceilings::DEFAULT, force)
+            })
             .map_err(error)?;
         Ok(CampaignPlan { plan })
     }

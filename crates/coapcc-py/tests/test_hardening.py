@@ -117,3 +117,28 @@ def test_an_interrupted_run_stops_computing() -> None:
     while threads_now() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert threads_now() <= before
+
+
+def audit_campaign(path: Path) -> Path:
+    """1000 client counts x 1000 buffers x 2 algorithms: 2 000 000 runs in 12 KB."""
+    clients = ", ".join(str(c) for c in range(1, 1001))
+    buffers = ", ".join(str(1000 + 7 * b) for b in range(1000))
+    path.write_text(
+        'name = "audit"\nalgorithms = ["default", "cocoa"]\n[[set]]\nname = "s"\n'
+        f"clients = [{clients}]\nbuffers = [{buffers}]\nreplications = 1\n"
+    )
+    return path
+
+
+def test_a_campaign_above_the_ceilings_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
+    campaign = audit_campaign(tmp_path / "audit.toml")
+    store = tmp_path / "s.sqlite"
+    # Expanding the 2 000 000 cells took gigabytes; the ceilings are checked
+    # from the sets' sizes first, in the constructor, in run() and on Ray's path.
+    with pytest.raises(coapcc.CoapccError, match=r"(?s)audit\.toml: .*2000000 runs.*force=True"):
+        coapcc.Campaign(campaign)
+    with pytest.raises(coapcc.CoapccError, match=r"(?s)2000000 runs.*force=True"):
+        coapcc._core.campaign_run(os.fspath(campaign), os.fspath(store), None, False, False)
+    with pytest.raises(coapcc.CoapccError, match=r"(?s)2000000 runs.*force=True"):
+        coapcc._core.CampaignPlan.load(os.fspath(campaign), 1, False)
+    assert not store.exists()

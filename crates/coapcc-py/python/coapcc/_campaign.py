@@ -22,6 +22,8 @@ class Campaign:
 
     path: str
     """The campaign file."""
+    force: bool
+    """Whether the campaign ceilings were skipped (``force=True``)."""
     network: str
     """``dumbbell``, ``grid`` or ``star``."""
     name: str
@@ -29,9 +31,16 @@ class Campaign:
     definition: str
     """The definition hash the store records (changes with any parameter)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, force: bool = False) -> None:
+        """Read and expand the campaign file at ``path``.
+
+        The whole plan is first held to the campaign ceilings (runs, events,
+        memory and store size, as ``coapcc campaign`` does) and refused with
+        :class:`coapcc.CoapccError` giving the figures, unless ``force=True``.
+        """
         self.path = os.fspath(path)
-        info = _core.campaign_plan(self.path)
+        self.force = force
+        info = _core.campaign_plan(self.path, None, force)
         self.network = info["network"]
         self.name = info["name"]
         self.definition = info["definition"]
@@ -49,7 +58,7 @@ class Campaign:
         whether ``store`` (if given and present) already holds the run.
         """
         store_path = None if store is None else os.fspath(store)
-        info = _core.campaign_plan(self.path, store_path)
+        info = _core.campaign_plan(self.path, store_path, self.force)
         frame = pd.DataFrame.from_records(json.loads(info["rows"]))
         front = [c for c in _FRONT if c in frame.columns]
         return frame[front + [c for c in frame.columns if c not in front]]
@@ -91,9 +100,11 @@ class Campaign:
           (docs/distributed.md).
 
         Before anything runs, the campaign is held to the command line's
-        resource checks (``threads``, the memory of its largest runs, the
-        events of one run); ``force=True`` skips the last two, as ``coapcc
-        campaign --force`` does. A refusal raises :class:`coapcc.CoapccError`.
+        resource checks (the ceilings of the whole plan: runs, events, memory
+        and store size; ``threads``, the memory of its largest runs, the
+        events of one run); ``force=True`` skips all but the ``threads``
+        bound, as ``coapcc campaign --force`` does. A refusal raises
+        :class:`coapcc.CoapccError`.
 
         Returns ``{"total": …, "reused": …, "computed": …}`` run counts.
         """

@@ -42,8 +42,12 @@ def run(
     runs, events.
     """
 
-def campaign_plan(path: str, store: str | None = None) -> dict[str, Any]:
-    """A campaign's network, name, definition and rows (JSON text, one object per run)."""
+def campaign_plan(path: str, store: str | None = None, force: bool = False) -> dict[str, Any]:
+    """A campaign's network, name, definition and rows (JSON text, one object per run).
+
+    The whole plan is held to the campaign ceilings before it is expanded,
+    unless ``force``.
+    """
 
 def campaign_run(
     path: str,
@@ -61,8 +65,8 @@ class CampaignPlan:
     """A campaign plan held natively, for executors that run its units one by one."""
 
     @staticmethod
-    def load(path: str) -> CampaignPlan:
-        """Load and expand a campaign file."""
+    def load(path: str, threads: int = 1, force: bool = False) -> CampaignPlan:
+        """Load and expand a campaign file, held first to the campaign ceilings."""
 
     @staticmethod
     def parse(text: str, origin: str) -> CampaignPlan:

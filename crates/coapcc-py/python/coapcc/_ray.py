@@ -64,8 +64,7 @@ def run(
     held to the resource checks of one run per CPU first (unless ``force``).
     """
     ray = import_ray()
-    plan = _core.CampaignPlan.load(path)
-    plan.check(1, force)
+    plan = _core.CampaignPlan.load(path, 1, force)
     writer = _core.StoreWriter(store)
     total, units = writer.prepare(plan)
     if not units:

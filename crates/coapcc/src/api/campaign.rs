@@ -33,12 +33,26 @@ pub fn load_checked(
     force: bool,
 ) -> Result<AnyPlan> {
     crate::campaign::plan::load(path, |text, origin| {
-        AnyPlan::estimate(text, origin, threads)?.check(ceilings, origin, force)?;
+        let estimate = AnyPlan::estimate(text, origin, threads)?;
+        if let Err(over) = estimate.check(ceilings, origin, force) {
+            // A plan small enough to expand at no cost is first held to the
+            // bounds of its largest run, whose refusal names the field that
+            // makes one run too large (what the user has to change).
+            if estimate.cells <= EXPANDED_TO_NAME_THE_FIELD {
+                let plan = AnyPlan::parse(text, origin)?;
+                check_largest(&plan, origin, threads, force)?;
+            }
+            return Err(over);
+        }
         let plan = AnyPlan::parse(text, origin)?;
         check_largest(&plan, origin, threads, force)?;
         Ok(plan)
     })
 }
+
+/// Cells up to which a plan above the ceilings is expanded to check its
+/// largest run first (expanding 10⁴ cells takes milliseconds).
+const EXPANDED_TO_NAME_THE_FIELD: u64 = 10_000;
 
 /// `dumbbell`, `grid` or `star`.
 pub fn network(plan: &AnyPlan) -> &'static str {
