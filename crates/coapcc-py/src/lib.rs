@@ -209,8 +209,9 @@ fn error(e: anyhow::Error) -> PyErr {
 }
 
 /// A campaign file's plan: its network, name, definition hash, and one JSON
-/// object per run (`stored` says whether `store` holds it). The whole plan is
-/// held to the campaign ceilings before it is expanded, unless `force`.
+/// object per run (`stored` says whether `store` holds it). The plan's runs
+/// are counted and held to the ceiling of runs before it is expanded, unless
+/// `force` (running it is held to every ceiling).
 #[pyfunction]
 #[pyo3(signature = (path, store=None, force=false))]
 fn campaign_plan<'py>(
@@ -220,7 +221,7 @@ fn campaign_plan<'py>(
     force: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let plan = py
-        .allow_threads(|| api::campaign::load_checked(&path, 1, &Ceilings::DEFAULT, force))
+        .allow_threads(|| api::campaign::load_counted(&path, &Ceilings::EXPANSION, force))
         .map_err(error)?;
     let rows = py
         .allow_threads(|| api::campaign::plan_rows(&plan, store.as_deref()))

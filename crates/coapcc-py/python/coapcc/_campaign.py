@@ -34,9 +34,10 @@ class Campaign:
     def __init__(self, path: str | os.PathLike[str], *, force: bool = False) -> None:
         """Read and expand the campaign file at ``path``.
 
-        The whole plan is first held to the campaign ceilings (runs, events,
-        memory and store size, as ``coapcc campaign`` does) and refused with
-        :class:`coapcc.CoapccError` giving the figures, unless ``force=True``.
+        Its runs are counted first, without expanding it, and a plan above
+        the campaign ceiling of runs (as ``coapcc campaign`` has it) is
+        refused with :class:`coapcc.CoapccError` giving the figures, unless
+        ``force=True``; :meth:`run` holds it to every ceiling.
         """
         self.path = os.fspath(path)
         self.force = force

@@ -45,7 +45,7 @@ def run(
 def campaign_plan(path: str, store: str | None = None, force: bool = False) -> dict[str, Any]:
     """A campaign's network, name, definition and rows (JSON text, one object per run).
 
-    The whole plan is held to the campaign ceilings before it is expanded,
+    The plan's runs are held to the ceiling of runs before it is expanded,
     unless ``force``.
     """
 

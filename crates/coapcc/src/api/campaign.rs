@@ -50,6 +50,16 @@ pub fn load_checked(
     })
 }
 
+/// A campaign file whose runs are counted and held to `ceilings` before it
+/// is expanded (unless `force`), without the bounds of its largest run: for
+/// listing a plan, not running it.
+pub fn load_counted(path: &Path, ceilings: &Ceilings, force: bool) -> Result<AnyPlan> {
+    crate::campaign::plan::load(path, |text, origin| {
+        AnyPlan::estimate(text, origin, 1)?.check(ceilings, origin, force)?;
+        AnyPlan::parse(text, origin)
+    })
+}
+
 /// Cells up to which a plan above the ceilings is expanded to check its
 /// largest run first (expanding 10⁴ cells takes milliseconds).
 const EXPANDED_TO_NAME_THE_FIELD: u64 = 10_000;

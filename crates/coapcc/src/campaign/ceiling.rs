@@ -50,6 +50,18 @@ impl Ceilings {
     };
 }
 
+impl Ceilings {
+    /// Only the runs bounded, as [`Ceilings::DEFAULT`] bounds them: what
+    /// expanding a plan without running it needs (the Python package's
+    /// `Campaign(path)`, which lists the runs; running it is held to all).
+    pub const EXPANSION: Ceilings = Ceilings {
+        runs: Ceilings::DEFAULT.runs,
+        events: u64::MAX,
+        memory: u64::MAX,
+        store: u64::MAX,
+    };
+}
+
 impl Default for Ceilings {
     fn default() -> Self {
         Ceilings::DEFAULT
