@@ -250,7 +250,7 @@ fn campaign_run<'py>(
     let threads = threads_arg(threads)?;
     let out = py
         .allow_threads(|| {
-            let at_once = coapcc::budget::threads(threads)?;
+            let at_once = coapcc::budget::threads_named("threads", threads)?;
             let plan = api::campaign::load_checked(&path, at_once, &Ceilings::DEFAULT, force)?;
             api::campaign::run(&plan, &store, threads, force, progress)
         })
