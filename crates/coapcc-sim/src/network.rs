@@ -84,64 +84,6 @@ pub trait SimNetwork {
     }
 }
 
-/// Declares a network's unit type and its [`SimNetwork`] impl, which only
-/// name the network's types and its three functions (its checks, the set-up
-/// of one replication, the summary of one algorithm's runs; see
-/// [`SimNetwork`] for what each must do). Every network's `sim.rs` is one
-/// call:
-///
-/// ```ignore
-/// sim_network! {
-///     /// The 802.15.4 grid, as a network of the simulator.
-///     GridSim {
-///         RunSpec = GridRunSpec, RunResult = GridRunResult, Summary = GridSummary,
-///         World<'a> = world::World<'a>,
-///         validate = validate, world = world::World::new, summary = GridSummary::of,
-///     }
-/// }
-/// ```
-macro_rules! sim_network {
-    (
-        $(#[$doc:meta])*
-        $name:ident {
-            RunSpec = $spec:ty,
-            RunResult = $result:ty,
-            Summary = $summary:ty,
-            World<$a:lifetime> = $world:ty,
-            validate = $validate:expr,
-            world = $new:expr,
-            summary = $of:expr $(,)?
-        }
-    ) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug)]
-        pub struct $name;
-
-        impl $crate::network::SimNetwork for $name {
-            type RunSpec = $spec;
-            type RunResult = $result;
-            type Summary = $summary;
-            type World<$a> = $world;
-
-            fn validate(spec: &$spec) -> Result<(), $crate::spec_error::SpecError> {
-                $validate(spec)
-            }
-
-            fn world(
-                spec: &$spec,
-                replication: u32,
-            ) -> Result<Self::World<'_>, $crate::spec_error::SpecError> {
-                $new(spec, replication)
-            }
-
-            fn summary(label: &str, spec: &$spec, runs: &[$result]) -> $summary {
-                $of(label, spec, runs)
-            }
-        }
-    };
-}
-pub(crate) use sim_network;
-
 /// A network that can show what it carries to a tap (e.g. to write a pcap).
 pub trait Tapped: SimNetwork {
     /// What sees the traffic.

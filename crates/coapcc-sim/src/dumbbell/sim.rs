@@ -5,14 +5,29 @@ use coapcc_workload::metrics::{RunResult, Summary};
 
 use super::config::{validate, RunSpec};
 use super::testbed::{Tap, Testbed};
-use crate::network::{sim_network, Tapped};
+use crate::network::{SimNetwork, Tapped};
+use crate::spec_error::SpecError;
 
-sim_network! {
-    /// The dumbbell, as a network of the simulator.
-    DumbbellSim {
-        RunSpec = RunSpec, RunResult = RunResult, Summary = Summary,
-        World<'a> = Testbed<'a>,
-        validate = validate, world = Testbed::new, summary = summary,
+/// The dumbbell, as a network of the simulator.
+#[derive(Clone, Copy, Debug)]
+pub struct DumbbellSim;
+
+impl SimNetwork for DumbbellSim {
+    type RunSpec = RunSpec;
+    type RunResult = RunResult;
+    type Summary = Summary;
+    type World<'a> = Testbed<'a>;
+
+    fn validate(spec: &RunSpec) -> Result<(), SpecError> {
+        validate(spec)
+    }
+
+    fn world(spec: &RunSpec, replication: u32) -> Result<Self::World<'_>, SpecError> {
+        Testbed::new(spec, replication)
+    }
+
+    fn summary(label: &str, spec: &RunSpec, runs: &[RunResult]) -> Summary {
+        summary(label, spec, runs)
     }
 }
 

@@ -32,7 +32,7 @@ pub fn run(
         eprintln!(
             "note: upgraded {} from store layout {old} to {} (tables added, nothing changed)",
             store.display(),
-            coapcc::store::SCHEMA_VERSION
+            coapcc::store::LAYOUT
         );
     }
     for note in plan.notes() {

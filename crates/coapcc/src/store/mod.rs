@@ -44,9 +44,10 @@ use serde::{Deserialize, Serialize};
 use crate::key::{canonical, MODEL_VERSION};
 use crate::networks::LabNetwork;
 
-/// The layout version of the tables this build writes; a store of layout 1 to
-/// 5 is upgraded in place, a store of any other layout is refused.
-pub const SCHEMA_VERSION: &str = "6";
+/// The layout version of the tables this build writes (its one definition is
+/// [`layout::CURRENT`]); an older store is upgraded in place, a store of any
+/// other layout is refused.
+pub use layout::CURRENT as LAYOUT;
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]

@@ -215,6 +215,11 @@ fn processes_with(marker: &str) -> Vec<u32> {
     found
 }
 
+/// Held by the tests whose commands request `coap://10.0.0.1:5683/hello`
+/// (their teardown check looks for processes carrying that URL, so two of
+/// them at once would see each other's).
+static HELLO_URL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Asserts nothing of run `pid` remains: namespaces, interfaces, and
 /// processes carrying `marker`.
 fn assert_torn_down(pid: u32, marker: &str) {
@@ -359,6 +364,7 @@ fn libcoap_udp_client_against_coapcc_server() {
     if !netns_ok(test) || !libcoap_ok(test) {
         return;
     }
+    let _one_at_a_time = HELLO_URL.lock().unwrap_or_else(|e| e.into_inner());
     let server = coapcc_server_cmd();
     let (out, pid) = emulate_ip(
         &[
@@ -691,6 +697,7 @@ fn udp_across_the_ip_grid_and_tcp_refused() {
     if !netns_ok(test) || !libcoap_ok(test) {
         return;
     }
+    let _one_at_a_time = HELLO_URL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = Scratch::new("grid");
     let rep = dir.path("report.json");
     let log = dir.path("packets.jsonl");
