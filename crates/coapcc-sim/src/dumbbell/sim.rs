@@ -26,14 +26,10 @@ impl SimNetwork for DumbbellSim {
         Testbed::new(spec, replication)
     }
 
-    fn summary(label: &str, spec: &RunSpec, runs: &[RunResult]) -> Summary {
-        summary(label, spec, runs)
+    /// The summary of a scenario's algorithm: its one group (group 0).
+    fn summary(label: &str, _spec: &RunSpec, runs: &[RunResult]) -> Summary {
+        Summary::of(label, 0, runs)
     }
-}
-
-/// The summary of a scenario's algorithm: its one group (group 0).
-fn summary(label: &str, _spec: &RunSpec, runs: &[RunResult]) -> Summary {
-    Summary::of(label, 0, runs)
 }
 
 impl Tapped for DumbbellSim {

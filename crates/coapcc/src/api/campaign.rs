@@ -34,19 +34,18 @@ pub fn load_checked(
 ) -> Result<AnyPlan> {
     crate::campaign::plan::load(path, |text, origin| {
         let estimate = AnyPlan::estimate(text, origin, threads)?;
-        if let Err(over) = estimate.check(ceilings, origin, force) {
-            // A plan small enough to expand at no cost is first held to the
-            // bounds of its largest run, whose refusal names the field that
-            // makes one run too large (what the user has to change).
-            if estimate.cells <= EXPANDED_TO_NAME_THE_FIELD {
+        // A plan above the ceilings is refused by them without being
+        // expanded, unless it is small enough to expand at no cost: then it
+        // is first held to the bounds of its largest run, whose refusal names
+        // the field that makes one run too large (what the user has to change).
+        match estimate.check(ceilings, origin, force) {
+            Err(over) if estimate.cells > EXPANDED_TO_NAME_THE_FIELD => Err(over),
+            held => {
                 let plan = AnyPlan::parse(text, origin)?;
                 check_largest(&plan, origin, threads, force)?;
+                held.map(|()| plan)
             }
-            return Err(over);
         }
-        let plan = AnyPlan::parse(text, origin)?;
-        check_largest(&plan, origin, threads, force)?;
-        Ok(plan)
     })
 }
 
