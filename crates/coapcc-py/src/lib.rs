@@ -96,8 +96,7 @@ fn published() -> String {
 /// item table)`.
 #[pyfunction]
 fn networks() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
-    NetworkKind::ALL
-        .iter()
+    NetworkKind::all()
         .map(|k| {
             let t = k.run_tables();
             (k.name(), k.cells_table(), t.runs, t.items[0].0)
@@ -362,7 +361,9 @@ impl StoreWriter {
     /// Opens (creating if needed) the store at `path`.
     #[new]
     fn new(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
-        let store = py.allow_threads(|| Store::open(&path)).map_err(error)?;
+        let store = py
+            .allow_threads(|| coapcc::networks::open_store(&path))
+            .map_err(error)?;
         Ok(StoreWriter {
             store: Mutex::new(store),
         })

@@ -314,10 +314,14 @@ mod tests {
         )
         .unwrap();
         let (s, _) = load(&Source::Default).unwrap();
-        let AnyScenario::Dumbbell(s) = s.apply(&tiny(), "x").unwrap() else {
+        let Some(s) = s
+            .apply(&tiny(), "x")
+            .unwrap()
+            .into_inner::<crate::networks::dumbbell::Dumbbell>()
+        else {
             panic!("the default runs on the dumbbell")
         };
-        let r = coapcc_sim::run_scenario(&*s, &|| {}).unwrap();
+        let r = coapcc_sim::run_scenario(&s, &|| {}).unwrap();
         assert_eq!(o.json, crate::networks::run_json(&s, &r.summaries));
     }
 

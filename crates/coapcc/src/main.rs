@@ -7,6 +7,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use coapcc::campaign::ceiling::Ceilings;
+use coapcc::networks::dumbbell::Dumbbell;
+use coapcc::networks::{LabNetwork, NetworkKind};
 use coapcc::scenario_file::{self, Overrides};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -32,16 +34,6 @@ enum Format {
     Json,
     /// One Markdown table (for papers and docs).
     Markdown,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum BenchNetwork {
-    /// The constrained-link testbed.
-    Dumbbell,
-    /// The 802.15.4 grid.
-    Grid,
-    /// The Wi-Fi star.
-    Star,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -138,11 +130,11 @@ enum Command {
     /// wall time, events/s, peak resident memory and memory per client, and
     /// the linear-cost table (packets, events per packet, wall per event).
     Bench {
-        /// Which network: `dumbbell` (the constrained link; the default),
-        /// `grid` (the 802.15.4 grid, with the ns-3 reference's settings) or
-        /// `star` (the Wi-Fi star of the lwIP evaluation).
-        #[arg(long, value_name = "NETWORK")]
-        network: Option<BenchNetwork>,
+        /// Which network (default: the first listed, the dumbbell); each
+        /// runs with its ns-3 reference's settings.
+        #[arg(long, value_name = "NETWORK",
+              value_parser = clap::builder::PossibleValuesParser::new(NetworkKind::names()))]
+        network: Option<String>,
         /// Number of continuous clients (dumbbell, default 400), or of
         /// stations (star, default 12).
         #[arg(long)]
@@ -479,7 +471,10 @@ fn real_main() -> Result<()> {
             child_algorithm,
         } => {
             if let (Some(file), Some(i)) = (&child_run, child_algorithm) {
-                return crate::outln!("{}", coapcc::bench::scale::child(file, i)?);
+                return crate::outln!(
+                    "{}",
+                    coapcc::networks::dumbbell::bench::scale::child(file, i)?
+                );
             }
             if heap {
                 let load_before = coapcc::bench::load_average();
@@ -502,15 +497,14 @@ fn real_main() -> Result<()> {
                 ns3
             };
             let dumbbell_only = matrix || !scenario.is_empty();
-            let network = match network {
-                Some(BenchNetwork::Dumbbell) | None => BenchNetwork::Dumbbell,
-                Some(_) if dumbbell_only => anyhow::bail!(
+            let network = network
+                .as_deref()
+                .and_then(NetworkKind::named)
+                .unwrap_or_else(NetworkKind::default_kind);
+            if dumbbell_only && network.name() != Dumbbell::NAME {
+                anyhow::bail!(
                     "--network: --matrix and --scenario run the dumbbell; drop --network"
-                ),
-                Some(n) => n,
-            };
-            if buffer.is_some() && !matches!(network, BenchNetwork::Dumbbell) {
-                anyhow::bail!("--buffer: applies to the dumbbell only");
+                );
             }
             if !scenario.is_empty() {
                 let not_here = [
@@ -533,8 +527,11 @@ fn real_main() -> Result<()> {
                     None => coapcc::budget::available_memory(),
                 };
                 let load_before = coapcc::bench::load_average();
-                let rows = coapcc::bench::scale::run(&scenario, limit)?;
-                crate::out!("{}", coapcc::bench::scale::markdown(&rows))?;
+                let rows = coapcc::networks::dumbbell::bench::scale::run(&scenario, limit)?;
+                crate::out!(
+                    "{}",
+                    coapcc::networks::dumbbell::bench::scale::markdown(&rows)
+                )?;
                 return crate::outln!(
                     "\nLoad average (1 min) before: {load_before}, after: {}.",
                     coapcc::bench::load_average()
@@ -543,59 +540,44 @@ fn real_main() -> Result<()> {
             if max_memory.is_some() {
                 anyhow::bail!("--max-memory: applies to --scenario only");
             }
-            let dumbbell_ns3 = || {
-                ns3.clone()
-                    .unwrap_or_else(|| "../shared/baselines/ns3/run.sh".into())
-            };
             if matrix {
-                let script = dumbbell_ns3();
+                let script = ns3
+                    .clone()
+                    .unwrap_or_else(|| coapcc::networks::dumbbell::bench::NS3.into());
                 let reference = (script != "none").then_some(script.as_str());
                 if let Some(r) = reference {
                     coapcc::bench::check_reference(r)?;
                 }
                 let algorithm = algorithm.as_deref().unwrap_or("default");
                 let load_before = coapcc::bench::load_average();
-                let points = coapcc::bench::matrix::run(algorithm, repeat, seed, reference)?;
+                let points = coapcc::networks::dumbbell::bench::matrix::run(
+                    algorithm, repeat, seed, reference,
+                )?;
                 crate::out!(
                     "{}",
-                    coapcc::bench::matrix::markdown(&points, algorithm, repeat)
+                    coapcc::networks::dumbbell::bench::matrix::markdown(&points, algorithm, repeat)
                 )?;
                 return crate::outln!(
                     "\nLoad average (1 min) before: {load_before}, after: {}.",
                     coapcc::bench::load_average()
                 );
             }
-            match network {
-                BenchNetwork::Dumbbell => coapcc::bench::run(
-                    clients.unwrap_or(400),
-                    buffer.as_deref().unwrap_or("inf"),
-                    algorithm.as_deref().unwrap_or("default"),
-                    repeat,
-                    seed,
-                    &dumbbell_ns3(),
-                    &mut |line| crate::outln!("{line}"),
-                ),
-                BenchNetwork::Grid => coapcc::bench::run_grid(
-                    period,
-                    match mac {
-                        BenchMac::Contiki => coapcc_link::grid::MacProfile::Contiki,
-                        BenchMac::Ieee802154 => coapcc_link::grid::MacProfile::Ieee802154,
-                    },
-                    repeat,
-                    seed,
-                    ns3.as_deref()
-                        .unwrap_or("../shared/baselines/ns3-grid/run.sh"),
-                    &mut |line| crate::outln!("{line}"),
-                ),
-                BenchNetwork::Star => coapcc::bench::run_star(
-                    clients.unwrap_or(12),
-                    algorithm.as_deref().unwrap_or("tcp"),
-                    repeat,
-                    seed,
-                    ns3.as_deref().unwrap_or("baselines/ns3-star/run.sh"),
-                    &mut |line| crate::outln!("{line}"),
-                ),
-            }
+            let options = coapcc::bench::BenchOptions {
+                clients,
+                period,
+                mac: match mac {
+                    BenchMac::Contiki => coapcc_link::grid::MacProfile::Contiki,
+                    BenchMac::Ieee802154 => coapcc_link::grid::MacProfile::Ieee802154,
+                },
+                buffer,
+                algorithm,
+                repeat,
+                seed,
+                ns3,
+            };
+            network
+                .network()
+                .bench(&options, &mut |line| crate::outln!("{line}"))
         }
         Command::DefaultScenario => {
             crate::out!("{}", scenario_file::DEFAULT_SCENARIO)?;
@@ -687,11 +669,11 @@ fn real_main() -> Result<()> {
             kernel_check::check_store_path(&store)?;
             let points = point::points(&configs, &workloads, &buffers, clients, exchanges);
             if table_only {
-                let st = coapcc::store::Store::open_read_only(&store)?;
+                let st = coapcc::networks::open_store_read_only(&store)?;
                 crate::out!("{}", kernel_check::tables(&st, Some(&points))?)?;
                 return Ok(());
             }
-            let st = coapcc::store::Store::open(&store)?;
+            let st = coapcc::networks::open_store(&store)?;
             let opts = kernel_check::Options {
                 points: points.clone(),
                 replications,

@@ -80,7 +80,7 @@ pub fn identity(plan: &AnyPlan) -> (&str, &str) {
 pub fn plan_rows(plan: &AnyPlan, store: Option<&Path>) -> Result<String> {
     let done: HashSet<String> = match store {
         Some(path) if path.exists() => {
-            let db = Store::open_read_only(path)?;
+            let db = crate::networks::open_store_read_only(path)?;
             plan.kind().done_keys(&db)?
         }
         _ => HashSet::new(),
@@ -146,7 +146,7 @@ pub fn run(
     let threads = crate::budget::threads_named("threads", threads)?;
     let (_, origin) = plan_text(plan);
     check_budget(plan, origin, threads, force)?;
-    let mut db = Store::open(store)?;
+    let mut db = crate::networks::open_store(store)?;
     campaign::run(plan, &mut db, threads, None, progress)
 }
 
@@ -201,7 +201,7 @@ mod tests {
         run(&plan, &local_path, Some(2), false, false).unwrap();
 
         let apart_path = dir.path().join("apart.sqlite");
-        let mut apart = Store::open(&apart_path).unwrap();
+        let mut apart = crate::networks::open_store(&apart_path).unwrap();
         let (total, units) = prepare(&plan, &mut apart).unwrap();
         assert_eq!(
             total,
@@ -216,8 +216,11 @@ mod tests {
             let bytes = compute(&worker, u).unwrap();
             commit(&plan, &mut apart, u, &bytes).unwrap();
         }
-        let local = Store::open_read_only(&local_path).unwrap();
-        assert_eq!(apart.dump().unwrap(), local.dump().unwrap());
+        let local = crate::networks::open_store_read_only(&local_path).unwrap();
+        assert_eq!(
+            crate::networks::dump(&apart).unwrap(),
+            crate::networks::dump(&local).unwrap()
+        );
         // Resuming finds nothing left to do.
         assert!(prepare(&plan, &mut apart).unwrap().1.is_empty());
     }
@@ -227,20 +230,21 @@ mod tests {
         let plan = plan();
         let (_, units) = prepare(
             &plan,
-            &mut Store::open(&tempfile::tempdir().unwrap().path().join("s")).unwrap(),
+            &mut crate::networks::open_store(&tempfile::tempdir().unwrap().path().join("s"))
+                .unwrap(),
         )
         .unwrap();
         let direct = plan.compute(&units[0]).unwrap();
         let bytes = compute(&plan, &units[0]).unwrap();
         assert_eq!(UnitResult::decode(&bytes).unwrap(), direct);
         let mut nan = direct.clone();
-        let UnitResult::Dumbbell(r) = &mut nan else {
+        let Some(r) = nan.get_mut::<crate::networks::dumbbell::Dumbbell>() else {
             panic!("a dumbbell campaign")
         };
         r.uplink.busy = f64::NAN;
         r.duration = f64::from_bits(0x3FB9_9999_9999_999A); // 0.1, not a short float
         let back = UnitResult::decode(&nan.encode()).unwrap();
-        let UnitResult::Dumbbell(b) = back else {
+        let Some(b) = back.get::<crate::networks::dumbbell::Dumbbell>() else {
             panic!("decodes as it was")
         };
         assert!(b.uplink.busy.is_nan());
@@ -252,7 +256,8 @@ mod tests {
         let plan = plan();
         let (_, units) = prepare(
             &plan,
-            &mut Store::open(&tempfile::tempdir().unwrap().path().join("s")).unwrap(),
+            &mut crate::networks::open_store(&tempfile::tempdir().unwrap().path().join("s"))
+                .unwrap(),
         )
         .unwrap();
         let mut wrong = units[0].clone();
@@ -264,7 +269,7 @@ mod tests {
         let e = compute(&plan, &wrong).unwrap_err().to_string();
         assert!(e.contains("4 cells"), "{e}");
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("s")).unwrap();
+        let mut store = crate::networks::open_store(&dir.path().join("s")).unwrap();
         let e = commit(&plan, &mut store, &units[0], b"not cbor")
             .unwrap_err()
             .to_string();

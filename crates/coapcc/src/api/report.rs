@@ -108,7 +108,7 @@ pub fn write(
     campaign: Option<&str>,
     note: &mut dyn FnMut(&str),
 ) -> Result<Wrote> {
-    let db = Store::open_read_only(store)?;
+    let db = crate::networks::open_store_read_only(store)?;
     if campaign.is_none() && db.definitions()?.is_empty() && !db.kernel_check_runs()?.is_empty() {
         return Ok(Wrote::KernelCheck(crate::kernel_check::report::write(
             &db, out,

@@ -12,7 +12,7 @@ use rusqlite::{params_from_iter, Transaction};
 use serde::Serialize;
 
 use super::unit::PlanCell;
-use crate::store::{NewDefinition, Registered, Skipped, Store};
+use crate::store::{NetworkTables, NewDefinition, Registered, Skipped, Store};
 
 /// What every network's campaign file has.
 pub trait CampaignFile {
@@ -107,13 +107,13 @@ impl<F: CampaignFile, C: PlanCell> Plan<F, C> {
             .collect()
     }
 
-    /// Records the definition in `store` as one of `network` (once, with its
-    /// cells, which `insert_cells` writes in the same transaction), and marks
-    /// it as the most recently run definition.
+    /// Records the definition in `store` as one of the network of `tables`
+    /// (once, with its cells, which `insert_cells` writes in the same
+    /// transaction), and marks it as the most recently run definition.
     pub fn register(
         &self,
         store: &mut Store,
-        network: &'static str,
+        tables: &'static NetworkTables,
         insert_cells: impl FnOnce(&Transaction<'_>) -> Result<()>,
     ) -> Result<Registered> {
         let definition = NewDefinition {
@@ -125,26 +125,27 @@ impl<F: CampaignFile, C: PlanCell> Plan<F, C> {
             text: &self.text,
             skipped: serde_json::to_string(&self.skipped)?,
             runs: self.runs(),
-            network,
+            network: tables.network,
+            cells_table: tables.cells,
         };
         store.register_definition(&definition, insert_cells)
     }
 
-    /// [`Plan::register`] with one row a cell in `table`: the definition, the
+    /// [`Plan::register`] with one row a cell in the network's cells table: the definition, the
     /// cell's index, the network's `columns` (comma-separated) with the
     /// `values` the cell gives, and the cell as JSON.
     pub fn register_cells(
         &self,
         store: &mut Store,
-        network: &'static str,
-        table: &str,
+        tables: &'static NetworkTables,
         columns: &str,
         values: impl Fn(&C) -> Vec<Value>,
     ) -> Result<Registered>
     where
         C: Serialize,
     {
-        self.register(store, network, |tx| {
+        let table = tables.cells;
+        self.register(store, tables, |tx| {
             let marks: Vec<String> = (1..=columns.split(',').count() + 3)
                 .map(|i| format!("?{i}"))
                 .collect();

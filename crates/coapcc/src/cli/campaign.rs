@@ -7,7 +7,6 @@ use anyhow::{bail, Context, Result};
 use coapcc::campaign;
 use coapcc::campaign::ceiling::Ceilings;
 use coapcc::networks::AnyPlan;
-use coapcc::store::Store;
 
 /// `coapcc campaign <file> --store … --threads …`: a dumbbell, grid or star
 /// campaign, as the file's `[network] kind` says.
@@ -27,12 +26,12 @@ pub fn run(
     if coapcc::store::read_only(store) {
         return complete_read_only(&plan, store);
     }
-    let mut db = Store::open(store)?;
+    let mut db = coapcc::networks::open_store(store)?;
     if let Some(old) = db.upgraded_from() {
         eprintln!(
             "note: upgraded {} from store layout {old} to {} (tables added, nothing changed)",
             store.display(),
-            coapcc::store::LAYOUT
+            db.current_layout()
         );
     }
     for note in plan.notes() {
@@ -74,7 +73,7 @@ pub fn run(
 /// missing.
 fn complete_read_only(plan: &AnyPlan, store: &Path) -> Result<()> {
     let (name, definition, total) = {
-        let db = Store::open_read_only(store)?;
+        let db = coapcc::networks::open_store_read_only(store)?;
         let (name, definition) = plan.identity();
         let keys = plan.distinct_keys();
         let done = plan.kind().done_keys(&db)?;

@@ -170,7 +170,7 @@ mod tests {
     #[test]
     fn kernel_runs_are_read_with_the_bytes_that_crossed_the_bottleneck() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("s.sqlite")).unwrap();
+        let store = crate::networks::open_store(&dir.path().join("s.sqlite")).unwrap();
         // A kernel run stored as before: the relay's offered bytes (which
         // include the 5 dropped packets) in its record.
         let raw = r#"{"load": {}, "emulator": {"relay": {

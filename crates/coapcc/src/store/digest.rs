@@ -26,32 +26,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
+pub use super::layout::RunTables;
 use super::Store;
-
-/// What layout 5 adds to layout 4. The `meta` rows `digests_from:<table>`
-/// hold, for a store upgraded from an older layout, the first row id of that
-/// run table written with a digest (older runs cannot be checked).
-pub(super) const LAYOUT_5_ADDS: &str = "
-CREATE TABLE run_digests (
-    run_table TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL,
-    PRIMARY KEY (run_table, key)) WITHOUT ROWID;
-";
-
-/// What layout 6 adds to layout 5: one row per definition; the digest is
-/// NULL for a definition stored before (its cells cannot be checked).
-pub(super) const LAYOUT_6_ADDS: &str = "
-CREATE TABLE cell_digests (
-    definition TEXT PRIMARY KEY, digest TEXT) WITHOUT ROWID;
-";
-
-/// The tables of one network's runs: the run table and its item tables, each
-/// with the column that orders its rows of a run.
-pub struct RunTables {
-    /// The run table (`id` is the run's row id).
-    pub runs: &'static str,
-    /// The item tables (`run` is the run's row id) and their order column.
-    pub items: &'static [(&'static str, &'static str)],
-}
 
 /// Every value of one row, typed, into `h`; columns named in `skip` left out.
 fn feed_rows(
@@ -153,17 +129,6 @@ pub fn record_cells(conn: &Connection, table: &str, definition: &str) -> Result<
     Ok(())
 }
 
-/// On upgrading a store of layout 5 or older: the definitions already
-/// stored have no digest of their cells.
-pub(super) fn mark_cells_upgrade(conn: &Connection) -> Result<()> {
-    conn.execute(
-        "INSERT OR IGNORE INTO cell_digests (definition, digest) \
-         SELECT hash, NULL FROM definitions",
-        [],
-    )?;
-    Ok(())
-}
-
 /// What checking the digest of a definition's cells found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CellsCheck {
@@ -173,23 +138,6 @@ pub enum CellsCheck {
     Unchecked,
     /// The cells do not match their digest, or the digest is missing.
     Altered,
-}
-
-/// On upgrading a store of layout 4 or older: the runs already stored have
-/// no digest; runs from the next row id on will.
-pub(super) fn mark_upgrade(conn: &Connection) -> Result<()> {
-    // The run tables of layouts 1 to 4 (tables added later have no runs from
-    // before digests).
-    for t in ["runs", "grid_runs", "star_runs"] {
-        conn.execute(
-            &format!(
-                "INSERT OR REPLACE INTO meta (key, value) \
-                 SELECT 'digests_from:{t}', CAST(COALESCE(MAX(id), 0) + 1 AS TEXT) FROM {t}"
-            ),
-            [],
-        )?;
-    }
-    Ok(())
 }
 
 /// What checking the digests of some runs found.

@@ -1,29 +1,25 @@
 //! The results store of campaigns: one SQLite file (WAL journal) holding every
 //! finished run under its key ([`crate::key`]) with its records, and the
-//! campaign definitions with their cells. This module is what every network
-//! shares; each network's tables are read and written in its folder
-//! ([`crate::networks`]).
+//! campaign definitions with their cells. This module names no network: it
+//! keeps the shared tables and takes each network's tables as the network
+//! declares them ([`NetworkTables`], in the network's `store.rs`), handed
+//! over when the store is opened.
 //!
 //! Each finished run is written in one transaction, so killing the process at
 //! any moment leaves whole runs only; a run is never written twice (its key is
-//! the primary key). Tables ([`layout`] has their layout versions):
+//! the primary key). Shared tables ([`layout`] has their layout versions):
 //!
 //! - `definitions`: one row per campaign definition (hash, name, file text,
 //!   model version, skipped algorithms, network, when it was last run);
-//! - `cells`: the cells of each dumbbell definition with their run keys (JSON);
-//! - `runs`: one row per finished dumbbell run: key, spec, replication, link
-//!   and conservation figures, retransmissions histograms, per-group summaries
-//!   (JSON);
-//! - `clients`: one row per client of each dumbbell run;
-//! - `grid_cells`, `grid_runs`, `grid_nodes`, `grid_traces`: the same for grid
-//!   campaigns: one row per node of each run, one per traced event;
-//! - `star_cells`, `star_runs`, `star_stations`: the same for star campaigns
-//!   one row per station of each run, its sampled TCP state as a compact
-//!   BLOB;
 //! - `run_digests`: a digest of each run's stored rows ([`digest`]), so a
 //!   value edited after the run was stored is not reported as measured;
 //! - `cell_digests`: a digest of each definition's cells as stored, so a
 //!   cell's edited parameters or labels are not reported as measured either.
+//!
+//! Each network has a cells table (one row per cell of a definition, with
+//! its run keys), a run table (one row per finished run: key, spec,
+//! replication, duration, events, packet conservation and the network's own
+//! figures) and item tables (one row per client, node or station of a run).
 //!
 //! Opening a store for writing checks it read-only first (nothing is written
 //! to a file that is not a store of a known layout) and then takes the
@@ -41,13 +37,15 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
-use crate::key::{canonical, MODEL_VERSION};
-use crate::networks::LabNetwork;
+use coapcc_sim::metrics::Conservation;
 
-/// The layout version of the tables this build writes (its one definition is
-/// [`layout::CURRENT`]); an older store is upgraded in place, a store of any
-/// other layout is refused.
-pub use layout::CURRENT as LAYOUT;
+use crate::key::{canonical, MODEL_VERSION};
+use digest::RunTables;
+pub use layout::NetworkTables;
+
+/// The networks' tables a store is opened with: every network's
+/// [`NetworkTables`], in the registry's order.
+pub type Networks = &'static [&'static NetworkTables];
 
 /// A campaign definition as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,8 +64,7 @@ pub struct Definition {
     pub text: String,
     /// The model version of its runs.
     pub model_version: String,
-    /// The network its runs are on (`dumbbell`, `grid`, `star`: see
-    /// [`crate::networks::NetworkKind::name`]).
+    /// The network its runs are on (its registry name).
     pub network: String,
     /// Algorithms skipped as unavailable.
     pub skipped: Vec<Skipped>,
@@ -98,6 +95,22 @@ pub struct Registered {
     pub other_versions: Vec<Definition>,
 }
 
+/// What every network's run row holds ([`Store::insert_run_with`]).
+pub struct RunRow<'a, S> {
+    /// The run's key.
+    pub key: &'a str,
+    /// Its spec (stored canonical).
+    pub spec: &'a S,
+    /// Its replication.
+    pub replication: u32,
+    /// Its simulated time (s).
+    pub duration: f64,
+    /// The events it processed.
+    pub events: u64,
+    /// Its packet conservation.
+    pub conservation: &'a Conservation,
+}
+
 /// An open store.
 pub struct Store {
     /// The connection (each network's folder reads and writes its tables).
@@ -106,8 +119,11 @@ pub struct Store {
     path: PathBuf,
     /// The writer's lock (`None` when opened read-only).
     _lock: Option<lock::WriterLock>,
-    /// Its layout (1 only for an old store opened read-only).
+    /// Its layout (older than the current one only for an old store opened
+    /// read-only).
     layout: u32,
+    /// The networks' tables.
+    networks: Networks,
     /// The layout it was upgraded from when opened, if it was.
     upgraded_from: Option<u32>,
 }
@@ -133,6 +149,8 @@ pub struct NewDefinition<'a> {
     pub runs: usize,
     /// Its network's name.
     pub network: &'static str,
+    /// Its network's cells table, where the definition's cells are written.
+    pub cells_table: &'static str,
 }
 
 /// Now, in Unix seconds.
@@ -287,14 +305,15 @@ impl Store {
     /// not one is refused before anything is written to it (not even its
     /// journal mode). Then the store's lock is taken ([`lock`]): a second
     /// writer is refused, naming the first.
-    pub fn open(path: &Path) -> Result<Store> {
+    pub fn open(path: &Path, networks: Networks) -> Result<Store> {
+        let current = layout::current(networks);
         let not_ours = || format!("{}: not a coapcc results store", path.display());
         if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
             let (conn, _) = open_reader(path)?;
             check_integrity(&conn, path)?;
             refuse_foreign(&conn, path)?;
             if let Some(v) = layout::recorded(&conn).with_context(not_ours)? {
-                layout::readable(&v).with_context(|| path.display().to_string())?;
+                layout::readable(&v, current).with_context(|| path.display().to_string())?;
             }
         }
         let lock = lock::WriterLock::acquire(path)?;
@@ -308,13 +327,14 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "cache_size", -65_536)?;
         refuse_foreign(&conn, path)?;
-        let found = layout::prepare(&mut conn).with_context(not_ours)?;
+        let found = layout::prepare(&mut conn, networks).with_context(not_ours)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
             _lock: Some(lock),
-            layout: layout::CURRENT,
-            upgraded_from: found.filter(|&v| v != layout::CURRENT),
+            layout: current,
+            networks,
+            upgraded_from: found.filter(|&v| v != current),
         })
     }
 
@@ -323,7 +343,7 @@ impl Store {
     /// place — its directory is not writable, so the WAL index cannot be
     /// made — is opened immutable, unless a WAL file beside it holds
     /// transactions that reading it immutable would miss.
-    pub fn open_read_only(path: &Path) -> Result<Store> {
+    pub fn open_read_only(path: &Path, networks: Networks) -> Result<Store> {
         if !path.exists() {
             bail!("{}: no such results store", path.display());
         }
@@ -334,12 +354,14 @@ impl Store {
         let Some(v) = recorded else {
             bail!("{}: not a coapcc results store", path.display());
         };
-        let layout = layout::readable(&v).with_context(|| path.display().to_string())?;
+        let layout = layout::readable(&v, layout::current(networks))
+            .with_context(|| path.display().to_string())?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
             _lock: None,
             layout,
+            networks,
             upgraded_from: None,
         })
     }
@@ -396,6 +418,16 @@ impl Store {
     /// The store's layout version.
     pub fn layout(&self) -> u32 {
         self.layout
+    }
+
+    /// The layout this build writes ([`layout::current`]).
+    pub fn current_layout(&self) -> u32 {
+        layout::current(self.networks)
+    }
+
+    /// The networks' tables it was opened with.
+    pub fn networks(&self) -> Networks {
+        self.networks
     }
 
     /// Inserts a definition row, or marks an existing one as run now; either
@@ -494,10 +526,7 @@ impl Store {
         let exists = Self::upsert_definition(&tx, d)?;
         if !exists {
             insert_cells(&tx)?;
-            let table = crate::networks::NetworkKind::named(d.network)
-                .map(|k| k.cells_table())
-                .ok_or_else(|| anyhow::anyhow!("unknown network `{}`", d.network))?;
-            digest::record_cells(&tx, table, d.hash)?;
+            digest::record_cells(&tx, d.cells_table, d.hash)?;
         }
         tx.commit()?;
         Ok(Registered {
@@ -542,31 +571,28 @@ impl Store {
         Ok(())
     }
 
-    /// Writes one finished run of network `N` (its key, spec, replication and
-    /// result) in one transaction: its row in
-    /// the network's run table — the columns every network shares (key,
-    /// model version, canonical spec, replication, duration, events, packet
-    /// conservation) and the network's own `columns` (comma-separated) with
-    /// their `values` — unless its key is there already (then nothing is
-    /// written); for a new run, `rows` writes the rows under its id, and its
-    /// digest is recorded.
-    pub fn insert_run_with<N: LabNetwork>(
+    /// Writes one finished run in one transaction: its row in the run table
+    /// of `tables` — the columns every network shares (key, model version,
+    /// canonical spec, replication, duration, events, packet conservation)
+    /// and the network's own `columns` (comma-separated) with their `values`
+    /// — unless its key is there already (then nothing is written); for a
+    /// new run, `rows` writes the item rows under its id, and its digest is
+    /// recorded.
+    pub fn insert_run_with(
         &mut self,
-        (key, spec, replication, result): (&str, &N::Spec, u32, &N::RunResult),
+        tables: &RunTables,
+        run: &RunRow<'_, impl Serialize>,
         (columns, values): (&str, &[&dyn rusqlite::ToSql]),
         rows: impl FnOnce(&Transaction<'_>, i64) -> Result<()>,
-    ) -> Result<()>
-    where
-        N::Spec: Serialize,
-    {
-        let (duration, c) = N::duration_and_conservation(result);
+    ) -> Result<()> {
+        let c = run.conservation;
         let shared: [&dyn rusqlite::ToSql; 10] = [
-            &key,
+            &run.key,
             &MODEL_VERSION,
-            &canonical(spec),
-            &replication,
-            &duration,
-            &(N::events(result) as i64),
+            &canonical(run.spec),
+            &run.replication,
+            &run.duration,
+            &(run.events as i64),
             &(c.sent as i64),
             &(c.delivered as i64),
             &(c.dropped as i64),
@@ -578,7 +604,7 @@ impl Store {
         let sql = format!(
             "INSERT OR IGNORE INTO {} (key, model_version, spec, replication, duration, events, \
              sent, delivered, dropped, in_flight, {columns}) VALUES ({})",
-            N::RUN_TABLES.runs,
+            tables.runs,
             marks.join(", ")
         );
         let tx = self.conn.transaction()?;
@@ -589,7 +615,7 @@ impl Store {
         if inserted == 1 {
             let id = tx.last_insert_rowid();
             rows(&tx, id)?;
-            digest::record(&tx, &N::RUN_TABLES, key, id)?;
+            digest::record(&tx, tables, run.key, id)?;
         }
         tx.commit()?;
         Ok(())
@@ -689,12 +715,9 @@ impl Store {
 
     /// Every definition, most recently run first.
     pub fn definitions(&self) -> Result<Vec<Definition>> {
-        // Layout 1 knew the dumbbell only.
-        let network = if self.layout >= 2 {
-            "network"
-        } else {
-            "'dumbbell'"
-        };
+        // Layout 1 knew one network only.
+        let first = format!("'{}'", layout::first_network(self.networks));
+        let network = if self.layout >= 2 { "network" } else { &first };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT hash, name, title, description, source, text, model_version, skipped, runs, \
              first_seen, last_run, {network} FROM definitions ORDER BY seq DESC"
@@ -771,8 +794,8 @@ mod tests {
     fn foreign_files_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.sqlite");
-        assert!(Store::open_read_only(&path).is_err());
+        assert!(Store::open_read_only(&path, &[]).is_err());
         std::fs::write(&path, "not a database at all, just some text ......").unwrap();
-        assert!(Store::open(&path).is_err());
+        assert!(Store::open(&path, &[]).is_err());
     }
 }

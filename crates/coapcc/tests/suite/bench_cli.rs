@@ -4,7 +4,7 @@
 //! checked to be numbers.
 
 use assert_cmd::Command;
-use coapcc::bench::dumbbell_spec;
+use coapcc::networks::dumbbell::bench::dumbbell_spec;
 use coapcc_link::dumbbell::Buffer;
 use coapcc_sim::dumbbell::DumbbellSim;
 use coapcc_sim::network::SimNetwork;

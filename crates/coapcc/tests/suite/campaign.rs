@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use coapcc::campaign;
 use coapcc::networks::AnyPlan;
 use coapcc::report;
-use coapcc::store::Store;
 
 const SMALL: &str = r#"
 name = "small"
@@ -48,7 +47,7 @@ fn runs_in(store: &Path) -> u64 {
     if !store.exists() {
         return 0;
     }
-    Store::open_read_only(store)
+    coapcc::networks::open_store_read_only(store)
         .and_then(|s| s.run_count())
         .unwrap_or(0)
 }
@@ -131,7 +130,7 @@ fn a_second_campaign_on_a_store_in_use_is_refused() {
     // Once it is done, the store is free again.
     let out = run_cli(&file, &store, "2");
     assert!(out.contains(", 0 computed"), "{out}");
-    Store::open_read_only(&store).unwrap().verify().unwrap();
+    coapcc::networks::verify(&coapcc::networks::open_store_read_only(&store).unwrap()).unwrap();
 }
 
 #[test]
@@ -174,7 +173,7 @@ fn a_killed_campaign_resumes_to_the_same_store() {
         "the kill should land mid-way: {after_kill} of {SMALL_RUNS} runs stored"
     );
     // Only whole runs are stored.
-    Store::open_read_only(&killed).unwrap().verify().unwrap();
+    coapcc::networks::verify(&coapcc::networks::open_store_read_only(&killed).unwrap()).unwrap();
 
     // Resuming recomputes nothing already stored.
     let out = run_cli(&file, &killed, "2");
@@ -198,12 +197,15 @@ fn a_killed_campaign_resumes_to_the_same_store() {
     let whole = dir.path().join("whole.sqlite");
     run_cli(&file, &whole, "1");
     let (a, b) = (
-        Store::open_read_only(&killed).unwrap(),
-        Store::open_read_only(&whole).unwrap(),
+        coapcc::networks::open_store_read_only(&killed).unwrap(),
+        coapcc::networks::open_store_read_only(&whole).unwrap(),
     );
-    a.verify().unwrap();
+    coapcc::networks::verify(&a).unwrap();
     assert_eq!(a.run_count().unwrap(), SMALL_RUNS);
-    let (da, db) = (a.dump().unwrap(), b.dump().unwrap());
+    let (da, db) = (
+        coapcc::networks::dump(&a).unwrap(),
+        coapcc::networks::dump(&b).unwrap(),
+    );
     // 16 runs of 5 clients, 16 of 20, 2 of 6.
     let client_rows = da
         .lines()
@@ -226,13 +228,13 @@ fn results_do_not_depend_on_the_thread_count() {
     let mut dumps = Vec::new();
     for threads in [1, 2, 3] {
         let path = dir.path().join(format!("t{threads}.sqlite"));
-        let mut store = Store::open(&path).unwrap();
+        let mut store = coapcc::networks::open_store(&path).unwrap();
         let out = campaign::run(&plan, &mut store, threads, None, false).unwrap();
         assert_eq!(
             (out.total, out.reused, out.computed),
             (SMALL_RUNS as usize, 0, SMALL_RUNS as usize)
         );
-        dumps.push(store.dump().unwrap());
+        dumps.push(coapcc::networks::dump(&store).unwrap());
     }
     assert!(dumps[0] == dumps[1] && dumps[1] == dumps[2]);
 }
@@ -241,7 +243,7 @@ fn results_do_not_depend_on_the_thread_count() {
 fn a_changed_campaign_reuses_unchanged_runs_and_is_reported_apart() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.sqlite");
-    let mut store = Store::open(&path).unwrap();
+    let mut store = coapcc::networks::open_store(&path).unwrap();
     let old = coapcc::networks::dumbbell::campaign::plan::parse(SMALL, "small.toml").unwrap();
     campaign::run(&old, &mut store, 0, None, false).unwrap();
 
@@ -313,7 +315,7 @@ fn the_report_holds_the_figures_and_tables() {
     "#;
     let plan = coapcc::networks::dumbbell::campaign::plan::parse(text, "report-test.toml").unwrap();
     let store_path = dir.path().join("s.sqlite");
-    let mut store = Store::open(&store_path).unwrap();
+    let mut store = coapcc::networks::open_store(&store_path).unwrap();
     campaign::run(&plan, &mut store, 0, None, false).unwrap();
     drop(store);
 
@@ -561,7 +563,10 @@ fn shipped_dumbbell_definitions_and_keys_are_unchanged() {
             "174869894fae8a27acc8508791bf99cd5558fe2f515aeb7399e4c856c7914011",
         ),
     ] {
-        let AnyPlan::Dumbbell(plan) = AnyPlan::load(&root.join(name)).unwrap() else {
+        let Some(plan) = AnyPlan::load(&root.join(name))
+            .unwrap()
+            .into_inner::<coapcc::networks::dumbbell::Dumbbell>()
+        else {
             panic!("{name} is a dumbbell campaign");
         };
         let last_cell = plan.cells.last().unwrap();
@@ -587,7 +592,7 @@ fn the_thesis_campaign_runs_whole() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/campaigns");
     let plan = coapcc::networks::dumbbell::campaign::plan::load(&root.join("thesis.toml")).unwrap();
     let path = dir.path().join("thesis.sqlite");
-    let mut store = Store::open(&path).unwrap();
+    let mut store = coapcc::networks::open_store(&path).unwrap();
     let t0 = Instant::now();
     let out = campaign::run(&plan, &mut store, 0, None, false).unwrap();
     eprintln!(
@@ -596,7 +601,7 @@ fn the_thesis_campaign_runs_whole() {
         t0.elapsed().as_secs_f64()
     );
     assert_eq!(out.computed, plan.runs());
-    store.verify().unwrap();
+    coapcc::networks::verify(&store).unwrap();
     let (def, others) = report::choose(&store, None).unwrap();
     let r = coapcc::networks::dumbbell::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);

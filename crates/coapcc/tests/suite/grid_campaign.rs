@@ -15,9 +15,9 @@ use campaign_support::{
 use coapcc::campaign;
 use coapcc::key::run_key;
 use coapcc::networks::grid::campaign::GridPlan;
+use coapcc::networks::grid::Grid;
 use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
-use coapcc::store::Store;
 use coapcc_sim::grid;
 use coapcc_sim::grid::{GridSim, GridSummary, GridWorkloadKind};
 use coapcc_sim::network::SimNetwork;
@@ -53,11 +53,10 @@ replications = 1
 const SMALL_RUNS: usize = 2 * 2 * 2 + 2 * 2;
 
 fn grid_plan(text: &str, origin: &str) -> GridPlan {
-    match AnyPlan::parse(text, origin).unwrap() {
-        AnyPlan::Grid(p) => *p,
-        AnyPlan::Dumbbell(_) => panic!("a grid campaign was taken for a dumbbell one"),
-        AnyPlan::Star(_) => panic!("a grid campaign was taken for a star one"),
-    }
+    let plan = AnyPlan::parse(text, origin).unwrap();
+    let network = plan.network();
+    plan.into_inner::<Grid>()
+        .unwrap_or_else(|| panic!("a grid campaign was taken for a {network} one"))
 }
 
 #[test]
@@ -190,25 +189,32 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
 
     let plan = grid_plan(SMALL, "small.toml");
     let two = dir.path().join("two.sqlite");
-    let mut store = Store::open(&two).unwrap();
+    let mut store = coapcc::networks::open_store(&two).unwrap();
     let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.total, o.reused, o.computed), (SMALL_RUNS, 0, SMALL_RUNS));
     let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (SMALL_RUNS, 0));
-    store.verify().unwrap();
+    coapcc::networks::verify(&store).unwrap();
     assert_eq!(store.grid_run_count().unwrap(), SMALL_RUNS as u64);
     assert_eq!(store.run_count().unwrap(), 0, "no dumbbell run");
 
-    let a = Store::open_read_only(&one).unwrap();
-    a.verify().unwrap();
-    let (da, db) = (a.dump().unwrap(), store.dump().unwrap());
+    let a = coapcc::networks::open_store_read_only(&one).unwrap();
+    coapcc::networks::verify(&a).unwrap();
+    let (da, db) = (
+        coapcc::networks::dump(&a).unwrap(),
+        coapcc::networks::dump(&store).unwrap(),
+    );
     assert_eq!(section_rows(&da, "grid_runs"), SMALL_RUNS);
     assert_eq!(section_rows(&da, "grid_nodes"), SMALL_RUNS * 36);
     assert_eq!(section_rows(&da, "grid_cells"), plan.cells.len());
     assert!(section_rows(&da, "grid_traces") > 0, "node 36 is traced");
     assert!(da == db, "1 thread and 2 threads stored different rows");
 
-    assert_the_one_definition(&a, &plan.definition, NetworkKind::Grid);
+    assert_the_one_definition(
+        &a,
+        &plan.definition,
+        NetworkKind::of::<coapcc::networks::grid::Grid>(),
+    );
     // Stored runs are the simulator's, exactly.
     let c = &plan.cells[3];
     let stored = a.load_grid_run(&c.keys[1], true).unwrap().unwrap();
@@ -259,9 +265,9 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     )
     .unwrap();
     let reference = dir.path().join("reference.sqlite");
-    let mut store = Store::open(&reference).unwrap();
+    let mut store = coapcc::networks::open_store(&reference).unwrap();
     campaign::run(&plan, &mut store, 0, None, false).unwrap();
-    let want = store.dump().unwrap();
+    let want = coapcc::networks::dump(&store).unwrap();
     drop(store);
 
     // The same rows in a store created with layout 1's SQL.
@@ -283,11 +289,11 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     }
 
     // Read-only, it is read as it is: a dumbbell definition, reportable.
-    let ro = Store::open_read_only(&old).unwrap();
+    let ro = coapcc::networks::open_store_read_only(&old).unwrap();
     assert_eq!(ro.layout(), 1);
     assert_eq!(ro.run_count().unwrap(), plan.runs() as u64);
     let (def, others) = report::choose(&ro, None).unwrap();
-    assert_eq!(def.network, NetworkKind::Dumbbell.name());
+    assert_eq!(def.network, "dumbbell");
     let r = coapcc::networks::dumbbell::report::data::gather(&ro, def, others).unwrap();
     assert_eq!(r.progress(), (plan.runs() as u64, plan.runs() as u64));
     assert!(ro.done_grid_keys().unwrap().is_empty());
@@ -317,8 +323,8 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
             .unwrap();
     }
     for e in [
-        Store::open(&path).err().unwrap(),
-        Store::open_read_only(&path).err().unwrap(),
+        coapcc::networks::open_store(&path).err().unwrap(),
+        coapcc::networks::open_store_read_only(&path).err().unwrap(),
     ] {
         let e = format!("{e:#}");
         assert!(e.contains("future.sqlite") && e.contains("layout 7"), "{e}");
@@ -339,7 +345,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
     let dir = tempfile::tempdir().unwrap();
     let plan = grid_plan(SMALL, "small.toml");
     let path = dir.path().join("s.sqlite");
-    let mut store = Store::open(&path).unwrap();
+    let mut store = coapcc::networks::open_store(&path).unwrap();
     campaign::run(&plan, &mut store, 0, None, false).unwrap();
     drop(store);
     let out = dir.path().join("report");
@@ -456,7 +462,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
     assert_eq!(nodes.len(), 1 + 2 * 2 * 36);
     let traces = csv_rows(&out.join("grid-traces.csv"));
     let stored: usize = {
-        let st = Store::open_read_only(&path).unwrap();
+        let st = coapcc::networks::open_store_read_only(&path).unwrap();
         plan.cells
             .iter()
             .filter(|c| c.set == "periodic")
@@ -478,7 +484,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
 
 #[test]
 fn the_shipped_pcocoa_campaign_expands() {
-    let AnyPlan::Grid(p) = shipped("pcocoa.toml") else {
+    let Some(p) = shipped("pcocoa.toml").into_inner::<Grid>() else {
         panic!("pcocoa.toml is a grid campaign");
     };
     // (16 periods + 8 ON durations) × 5 algorithms × 12 replications.
@@ -519,10 +525,10 @@ fn the_shipped_pcocoa_campaign_expands() {
 #[test]
 #[ignore]
 fn the_pcocoa_campaign_runs_whole() {
-    let AnyPlan::Grid(plan) = shipped("pcocoa.toml") else {
+    let Some(plan) = shipped("pcocoa.toml").into_inner::<Grid>() else {
         panic!("pcocoa.toml is a grid campaign");
     };
-    let (dir, store) = run_whole(&*plan, "pcocoa", plan.runs());
+    let (dir, store) = run_whole(&plan, "pcocoa", plan.runs());
     let (def, others) = report::choose(&store, None).unwrap();
     let r = coapcc::networks::grid::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);

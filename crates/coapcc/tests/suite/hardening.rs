@@ -1455,9 +1455,7 @@ fn an_edited_cell_is_not_reported_as_measured() {
         ],
     );
     assert!(!out2.exists(), "nothing written");
-    let e = coapcc::store::Store::open_read_only(&store)
-        .unwrap()
-        .verify()
+    let e = coapcc::networks::verify(&coapcc::networks::open_store_read_only(&store).unwrap())
         .unwrap_err()
         .to_string();
     assert!(e.contains("table cells") && e.contains("digest"), "{e}");

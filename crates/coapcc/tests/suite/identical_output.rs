@@ -39,6 +39,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use coapcc::networks::dumbbell::Dumbbell;
+use coapcc::networks::grid::Grid;
+use coapcc::networks::star::Star;
 use coapcc::networks::AnyScenario;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -84,26 +87,23 @@ fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The scenario reduced as the module doc says; `None` if it is skipped.
 fn reduce(s: AnyScenario) -> Option<AnyScenario> {
-    Some(match s {
-        AnyScenario::Dumbbell(mut s) => {
-            if s.clients > MAX_CLIENTS {
-                return None;
-            }
-            s.replications = 1;
-            s.workload.exchanges = s.workload.exchanges.min(EXCHANGES);
-            AnyScenario::Dumbbell(s)
+    let mut s = s;
+    if let Some(s) = s.get_mut::<Dumbbell>() {
+        if s.clients > MAX_CLIENTS {
+            return None;
         }
-        AnyScenario::Grid(mut s) => {
-            s.replications = 1;
-            s.workload.duration_s = s.workload.duration_s.min(GRID_DURATION_S);
-            AnyScenario::Grid(s)
-        }
-        AnyScenario::Star(mut s) => {
-            s.replications = 1;
-            s.workload.writes = s.workload.writes.min(STAR_WRITES);
-            AnyScenario::Star(s)
-        }
-    })
+        s.replications = 1;
+        s.workload.exchanges = s.workload.exchanges.min(EXCHANGES);
+    } else if let Some(s) = s.get_mut::<Grid>() {
+        s.replications = 1;
+        s.workload.duration_s = s.workload.duration_s.min(GRID_DURATION_S);
+    } else if let Some(s) = s.get_mut::<Star>() {
+        s.replications = 1;
+        s.workload.writes = s.workload.writes.min(STAR_WRITES);
+    } else {
+        panic!("no reduction for network {}", s.network());
+    }
+    Some(s)
 }
 
 /// The full JSON result of `s` run on a pool of `threads` threads.
@@ -112,20 +112,27 @@ fn result_json(s: &AnyScenario, threads: usize) -> Value {
         .num_threads(threads)
         .build()
         .expect("thread pool");
-    pool.install(|| match s {
-        AnyScenario::Dumbbell(s) => {
-            let r = coapcc_sim::run_scenario(&**s, &|| ()).expect("dumbbell run");
-            serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
-        }
-        AnyScenario::Grid(s) => {
-            let r = coapcc_sim::run_scenario(&**s, &|| ()).expect("grid run");
-            serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
-        }
-        AnyScenario::Star(s) => {
-            let r = coapcc_sim::run_scenario(&**s, &|| ()).expect("star run");
-            serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
+    pool.install(|| {
+        if let Some(s) = s.get::<Dumbbell>() {
+            full_json(s)
+        } else if let Some(s) = s.get::<Grid>() {
+            full_json(s)
+        } else if let Some(s) = s.get::<Star>() {
+            full_json(s)
+        } else {
+            panic!("no run for network {}", s.network())
         }
     })
+}
+
+/// Every summary and run of `s`, as JSON.
+fn full_json<S: coapcc_sim::NetworkScenario>(s: &S) -> Value
+where
+    <S::Network as coapcc_sim::SimNetwork>::Summary: serde::Serialize,
+    <S::Network as coapcc_sim::SimNetwork>::RunResult: serde::Serialize,
+{
+    let r = coapcc_sim::run_scenario(s, &|| ()).expect("run");
+    serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
 }
 
 /// Removes every `events` field of `v`, returning their sum.

@@ -7,7 +7,6 @@
 
 use assert_cmd::Command;
 use coapcc::kernel_check::record::Source;
-use coapcc::store::Store;
 
 fn can_run_kernel() -> bool {
     match coapcc::kernel_check::kernel::unavailable() {
@@ -62,7 +61,7 @@ fn a_small_point_on_the_kernel_and_in_the_model_then_resumed() {
     assert!(table.contains("| kernel "), "{table}");
     assert!(table.contains("| model tcp "), "{table}");
 
-    let st = Store::open_read_only(&store).unwrap();
+    let st = coapcc::networks::open_store_read_only(&store).unwrap();
     let runs = st.kernel_check_runs().unwrap();
     let kernel: Vec<_> = runs.iter().filter(|r| r.kernel.is_some()).collect();
     assert_eq!(kernel.len(), 1, "{runs:?}");

@@ -16,9 +16,9 @@ use campaign_support::{
 };
 use coapcc::campaign;
 use coapcc::networks::star::campaign::StarPlan;
+use coapcc::networks::star::Star;
 use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
-use coapcc::store::Store;
 use coapcc_sim::network::SimNetwork;
 use coapcc_sim::star;
 use coapcc_sim::star::{StarSim, StarSummary};
@@ -59,10 +59,10 @@ const FLAVOURS: usize = 3;
 const SMALL_RUNS: usize = 3 * FLAVOURS * 2;
 
 fn star_plan(text: &str, origin: &str) -> StarPlan {
-    match AnyPlan::parse(text, origin).unwrap() {
-        AnyPlan::Star(p) => *p,
-        _ => panic!("a star campaign was taken for another kind"),
-    }
+    AnyPlan::parse(text, origin)
+        .unwrap()
+        .into_inner::<Star>()
+        .expect("a star campaign was taken for another kind")
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
         "small.toml",
     );
     let two = dir.path().join("two.sqlite");
-    let mut store = Store::open(&two).unwrap();
+    let mut store = coapcc::networks::open_store(&two).unwrap();
     let o = campaign::run(&half, &mut store, 2, None, false).unwrap();
     assert_eq!(
         (o.total, o.reused, o.computed),
@@ -125,7 +125,7 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     );
     let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (SMALL_RUNS, 0));
-    store.verify().unwrap();
+    coapcc::networks::verify(&store).unwrap();
     assert_eq!(store.star_run_count().unwrap(), SMALL_RUNS as u64);
     assert_eq!(store.run_count().unwrap(), 0, "no dumbbell run");
     assert_eq!(store.grid_run_count().unwrap(), 0, "no grid run");
@@ -134,9 +134,12 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     let one = campaign_twice_through_the_binary(dir.path(), SMALL, SMALL_RUNS);
 
     // Both stores hold the same rows, whatever the threads and the order.
-    let a = Store::open_read_only(&one).unwrap();
-    a.verify().unwrap();
-    let (da, db) = (a.dump().unwrap(), store.dump().unwrap());
+    let a = coapcc::networks::open_store_read_only(&one).unwrap();
+    coapcc::networks::verify(&a).unwrap();
+    let (da, db) = (
+        coapcc::networks::dump(&a).unwrap(),
+        coapcc::networks::dump(&store).unwrap(),
+    );
     assert_eq!(section_rows(&da, "star_runs"), SMALL_RUNS);
     assert_eq!(section_rows(&da, "star_traces"), SMALL_RUNS);
     assert_eq!(
@@ -161,7 +164,11 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
         );
     }
 
-    assert_the_one_definition(&a, &plan.definition, NetworkKind::Star);
+    assert_the_one_definition(
+        &a,
+        &plan.definition,
+        NetworkKind::of::<coapcc::networks::star::Star>(),
+    );
     // Stored runs are the simulator's, exactly, traces included.
     let c = &plan.cells[4];
     let stored = a.load_star_run(&c.keys[1], true).unwrap().unwrap();
@@ -226,16 +233,19 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     let dir = tempfile::tempdir().unwrap();
     // A dumbbell and a grid campaign in a current store, for reference.
     let reference = dir.path().join("reference.sqlite");
-    let mut store = Store::open(&reference).unwrap();
+    let mut store = coapcc::networks::open_store(&reference).unwrap();
     let dumbbell =
         coapcc::networks::dumbbell::campaign::plan::parse(&small_dumbbell("[3]"), "dumbbell.toml")
             .unwrap();
     campaign::run(&dumbbell, &mut store, 0, None, false).unwrap();
-    let AnyPlan::Grid(grid) = AnyPlan::parse(GRID, "grid.toml").unwrap() else {
+    let Some(grid) = AnyPlan::parse(GRID, "grid.toml")
+        .unwrap()
+        .into_inner::<coapcc::networks::grid::Grid>()
+    else {
         panic!("a grid campaign");
     };
-    campaign::run(&*grid, &mut store, 0, None, false).unwrap();
-    let want = store.dump().unwrap();
+    campaign::run(&grid, &mut store, 0, None, false).unwrap();
+    let want = coapcc::networks::dump(&store).unwrap();
     assert_eq!(section_rows(&want, "grid_runs"), 1);
     drop(store);
 
@@ -243,7 +253,11 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     let old = dir.path().join("old.sqlite");
     {
         let conn = rusqlite::Connection::open(&old).unwrap();
-        conn.execute_batch(coapcc::store::layout::LAYOUT_1).unwrap();
+        conn.execute_batch(&coapcc::store::layout::adds(
+            1,
+            coapcc::networks::store_tables(),
+        ))
+        .unwrap();
         conn.execute_batch(LAYOUT_2_ADDS).unwrap();
         conn.execute("ATTACH DATABASE ?1 AS r", [reference.to_str().unwrap()])
             .unwrap();
@@ -273,12 +287,12 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
 
     // Read-only, it is read as it is: no star runs, its grid definition
     // (the one run last) reportable.
-    let ro = Store::open_read_only(&old).unwrap();
+    let ro = coapcc::networks::open_store_read_only(&old).unwrap();
     assert_eq!(ro.layout(), 2);
     assert!(ro.done_star_keys().unwrap().is_empty());
     assert_eq!(ro.star_run_count().unwrap(), 0);
     let (def, others) = report::choose(&ro, None).unwrap();
-    assert_eq!(def.network, NetworkKind::Grid.name());
+    assert_eq!(def.network, "grid");
     let r = coapcc::networks::grid::report::data::gather(&ro, def, others).unwrap();
     assert_eq!(r.progress(), (1, 1));
     drop(ro);
@@ -290,7 +304,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     // It resumes the old campaigns without computing anything …
     let o = campaign::run(&dumbbell, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (dumbbell.runs(), 0));
-    let o = campaign::run(&*grid, &mut up, 0, None, false).unwrap();
+    let o = campaign::run(&grid, &mut up, 0, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (1, 0));
     // … and takes a star campaign beside them.
     let star = star_plan(
@@ -301,7 +315,7 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     );
     let o = campaign::run(&star, &mut up, 0, None, false).unwrap();
     assert_eq!(o.computed, star.runs());
-    up.verify().unwrap();
+    coapcc::networks::verify(&up).unwrap();
     assert_definitions_then_upgraded_once(up, &old, &["star", "grid", "dumbbell"]);
 }
 
@@ -328,7 +342,7 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
     let page = ReportPage::read(&out);
     let (html, svg) = (&page.html, |name: &str| page.svg(name));
 
-    let st = Store::open_read_only(&path).unwrap();
+    let st = coapcc::networks::open_store_read_only(&path).unwrap();
     let plan = star_plan(SMALL, "small.toml");
     let summary = |set: &str, stations: u32, label: &str| -> StarSummary {
         let c = plan
@@ -513,7 +527,7 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
 
 #[test]
 fn the_shipped_lwip_campaign_expands() {
-    let AnyPlan::Star(p) = shipped("lwip.toml") else {
+    let Some(p) = shipped("lwip.toml").into_inner::<Star>() else {
         panic!("lwip.toml is a star campaign");
     };
     // (1 published + 5 loaded station counts) × 5 flavours × 10 replications.
@@ -568,10 +582,10 @@ fn the_shipped_lwip_campaign_expands() {
 #[test]
 #[ignore]
 fn the_lwip_campaign_runs_whole() {
-    let AnyPlan::Star(plan) = shipped("lwip.toml") else {
+    let Some(plan) = shipped("lwip.toml").into_inner::<Star>() else {
         panic!("lwip.toml is a star campaign");
     };
-    let (dir, store) = run_whole(&*plan, "lwip", plan.runs());
+    let (dir, store) = run_whole(&plan, "lwip", plan.runs());
     let (def, others) = report::choose(&store, None).unwrap();
     let r = coapcc::networks::star::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);

@@ -36,9 +36,9 @@ pub enum NetworkChoice {
 impl NetworkChoice {
     pub fn kind(self) -> NetworkKind {
         match self {
-            NetworkChoice::Dumbbell => NetworkKind::Dumbbell,
-            NetworkChoice::Grid => NetworkKind::Grid,
-            NetworkChoice::Star => NetworkKind::Star,
+            NetworkChoice::Dumbbell => NetworkKind::of::<coapcc::networks::dumbbell::Dumbbell>(),
+            NetworkChoice::Grid => NetworkKind::of::<coapcc::networks::grid::Grid>(),
+            NetworkChoice::Star => NetworkKind::of::<coapcc::networks::star::Star>(),
         }
     }
 }
@@ -145,15 +145,17 @@ pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
             (kind, Some((text, origin)))
         }
         None => (
-            args.network
-                .map_or(NetworkKind::Dumbbell, NetworkChoice::kind),
+            args.network.map_or(
+                NetworkKind::of::<coapcc::networks::dumbbell::Dumbbell>(),
+                NetworkChoice::kind,
+            ),
             None,
         ),
     };
-    match kind {
-        NetworkKind::Dumbbell => dumbbell::build(args, file),
-        NetworkKind::Grid => grid::build(args, file),
-        NetworkKind::Star => star::build(args, file),
+    match kind.name() {
+        "grid" => grid::build(args, file),
+        "star" => star::build(args, file),
+        _ => dumbbell::build(args, file),
     }
 }
 

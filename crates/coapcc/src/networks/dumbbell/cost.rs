@@ -115,7 +115,10 @@ mod tests {
             "clients = 20\n[network]\nerrors = \"high\"\n[workload]\nkind = \"continuous\"\n\
              exchanges = 5\n[[algorithm]]\nname = \"default\"\n{lines}\n"
         );
-        let AnyScenario::Dumbbell(s) = AnyScenario::parse(&text, "x").unwrap() else {
+        let Some(s) = AnyScenario::parse(&text, "x")
+            .unwrap()
+            .into_inner::<crate::networks::dumbbell::Dumbbell>()
+        else {
             panic!("a dumbbell")
         };
         s.run_spec(0)

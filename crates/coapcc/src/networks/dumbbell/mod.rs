@@ -9,6 +9,7 @@
 //! - [`report`]: its report (FCT and unnecessary-retransmission box plots,
 //!   measured vs published).
 
+pub mod bench;
 pub mod campaign;
 pub mod cost;
 pub mod output;
@@ -26,11 +27,12 @@ use coapcc_sim::metrics::Conservation;
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::{RunResult, ScenarioResult, Tapped, WorkloadKind};
 
+use crate::campaign::Campaign;
 use crate::cost::RunCost;
-use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::networks::LabNetwork;
 use crate::report::Written;
 use crate::scenario_file::{self, revalidate, Overrides};
-use crate::store::digest::RunTables;
+use crate::store::NetworkTables;
 use crate::store::{Definition, Store};
 use campaign::plan::{DumbbellCell, DumbbellPlan};
 use report::data::DumbbellReport;
@@ -50,14 +52,8 @@ pub fn load_scenario(path: &Path) -> Result<Scenario> {
 }
 
 impl LabNetwork for Dumbbell {
-    const KIND: NetworkKind = NetworkKind::Dumbbell;
     const NAME: &'static str = "dumbbell";
-    const SINCE_LAYOUT: u32 = 1;
-    const RUN_TABLES: RunTables = RunTables {
-        runs: "runs",
-        items: &[("clients", "idx")],
-    };
-    const CELLS_TABLE: &'static str = "cells";
+    const TABLES: NetworkTables = store::TABLES;
 
     type Sim = DumbbellSim;
     type Scenario = Scenario;
@@ -66,16 +62,6 @@ impl LabNetwork for Dumbbell {
     type Item = ClientRecord;
     type File = campaign::file::DumbbellCampaignFile;
     type Cell = DumbbellCell;
-
-    fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
-        AnyNetwork::Dumbbell(x)
-    }
-    fn get<F: Family>(x: &AnyNetwork<F>) -> Option<&F::Of<Self>> {
-        match x {
-            AnyNetwork::Dumbbell(v) => Some(v),
-            _ => None,
-        }
-    }
 
     fn parse_scenario(text: &str, origin: &str) -> Result<Scenario> {
         parse_scenario(text, origin)
@@ -147,6 +133,15 @@ impl LabNetwork for Dumbbell {
     }
     fn sample_plan(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
         campaign::plan::sample(text, origin)
+    }
+    fn bench(
+        o: &crate::bench::BenchOptions,
+        out: &mut dyn FnMut(String) -> Result<()>,
+    ) -> Result<()> {
+        bench::bench(o, out)
+    }
+    fn campaign(p: &DumbbellPlan) -> &dyn Campaign<Result = RunResult> {
+        p
     }
     fn cell_algorithm(c: &DumbbellCell) -> &str {
         c.groups.first().map_or("", |g| g.algorithm.name.as_str())

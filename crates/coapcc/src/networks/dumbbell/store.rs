@@ -14,15 +14,54 @@ use rusqlite::params;
 use super::campaign::plan::{DumbbellCell, DumbbellPlan};
 use super::Dumbbell;
 use crate::networks::LabNetwork;
-use crate::store::{u, Registered, Store};
+use crate::store::digest::RunTables;
+use crate::store::{u, NetworkTables, Registered, Store};
+
+/// Its tables in the store, from layout 1 on.
+pub const TABLES: NetworkTables = NetworkTables {
+    network: Dumbbell::NAME,
+    since_layout: 1,
+    create: CREATE,
+    runs: RunTables {
+        runs: "runs",
+        items: &[("clients", "idx")],
+    },
+    cells: "cells",
+};
+
+/// The SQL that creates them, exactly as the builds of layout 1 did.
+const CREATE: &str = "
+CREATE TABLE IF NOT EXISTS cells (
+    definition TEXT NOT NULL, idx INTEGER NOT NULL, set_name TEXT NOT NULL,
+    clients INTEGER NOT NULL, buffer TEXT NOT NULL, workload TEXT NOT NULL,
+    errors TEXT NOT NULL, population TEXT NOT NULL, cell TEXT NOT NULL,
+    PRIMARY KEY (definition, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model_version TEXT NOT NULL, spec TEXT NOT NULL,
+    replication INTEGER NOT NULL, duration REAL NOT NULL, events INTEGER NOT NULL,
+    up_packets INTEGER NOT NULL, up_bytes INTEGER NOT NULL, up_busy REAL NOT NULL,
+    up_unnecessary_bytes INTEGER NOT NULL, up_dropped_buffer INTEGER NOT NULL,
+    up_dropped_error INTEGER NOT NULL,
+    down_packets INTEGER NOT NULL, down_bytes INTEGER NOT NULL, down_busy REAL NOT NULL,
+    down_unnecessary_bytes INTEGER NOT NULL, down_dropped_buffer INTEGER NOT NULL,
+    down_dropped_error INTEGER NOT NULL,
+    sent INTEGER NOT NULL, delivered INTEGER NOT NULL, dropped INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL, histograms TEXT NOT NULL, summaries TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS clients (
+    run INTEGER NOT NULL REFERENCES runs (id), idx INTEGER NOT NULL, grp INTEGER NOT NULL, fct REAL,
+    completed INTEGER NOT NULL, failed INTEGER NOT NULL, unnecessary INTEGER NOT NULL,
+    retransmissions INTEGER NOT NULL, expirations INTEGER NOT NULL,
+    max_expired_timer REAL NOT NULL, rtt_sum REAL NOT NULL,
+    spurious_detected INTEGER NOT NULL, tcp TEXT,
+    PRIMARY KEY (run, idx)) WITHOUT ROWID;
+";
 
 impl Store {
     /// Records `plan`'s definition and cells (once), and marks it as the most
     /// recently run definition.
     pub fn register(&mut self, plan: &DumbbellPlan) -> Result<Registered> {
-        let table = Dumbbell::CELLS_TABLE;
         let columns = "set_name, clients, buffer, workload, errors, population";
-        plan.register_cells(self, Dumbbell::NAME, table, columns, |c| {
+        plan.register_cells(self, &TABLES, columns, |c| {
             vec![
                 c.set.clone().into(),
                 c.clients.into(),
@@ -66,8 +105,9 @@ impl Store {
             })
             .collect();
         let (u, d) = (&result.uplink, &result.downlink);
-        self.insert_run_with::<Dumbbell>(
-            (key, spec, replication, result),
+        self.insert_run_with(
+            &TABLES.runs,
+            &Dumbbell::run_row(key, spec, replication, result),
             (
                 "up_packets, up_bytes, up_busy, up_unnecessary_bytes, up_dropped_buffer, \
                  up_dropped_error, down_packets, down_bytes, down_busy, down_unnecessary_bytes, \
@@ -328,7 +368,7 @@ mod tests {
     fn a_run_round_trips_exactly_and_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
-        let mut store = Store::open(&path).unwrap();
+        let mut store = crate::networks::open_store(&path).unwrap();
         assert!(store.load_run("k").unwrap().is_none());
         store.insert_run("k", &spec(), 0, &result()).unwrap();
         store.insert_run("k", &spec(), 0, &result()).unwrap();
@@ -336,7 +376,7 @@ mod tests {
         assert_eq!(store.load_run("k").unwrap().unwrap(), result());
         assert_eq!(store.done_keys().unwrap(), HashSet::from(["k".to_string()]));
         drop(store);
-        let ro = Store::open_read_only(&path).unwrap();
+        let ro = crate::networks::open_store_read_only(&path).unwrap();
         assert_eq!(ro.load_run("k").unwrap().unwrap(), result());
         let summaries: String = ro
             .conn
@@ -345,8 +385,10 @@ mod tests {
         let s: Vec<Summary> = serde_json::from_str(&summaries).unwrap();
         assert_eq!((s[0].label.as_str(), s[0].clients), ("a", 1));
         assert_eq!((s[1].label.as_str(), s[1].unfinished_clients), ("b", 1));
-        assert!(ro.dump().unwrap().contains("33.0030000000001"));
-        ro.verify().unwrap();
+        assert!(crate::networks::dump(&ro)
+            .unwrap()
+            .contains("33.0030000000001"));
+        crate::networks::verify(&ro).unwrap();
     }
 
     #[test]
@@ -355,7 +397,7 @@ mod tests {
         // the per-group retransmission counts under "histogram".
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
-        let mut store = Store::open(&path).unwrap();
+        let mut store = crate::networks::open_store(&path).unwrap();
         store.insert_run("k", &spec(), 0, &result()).unwrap();
         let new: String = store
             .conn
@@ -376,9 +418,9 @@ mod tests {
             .conn
             .query_row("SELECT id FROM runs", [], |r| r.get(0))
             .unwrap();
-        digest::record(&store.conn, &Dumbbell::RUN_TABLES, "k", id).unwrap();
+        digest::record(&store.conn, &TABLES.runs, "k", id).unwrap();
         drop(store);
-        let ro = Store::open_read_only(&path).unwrap();
+        let ro = crate::networks::open_store_read_only(&path).unwrap();
         let read: String = ro
             .conn
             .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
@@ -389,6 +431,6 @@ mod tests {
         assert_eq!(s, n);
         assert_eq!(s[0].retransmissions_per_exchange, vec![49, 1]);
         assert_eq!(s[1].retransmissions_per_exchange, vec![40, 5, 3]);
-        ro.verify().unwrap();
+        crate::networks::verify(&ro).unwrap();
     }
 }

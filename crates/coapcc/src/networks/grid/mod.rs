@@ -9,6 +9,7 @@
 //!   `grid_nodes`, `grid_traces`);
 //! - [`report`]: its report (the paper's figures with 95 % confidence intervals).
 
+pub mod bench;
 pub mod campaign;
 pub mod cost;
 pub mod output;
@@ -24,11 +25,12 @@ use coapcc_sim::metrics::Conservation;
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::{ScenarioResult, Tapped};
 
+use crate::campaign::Campaign;
 use crate::cost::RunCost;
-use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::networks::LabNetwork;
 use crate::report::Written;
 use crate::scenario_file::{self, revalidate, Overrides};
-use crate::store::digest::RunTables;
+use crate::store::NetworkTables;
 use crate::store::{Definition, Store};
 use campaign::plan::{GridCell, GridPlan};
 use report::data::GridReport;
@@ -37,14 +39,8 @@ use report::data::GridReport;
 pub struct Grid;
 
 impl LabNetwork for Grid {
-    const KIND: NetworkKind = NetworkKind::Grid;
     const NAME: &'static str = "grid";
-    const SINCE_LAYOUT: u32 = 2;
-    const RUN_TABLES: RunTables = RunTables {
-        runs: "grid_runs",
-        items: &[("grid_nodes", "node"), ("grid_traces", "idx")],
-    };
-    const CELLS_TABLE: &'static str = "grid_cells";
+    const TABLES: NetworkTables = store::TABLES;
 
     type Sim = GridSim;
     type Scenario = GridScenario;
@@ -53,16 +49,6 @@ impl LabNetwork for Grid {
     type Item = GridNodeResult;
     type File = campaign::file::GridCampaignFile;
     type Cell = GridCell;
-
-    fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
-        AnyNetwork::Grid(x)
-    }
-    fn get<F: Family>(x: &AnyNetwork<F>) -> Option<&F::Of<Self>> {
-        match x {
-            AnyNetwork::Grid(v) => Some(v),
-            _ => None,
-        }
-    }
 
     fn parse_scenario(text: &str, origin: &str) -> Result<GridScenario> {
         scenario_file::parse_toml(text, origin, GridScenario::validate)
@@ -120,6 +106,15 @@ impl LabNetwork for Grid {
     }
     fn sample_plan(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
         campaign::plan::sample(text, origin)
+    }
+    fn bench(
+        o: &crate::bench::BenchOptions,
+        out: &mut dyn FnMut(String) -> Result<()>,
+    ) -> Result<()> {
+        bench::bench(o, out)
+    }
+    fn campaign(p: &GridPlan) -> &dyn Campaign<Result = GridRunResult> {
+        p
     }
     fn cell_algorithm(c: &GridCell) -> &str {
         &c.spec.algorithm.name

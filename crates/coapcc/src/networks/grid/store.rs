@@ -14,7 +14,8 @@ use rusqlite::params;
 use super::campaign::plan::{GridCell, GridPlan};
 use super::Grid;
 use crate::networks::LabNetwork;
-use crate::store::{u, Registered, Store};
+use crate::store::digest::RunTables;
+use crate::store::{u, NetworkTables, Registered, Store};
 
 fn role_name(r: Role) -> &'static str {
     match r {
@@ -61,6 +62,54 @@ fn bad_text(col: usize, what: &str) -> rusqlite::Error {
     )
 }
 
+/// Its tables in the store, from layout 2 on.
+pub const TABLES: NetworkTables = NetworkTables {
+    network: Grid::NAME,
+    since_layout: 2,
+    create: CREATE,
+    runs: RunTables {
+        runs: "grid_runs",
+        items: &[("grid_nodes", "node"), ("grid_traces", "idx")],
+    },
+    cells: "grid_cells",
+};
+
+/// The SQL that creates them, exactly as the builds of layout 2 did.
+const CREATE: &str = "
+CREATE TABLE grid_cells (
+    definition TEXT NOT NULL, idx INTEGER NOT NULL, set_name TEXT NOT NULL,
+    workload TEXT NOT NULL, point REAL NOT NULL, algorithm TEXT NOT NULL, cell TEXT NOT NULL,
+    PRIMARY KEY (definition, idx)) WITHOUT ROWID;
+CREATE TABLE grid_runs (
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model_version TEXT NOT NULL,
+    spec TEXT NOT NULL, replication INTEGER NOT NULL, duration REAL NOT NULL,
+    request_size INTEGER NOT NULL, events INTEGER NOT NULL, frames INTEGER NOT NULL,
+    collisions INTEGER NOT NULL,
+    drop_mac_queue INTEGER NOT NULL, drop_mac_retries INTEGER NOT NULL,
+    drop_channel_access INTEGER NOT NULL, drop_reassembly INTEGER NOT NULL,
+    drop_fragments_aborted INTEGER NOT NULL, drop_hop_limit INTEGER NOT NULL,
+    sent INTEGER NOT NULL, delivered INTEGER NOT NULL, dropped INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL,
+    generated INTEGER NOT NULL, app_drops INTEGER NOT NULL, requests_sent INTEGER NOT NULL,
+    transmissions INTEGER NOT NULL, completed INTEGER NOT NULL, failed INTEGER NOT NULL,
+    acks INTEGER NOT NULL, carried INTEGER NOT NULL);
+CREATE TABLE grid_nodes (
+    run INTEGER NOT NULL REFERENCES grid_runs (id), node INTEGER NOT NULL, role TEXT NOT NULL,
+    generated INTEGER NOT NULL, app_drops INTEGER NOT NULL, sent INTEGER NOT NULL,
+    transmissions INTEGER NOT NULL, completed INTEGER NOT NULL, failed INTEGER NOT NULL,
+    completed_transmissions INTEGER NOT NULL, acks INTEGER NOT NULL, carried INTEGER NOT NULL,
+    rtt_sum REAL NOT NULL,
+    data_frames INTEGER NOT NULL, ack_frames INTEGER NOT NULL, deferrals INTEGER NOT NULL,
+    mac_drops INTEGER NOT NULL, channel_access_failures INTEGER NOT NULL,
+    overflows INTEGER NOT NULL, reassembly_drops INTEGER NOT NULL, duplicates INTEGER NOT NULL,
+    forwarded INTEGER NOT NULL, airtime REAL NOT NULL,
+    PRIMARY KEY (run, node)) WITHOUT ROWID;
+CREATE TABLE grid_traces (
+    run INTEGER NOT NULL REFERENCES grid_runs (id), idx INTEGER NOT NULL, t REAL NOT NULL,
+    kind TEXT NOT NULL, value REAL NOT NULL, retransmissions INTEGER NOT NULL,
+    PRIMARY KEY (run, idx)) WITHOUT ROWID;
+";
+
 impl Store {
     fn require_grid_layout(&self) -> Result<()> {
         self.require_layout(2, "grid")
@@ -70,9 +119,8 @@ impl Store {
     /// the most recently run definition.
     pub fn register_grid(&mut self, plan: &GridPlan) -> Result<Registered> {
         self.require_grid_layout()?;
-        let table = Grid::CELLS_TABLE;
         let columns = "set_name, workload, point, algorithm";
-        plan.register_cells(self, Grid::NAME, table, columns, |c| {
+        plan.register_cells(self, &TABLES, columns, |c| {
             vec![
                 c.set.clone().into(),
                 c.kind.name().to_string().into(),
@@ -111,8 +159,9 @@ impl Store {
         let clients = || result.nodes.iter().filter(|n| n.role == Role::Client);
         let total = |f: &dyn Fn(&GridNodeResult) -> u64| clients().map(f).sum::<u64>() as i64;
         let d = &result.drops;
-        self.insert_run_with::<Grid>(
-            (key, spec, replication, result),
+        self.insert_run_with(
+            &TABLES.runs,
+            &Grid::run_row(key, spec, replication, result),
             (
                 "request_size, frames, collisions, drop_mac_queue, drop_mac_retries, \
                  drop_channel_access, drop_reassembly, drop_fragments_aborted, drop_hop_limit, \
@@ -348,7 +397,7 @@ mod tests {
     fn a_grid_run_round_trips_exactly_and_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.sqlite");
-        let mut store = Store::open(&path).unwrap();
+        let mut store = crate::networks::open_store(&path).unwrap();
         let result =
             <coapcc_sim::grid::GridSim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
         assert!(!result.trace.is_empty(), "node 36 is traced");
@@ -376,8 +425,8 @@ mod tests {
             .map(|n| n.carried)
             .sum();
         assert_eq!(carried as u64, want);
-        store.verify().unwrap();
-        let dump = store.dump().unwrap();
+        crate::networks::verify(&store).unwrap();
+        let dump = crate::networks::dump(&store).unwrap();
         assert_eq!(
             dump.lines()
                 .skip_while(|l| *l != "[grid_nodes]")
@@ -387,14 +436,22 @@ mod tests {
             36
         );
         // an edited value no longer matches the run's digest
-        let ok = store.check_all_digests(NetworkKind::Grid).unwrap();
+        let ok = crate::networks::check_all_digests(
+            &store,
+            NetworkKind::of::<crate::networks::grid::Grid>(),
+        )
+        .unwrap();
         assert_eq!((ok.checked, ok.unchecked, ok.altered.len()), (1, 0, 0));
         store
             .conn
             .execute("UPDATE grid_traces SET value = value + 1 WHERE idx = 0", [])
             .unwrap();
-        let bad = store.check_all_digests(NetworkKind::Grid).unwrap();
+        let bad = crate::networks::check_all_digests(
+            &store,
+            NetworkKind::of::<crate::networks::grid::Grid>(),
+        )
+        .unwrap();
         assert_eq!(bad.altered, vec!["k".to_string()]);
-        assert!(store.verify().is_err());
+        assert!(crate::networks::verify(&store).is_err());
     }
 }

@@ -84,7 +84,10 @@ mod tests {
             "[network]\nkind = \"star\"\nstations = 12\n[workload]\n{workload}\n\
              [[algorithm]]\nname = \"tcp-lwip\"\n"
         );
-        let AnyScenario::Star(s) = AnyScenario::parse(&text, "x").unwrap() else {
+        let Some(s) = AnyScenario::parse(&text, "x")
+            .unwrap()
+            .into_inner::<crate::networks::star::Star>()
+        else {
             panic!("a star")
         };
         s.run_spec(0)

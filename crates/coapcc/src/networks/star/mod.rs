@@ -9,6 +9,7 @@
 //!   `star_stations`, `star_traces`);
 //! - [`report`]: its report (goodput and retransmission bars, cwnd/RTO/RTT traces).
 
+pub mod bench;
 pub mod campaign;
 pub mod cost;
 pub mod output;
@@ -25,11 +26,12 @@ use coapcc_sim::star::{StarScenario, StarSim};
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::ScenarioResult;
 
+use crate::campaign::Campaign;
 use crate::cost::RunCost;
-use crate::networks::{AnyNetwork, Family, LabNetwork, NetworkKind};
+use crate::networks::LabNetwork;
 use crate::report::Written;
 use crate::scenario_file::{self, revalidate, Overrides};
-use crate::store::digest::RunTables;
+use crate::store::NetworkTables;
 use crate::store::{Definition, Store};
 use campaign::plan::{StarCell, StarPlan};
 use report::data::StarReport;
@@ -38,14 +40,8 @@ use report::data::StarReport;
 pub struct Star;
 
 impl LabNetwork for Star {
-    const KIND: NetworkKind = NetworkKind::Star;
     const NAME: &'static str = "star";
-    const SINCE_LAYOUT: u32 = 3;
-    const RUN_TABLES: RunTables = RunTables {
-        runs: "star_runs",
-        items: &[("star_stations", "station"), ("star_traces", "run")],
-    };
-    const CELLS_TABLE: &'static str = "star_cells";
+    const TABLES: NetworkTables = store::TABLES;
 
     type Sim = StarSim;
     type Scenario = StarScenario;
@@ -54,16 +50,6 @@ impl LabNetwork for Star {
     type Item = StationResult;
     type File = campaign::file::StarCampaignFile;
     type Cell = StarCell;
-
-    fn wrap<F: Family>(x: F::Of<Self>) -> AnyNetwork<F> {
-        AnyNetwork::Star(x)
-    }
-    fn get<F: Family>(x: &AnyNetwork<F>) -> Option<&F::Of<Self>> {
-        match x {
-            AnyNetwork::Star(v) => Some(v),
-            _ => None,
-        }
-    }
 
     fn parse_scenario(text: &str, origin: &str) -> Result<StarScenario> {
         scenario_file::parse_toml(text, origin, StarScenario::validate)
@@ -112,6 +98,15 @@ impl LabNetwork for Star {
     }
     fn sample_plan(text: &str, origin: &str) -> Result<Vec<crate::campaign::ceiling::SetSample>> {
         campaign::plan::sample(text, origin)
+    }
+    fn bench(
+        o: &crate::bench::BenchOptions,
+        out: &mut dyn FnMut(String) -> Result<()>,
+    ) -> Result<()> {
+        bench::bench(o, out)
+    }
+    fn campaign(p: &StarPlan) -> &dyn Campaign<Result = StarRunResult> {
+        p
     }
     fn cell_algorithm(c: &StarCell) -> &str {
         &c.spec.algorithm.name

@@ -17,7 +17,49 @@ use rusqlite::{params, OptionalExtension};
 use super::campaign::plan::{StarCell, StarPlan};
 use super::{trace_codec, Star};
 use crate::networks::LabNetwork;
-use crate::store::{u, Registered, Store};
+use crate::store::digest::RunTables;
+use crate::store::{u, NetworkTables, Registered, Store};
+
+/// Its tables in the store, from layout 3 on.
+pub const TABLES: NetworkTables = NetworkTables {
+    network: Star::NAME,
+    since_layout: 3,
+    create: CREATE,
+    runs: RunTables {
+        runs: "star_runs",
+        items: &[("star_stations", "station"), ("star_traces", "run")],
+    },
+    cells: "star_cells",
+};
+
+/// The SQL that creates them, exactly as the builds of layout 3 did.
+const CREATE: &str = "
+CREATE TABLE star_cells (
+    definition TEXT NOT NULL, idx INTEGER NOT NULL, set_name TEXT NOT NULL,
+    stations INTEGER NOT NULL, algorithm TEXT NOT NULL, cell TEXT NOT NULL,
+    PRIMARY KEY (definition, idx)) WITHOUT ROWID;
+CREATE TABLE star_runs (
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, model_version TEXT NOT NULL,
+    spec TEXT NOT NULL, replication INTEGER NOT NULL, duration REAL NOT NULL,
+    events INTEGER NOT NULL, goodput_bps REAL NOT NULL,
+    data_frames INTEGER NOT NULL, collided_frames INTEGER NOT NULL,
+    collisions INTEGER NOT NULL, mac_retries INTEGER NOT NULL, retry_drops INTEGER NOT NULL,
+    queue_drops INTEGER NOT NULL, delivered_frames INTEGER NOT NULL, busy REAL NOT NULL,
+    sent INTEGER NOT NULL, delivered INTEGER NOT NULL, dropped INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL,
+    written INTEGER NOT NULL, received INTEGER NOT NULL, complete_stations INTEGER NOT NULL,
+    retransmitted_segments INTEGER NOT NULL, timeouts INTEGER NOT NULL,
+    fast_retransmits INTEGER NOT NULL);
+CREATE TABLE star_stations (
+    run INTEGER NOT NULL REFERENCES star_runs (id), station INTEGER NOT NULL,
+    written INTEGER NOT NULL, received INTEGER NOT NULL, complete INTEGER NOT NULL,
+    retransmitted_segments INTEGER NOT NULL, timeouts INTEGER NOT NULL,
+    fast_retransmits INTEGER NOT NULL, rtt_samples INTEGER NOT NULL,
+    max_expired_rto REAL NOT NULL, max_rto REAL NOT NULL, samples INTEGER NOT NULL,
+    PRIMARY KEY (run, station)) WITHOUT ROWID;
+CREATE TABLE star_traces (
+    run INTEGER PRIMARY KEY REFERENCES star_runs (id), trace BLOB NOT NULL);
+";
 
 impl Store {
     fn require_star_layout(&self) -> Result<()> {
@@ -28,9 +70,8 @@ impl Store {
     /// the most recently run definition.
     pub fn register_star(&mut self, plan: &StarPlan) -> Result<Registered> {
         self.require_star_layout()?;
-        let table = Star::CELLS_TABLE;
         let columns = "set_name, stations, algorithm";
-        plan.register_cells(self, Star::NAME, table, columns, |c| {
+        plan.register_cells(self, &TABLES, columns, |c| {
             vec![
                 c.set.clone().into(),
                 c.stations.into(),
@@ -68,8 +109,9 @@ impl Store {
         let total =
             |f: &dyn Fn(&StationResult) -> u64| result.stations.iter().map(f).sum::<u64>() as i64;
         let m = &result.mac;
-        self.insert_run_with::<Star>(
-            (key, spec, replication, result),
+        self.insert_run_with(
+            &TABLES.runs,
+            &Star::run_row(key, spec, replication, result),
             (
                 "goodput_bps, data_frames, collided_frames, collisions, mac_retries, \
                  retry_drops, queue_drops, delivered_frames, busy, written, received, \
@@ -290,7 +332,7 @@ mod tests {
     fn a_star_run_round_trips_exactly_and_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
-        let mut store = Store::open(&path).unwrap();
+        let mut store = crate::networks::open_store(&path).unwrap();
         let result =
             <coapcc_sim::star::StarSim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
         assert!(result.stations.iter().all(|s| !s.trace.is_empty()));
@@ -314,8 +356,8 @@ mod tests {
             written as u64,
             result.stations.iter().map(|s| s.written).sum::<u64>()
         );
-        store.verify().unwrap();
-        let dump = store.dump().unwrap();
+        crate::networks::verify(&store).unwrap();
+        let dump = crate::networks::dump(&store).unwrap();
         assert_eq!(
             dump.lines()
                 .skip_while(|l| *l != "[star_stations]")
@@ -325,7 +367,11 @@ mod tests {
             5
         );
         // an edited value no longer matches the run's digest
-        let ok = store.check_all_digests(NetworkKind::Star).unwrap();
+        let ok = crate::networks::check_all_digests(
+            &store,
+            NetworkKind::of::<crate::networks::star::Star>(),
+        )
+        .unwrap();
         assert_eq!((ok.checked, ok.unchecked, ok.altered.len()), (1, 0, 0));
         store
             .conn
@@ -334,8 +380,12 @@ mod tests {
                 [],
             )
             .unwrap();
-        let bad = store.check_all_digests(NetworkKind::Star).unwrap();
+        let bad = crate::networks::check_all_digests(
+            &store,
+            NetworkKind::of::<crate::networks::star::Star>(),
+        )
+        .unwrap();
         assert_eq!(bad.altered, vec!["k".to_string()]);
-        assert!(store.verify().is_err());
+        assert!(crate::networks::verify(&store).is_err());
     }
 }

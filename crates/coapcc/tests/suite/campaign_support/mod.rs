@@ -80,12 +80,12 @@ pub fn col(header: &[String], name: &str) -> usize {
 /// `from` to layout 6, verifies, and holds the rows it held (`want`, its
 /// dump before).
 pub fn open_upgraded(old: &Path, from: u32, want: &str) -> Store {
-    let up = Store::open(old).unwrap();
+    let up = coapcc::networks::open_store(old).unwrap();
     assert_eq!(up.upgraded_from(), Some(from));
     assert_eq!(up.layout(), 6);
-    up.verify().unwrap();
+    coapcc::networks::verify(&up).unwrap();
     assert!(
-        up.dump().unwrap() == want,
+        coapcc::networks::dump(&up).unwrap() == want,
         "the upgrade changed or lost rows"
     );
     up
@@ -94,7 +94,7 @@ pub fn open_upgraded(old: &Path, from: u32, want: &str) -> Store {
 /// The upgraded store at `old`, opened again, is not upgraded again and
 /// records layout 6.
 pub fn assert_upgraded_once(old: &Path) {
-    let again = Store::open(old).unwrap();
+    let again = coapcc::networks::open_store(old).unwrap();
     assert_eq!(again.upgraded_from(), None);
     let schema: String = rusqlite::Connection::open(old)
         .unwrap()
@@ -164,7 +164,7 @@ pub fn run_whole<C: Campaign + ?Sized>(
 ) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(format!("{name}.sqlite"));
-    let mut store = Store::open(&path).unwrap();
+    let mut store = coapcc::networks::open_store(&path).unwrap();
     let t0 = std::time::Instant::now();
     let out = campaign::run(plan, &mut store, 0, None, false).unwrap();
     eprintln!(
@@ -173,7 +173,7 @@ pub fn run_whole<C: Campaign + ?Sized>(
         t0.elapsed().as_secs_f64()
     );
     assert_eq!(out.computed, runs);
-    store.verify().unwrap();
+    coapcc::networks::verify(&store).unwrap();
     (dir, store)
 }
 

@@ -2,7 +2,7 @@
 //! (`scenarios/scale/`). Every algorithm of every file runs replication 0 in
 //! a fresh child process (`coapcc bench --child-run FILE --child-algorithm
 //! I`), which times its event loop and reads its own peak resident memory
-//! at the end ([`super::peak_rss`]), so one size's memory never counts in
+//! at the end ([`crate::bench::peak_rss`]), so one size's memory never counts in
 //! another's. A size whose estimated memory exceeds the limit is not run
 //! and its row says so.
 //!
@@ -17,7 +17,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use coapcc_sim::dumbbell::DumbbellSim;
 use coapcc_sim::{NetworkScenario, SimNetwork};
 
-use super::{parse_kv, peak_rss};
+use crate::bench::{parse_kv, peak_rss};
+use crate::networks::dumbbell::Dumbbell;
 use crate::networks::AnyScenario;
 
 /// What one child reported.
@@ -48,9 +49,9 @@ pub struct Row {
 
 /// The dumbbell scenario of `file`; other kinds are refused.
 fn load(file: &Path) -> Result<coapcc_sim::dumbbell::Scenario> {
-    match AnyScenario::load(file)? {
-        AnyScenario::Dumbbell(s) => Ok(*s),
-        _ => bail!(
+    match AnyScenario::load(file)?.into_inner::<Dumbbell>() {
+        Some(s) => Ok(s),
+        None => bail!(
             "{}: --scenario takes dumbbell scenarios (such as scenarios/scale/); this one runs \
              on another network (see `coapcc bench --network`)",
             file.display()

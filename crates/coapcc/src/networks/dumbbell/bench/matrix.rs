@@ -2,14 +2,15 @@
 //! clients behind a 2500-byte and an infinite buffer, each point timed and
 //! run through the ns-3 reference in the same command, printed as one
 //! Markdown table (the one `docs/performance.md` shows), with the bare
-//! binary-heap loop ([`super::heap`]) at as many pending events as the
+//! binary-heap loop ([`crate::bench::heap`]) at as many pending events as the
 //! point has clients beside each point.
 
 use anyhow::Result;
 use coapcc_link::dumbbell::Buffer;
 
-use super::heap::{self, HeapPoint};
-use super::{dumbbell_spec, ns3_dumbbell, time_dumbbell, Ns3};
+use super::{dumbbell_spec, ns3_dumbbell, time_dumbbell};
+use crate::bench::heap::{self, HeapPoint};
+use crate::bench::Ns3;
 
 /// The client counts of the matrix.
 pub const CLIENTS: [u32; 3] = [100, 400, 1000];

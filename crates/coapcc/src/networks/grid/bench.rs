@@ -1,0 +1,133 @@
+//! `coapcc bench --network grid`: the grid beside the ns-3 reference of the
+//! same grid (`../shared/baselines/ns3-grid`).
+
+use anyhow::{anyhow, bail, Result};
+use coapcc_link::grid::{self, layout::Routing, sixlowpan::Addressing, MacProfile};
+use coapcc_sim::grid::{GridRunSpec, GridSim, GridSummary, GridWorkload};
+use coapcc_sim::network::SimNetwork;
+use coapcc_sim::AlgorithmSpec;
+
+use crate::bench::{check_reference, median, parse_kv, run_reference, BenchOptions};
+
+/// The grid as the ns-3 reference runs it (`ns3-grid/README.md`): 16-bit
+/// addresses, no RPL option, root routing, 8 transmissions, 8-frame
+/// queues, Default CoAP with RTO [3, 4.5] s and MAX_RETRANSMIT 4, period
+/// `period`, 60 s warm-up, 800 s; the MAC profile `mac`. With the `contiki`
+/// profile, the pCoCoA paper's grid instead (the defaults of the grid).
+pub fn grid_reference_spec(period: f64, mac: MacProfile, seed: u64) -> GridRunSpec {
+    let network = match mac {
+        MacProfile::Ieee802154 => grid::Config {
+            mac,
+            routing: Routing::Root,
+            addressing: Addressing::Short,
+            hop_by_hop: false,
+            reassembly: grid::Reassembly::PerSender,
+            ..grid::Config::default()
+        },
+        MacProfile::Contiki => grid::Config::default(),
+    };
+    GridRunSpec {
+        network,
+        coap: Default::default(),
+        workload: GridWorkload {
+            period_s: period,
+            ..GridWorkload::default()
+        },
+        algorithm: AlgorithmSpec {
+            ack_timeout: Some(3.0),
+            ..AlgorithmSpec::named("default")
+        },
+        seed,
+    }
+}
+
+/// `coapcc bench --network grid`: [`run`] at `--period` with `--mac`,
+/// beside the ns-3 reference (default `../shared/baselines/ns3-grid/run.sh`);
+/// `--buffer` is refused.
+pub fn bench(o: &BenchOptions, out: &mut dyn FnMut(String) -> Result<()>) -> Result<()> {
+    if o.buffer.is_some() {
+        bail!("--buffer: applies to the dumbbell only");
+    }
+    run(
+        o.period,
+        o.mac,
+        o.repeat,
+        o.seed,
+        o.ns3
+            .as_deref()
+            .unwrap_or("../shared/baselines/ns3-grid/run.sh"),
+        out,
+    )
+}
+
+/// One 800 s run of the grid, timed, beside the ns-3 reference's run at the
+/// same period and seed.
+pub fn run(
+    period: f64,
+    mac: MacProfile,
+    repeat: usize,
+    seed: u64,
+    ns3: &str,
+    out: &mut dyn FnMut(String) -> Result<()>,
+) -> Result<()> {
+    if ns3 != "none" {
+        check_reference(ns3)?;
+    }
+    let spec = grid_reference_spec(period, mac, seed);
+    coapcc_sim::grid::validate(&spec).map_err(|e| anyhow!("{e}"))?;
+    let mut walls = Vec::new();
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let (result, wall) = GridSim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        walls.push(wall.as_secs_f64());
+        last = Some(result);
+    }
+    let ours = median(&mut walls);
+    let result = last.expect("at least one run");
+    let s = GridSummary::of("default", &spec, std::slice::from_ref(&result));
+    let mac_drops: u64 = result.nodes.iter().map(|n| n.mac.mac_drops).sum();
+    let overflows: u64 = result.nodes.iter().map(|n| n.mac.overflows).sum();
+    let mac_name = match mac {
+        MacProfile::Contiki => "contiki",
+        MacProfile::Ieee802154 => "ieee802154",
+    };
+    out(format!(
+        "coapcc: grid, {mac_name} MAC, T = {period} s, 800 s: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {mac_drops} MAC drops, {overflows} MAC buffer overflows",
+        walls.len(),
+        result.events,
+        result.events as f64 / ours / 1e6,
+        s.carried.mean,
+        s.tx_per_transaction.mean,
+    ))?;
+    if ns3 == "none" {
+        return Ok(());
+    }
+    let line = run_reference(
+        ns3,
+        &[
+            format!("--period={period}"),
+            format!("--seed={seed}"),
+            "--routing=root".into(),
+        ],
+    )?;
+    let kv = parse_kv(&line);
+    let get = |k: &str| {
+        kv.get(k)
+            .copied()
+            .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
+    };
+    let (wall, events) = (get("wall_s")?, get("events")?);
+    out(format!(
+        "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {} MAC drops, {} MAC queue drops",
+        events / wall / 1e6,
+        get("carried_Bps")?,
+        get("tx_per_transaction")?,
+        get("mac_tx_fail")?,
+        get("mac_queue_drops")?,
+    ))?;
+    out(format!(
+        "speed-up: coapcc is {:.1}x faster than ns-3 on the same network",
+        wall / ours
+    ))?;
+    Ok(())
+}
