@@ -197,6 +197,10 @@ pub fn run_scenario_stoppable<S: NetworkScenario>(
 /// given, the comparison of the algorithms and the items given (the run of
 /// algorithm `i`, and the network's `ALGORITHM` word or `check` if it has
 /// them).
+///
+/// Why a macro: the shared fields cannot come from a shared struct through
+/// `#[serde(flatten)]`, because serde does not support `deny_unknown_fields`
+/// together with `flatten`, and a misspelt field must be refused by name.
 macro_rules! network_scenario {
     (
         $(#[$attr:meta])*

@@ -288,15 +288,6 @@ pub enum AnySocket {
     Lwip(LwipSocket),
 }
 
-macro_rules! dispatch {
-    ($self:ident, $s:ident => $e:expr) => {
-        match $self {
-            AnySocket::Linux($s) => $e,
-            AnySocket::Lwip($s) => $e,
-        }
-    };
-}
-
 impl AnySocket {
     /// Opens a connection actively.
     pub fn connect(now: u64, cfg: SocketConfig) -> Self {
@@ -316,100 +307,172 @@ impl AnySocket {
 
     /// The connection state.
     pub fn state(&self) -> TcpState {
-        dispatch!(self, s => s.state())
+        match self {
+            AnySocket::Linux(s) => s.state(),
+            AnySocket::Lwip(s) => s.state(),
+        }
     }
     /// Whether the handshake is done and the connection not yet fully closed.
     pub fn is_established(&self) -> bool {
-        dispatch!(self, s => s.is_established())
+        match self {
+            AnySocket::Linux(s) => s.is_established(),
+            AnySocket::Lwip(s) => s.is_established(),
+        }
     }
     /// Whether the connection ended by timeout or reset, and why.
     pub fn abort_reason(&self) -> Option<AbortReason> {
-        dispatch!(self, s => s.abort_reason())
+        match self {
+            AnySocket::Linux(s) => s.abort_reason(),
+            AnySocket::Lwip(s) => s.abort_reason(),
+        }
     }
     /// The sending MSS in force.
     pub fn mss(&self) -> u64 {
-        dispatch!(self, s => s.mss())
+        match self {
+            AnySocket::Linux(s) => s.mss(),
+            AnySocket::Lwip(s) => s.mss(),
+        }
     }
     /// The RTO in force (ns).
     pub fn rto(&self) -> u64 {
-        dispatch!(self, s => s.rto())
+        match self {
+            AnySocket::Linux(s) => s.rto(),
+            AnySocket::Lwip(s) => s.rto(),
+        }
     }
     /// Timeouts (retransmissions, for lwIP) since the last valid sample or
     /// new ACK.
     pub fn backoff(&self) -> u32 {
-        dispatch!(self, s => s.backoff())
+        match self {
+            AnySocket::Linux(s) => s.backoff(),
+            AnySocket::Lwip(s) => s.backoff(),
+        }
     }
     /// Smoothed RTT (ns), once sampled.
     pub fn srtt(&self) -> Option<u64> {
-        dispatch!(self, s => s.srtt())
+        match self {
+            AnySocket::Linux(s) => s.srtt(),
+            AnySocket::Lwip(s) => s.srtt(),
+        }
     }
     /// Congestion window (bytes).
     pub fn cwnd(&self) -> u64 {
-        dispatch!(self, s => s.cwnd())
+        match self {
+            AnySocket::Linux(s) => s.cwnd(),
+            AnySocket::Lwip(s) => s.cwnd(),
+        }
     }
     /// Slow-start threshold (bytes).
     pub fn ssthresh(&self) -> u64 {
-        dispatch!(self, s => s.ssthresh())
+        match self {
+            AnySocket::Linux(s) => s.ssthresh(),
+            AnySocket::Lwip(s) => s.ssthresh(),
+        }
     }
     /// Whether fast recovery is under way.
     pub fn in_fast_recovery(&self) -> bool {
-        dispatch!(self, s => s.in_fast_recovery())
+        match self {
+            AnySocket::Linux(s) => s.in_fast_recovery(),
+            AnySocket::Lwip(s) => s.in_fast_recovery(),
+        }
     }
     /// Sent but unacknowledged sequence space.
     pub fn bytes_in_flight(&self) -> u64 {
-        dispatch!(self, s => s.bytes_in_flight())
+        match self {
+            AnySocket::Linux(s) => s.bytes_in_flight(),
+            AnySocket::Lwip(s) => s.bytes_in_flight(),
+        }
     }
     /// Bytes written and not yet acknowledged.
     pub fn send_queue_len(&self) -> usize {
-        dispatch!(self, s => s.send_queue_len())
+        match self {
+            AnySocket::Linux(s) => s.send_queue_len(),
+            AnySocket::Lwip(s) => s.send_queue_len(),
+        }
     }
     /// Whether everything written (and the FIN, if closing) is acknowledged.
     pub fn all_acked(&self) -> bool {
-        dispatch!(self, s => s.all_acked())
+        match self {
+            AnySocket::Linux(s) => s.all_acked(),
+            AnySocket::Lwip(s) => s.all_acked(),
+        }
     }
     /// Counters.
     pub fn stats(&self) -> &TcpStats {
-        dispatch!(self, s => s.stats())
+        match self {
+            AnySocket::Linux(s) => s.stats(),
+            AnySocket::Lwip(s) => s.stats(),
+        }
     }
     /// Bytes ready to read.
     pub fn recv_len(&self) -> usize {
-        dispatch!(self, s => s.recv_len())
+        match self {
+            AnySocket::Linux(s) => s.recv_len(),
+            AnySocket::Lwip(s) => s.recv_len(),
+        }
     }
     /// Whether the peer's FIN has arrived and every byte before it was read.
     pub fn recv_finished(&self) -> bool {
-        dispatch!(self, s => s.recv_finished())
+        match self {
+            AnySocket::Linux(s) => s.recv_finished(),
+            AnySocket::Lwip(s) => s.recv_finished(),
+        }
     }
     /// Queues application bytes; returns how many were taken.
     pub fn send(&mut self, data: &[u8]) -> usize {
-        dispatch!(self, s => s.send(data))
+        match self {
+            AnySocket::Linux(s) => s.send(data),
+            AnySocket::Lwip(s) => s.send(data),
+        }
     }
     /// Reads delivered bytes into `buf`.
     pub fn recv(&mut self, buf: &mut [u8]) -> usize {
-        dispatch!(self, s => s.recv(buf))
+        match self {
+            AnySocket::Linux(s) => s.recv(buf),
+            AnySocket::Lwip(s) => s.recv(buf),
+        }
     }
     /// The delivered bytes as two slices.
     pub fn recv_slices(&self) -> (&[u8], &[u8]) {
-        dispatch!(self, s => s.recv_slices())
+        match self {
+            AnySocket::Linux(s) => s.recv_slices(),
+            AnySocket::Lwip(s) => s.recv_slices(),
+        }
     }
     /// Drops `n` delivered bytes.
     pub fn consume(&mut self, n: usize) {
-        dispatch!(self, s => s.consume(n))
+        match self {
+            AnySocket::Linux(s) => s.consume(n),
+            AnySocket::Lwip(s) => s.consume(n),
+        }
     }
     /// Closes our direction.
     pub fn close(&mut self) {
-        dispatch!(self, s => s.close())
+        match self {
+            AnySocket::Linux(s) => s.close(),
+            AnySocket::Lwip(s) => s.close(),
+        }
     }
     /// Aborts with a RST.
     pub fn abort(&mut self) {
-        dispatch!(self, s => s.abort())
+        match self {
+            AnySocket::Linux(s) => s.abort(),
+            AnySocket::Lwip(s) => s.abort(),
+        }
     }
     /// Next trace event.
     pub fn poll_event(&mut self) -> Option<TcpEvent> {
-        dispatch!(self, s => s.poll_event())
+        match self {
+            AnySocket::Linux(s) => s.poll_event(),
+            AnySocket::Lwip(s) => s.poll_event(),
+        }
     }
     /// When the socket next wants [`Self::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<u64> {
-        dispatch!(self, s => s.poll_timeout())
+        match self {
+            AnySocket::Linux(s) => s.poll_timeout(),
+            AnySocket::Lwip(s) => s.poll_timeout(),
+        }
     }
     /// The timer behind [`Self::poll_timeout`], with its level on Linux's
     /// timer wheel ([`crate::linux::wheel::Due`]; lwIP's timers are off it).
@@ -421,19 +484,31 @@ impl AnySocket {
     }
     /// Runs every timer due at `now`.
     pub fn handle_timeout(&mut self, now: u64) {
-        dispatch!(self, s => s.handle_timeout(now))
+        match self {
+            AnySocket::Linux(s) => s.handle_timeout(now),
+            AnySocket::Lwip(s) => s.handle_timeout(now),
+        }
     }
     /// Processes one arriving segment.
     pub fn handle_segment(&mut self, now: u64, seg: &Segment) {
-        dispatch!(self, s => s.handle_segment(now, seg))
+        match self {
+            AnySocket::Linux(s) => s.handle_segment(now, seg),
+            AnySocket::Lwip(s) => s.handle_segment(now, seg),
+        }
     }
     /// The next segment to send, if any.
     pub fn poll_transmit(&mut self, now: u64) -> Option<Segment> {
-        dispatch!(self, s => s.poll_transmit(now))
+        match self {
+            AnySocket::Linux(s) => s.poll_transmit(now),
+            AnySocket::Lwip(s) => s.poll_transmit(now),
+        }
     }
     /// Writes the next segment to send into `out`; false when there is none.
     pub fn poll_transmit_into(&mut self, now: u64, out: &mut Segment) -> bool {
-        dispatch!(self, s => s.poll_transmit_into(now, out))
+        match self {
+            AnySocket::Linux(s) => s.poll_transmit_into(now, out),
+            AnySocket::Lwip(s) => s.poll_transmit_into(now, out),
+        }
     }
 }
 

@@ -102,25 +102,26 @@ impl CongestionControl for Fixed {
     }
 }
 
-macro_rules! fixed_info {
-    ($name:ident, $marking:expr) => {
-        static $name: AlgorithmInfo = AlgorithmInfo {
-            name: "fixed",
-            summary: "test: 2 s doubling",
-            section: "-",
-            approximate: false,
-            build: |_: &AlgorithmParams| -> Result<BoxedAlgorithm, ParamError> {
-                Ok(Box::new(Fixed($marking)))
-            },
-            state_bytes: 0,
-        };
-    };
+/// The test algorithm's registry entry, built by `build`.
+const fn fixed_info(
+    build: fn(&AlgorithmParams) -> Result<BoxedAlgorithm, ParamError>,
+) -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "fixed",
+        summary: "test: 2 s doubling",
+        section: "-",
+        approximate: false,
+        build,
+        state_bytes: 0,
+    }
 }
-fixed_info!(PLAIN, Marking::None);
-fixed_info!(TC, Marking::TransmissionCounter);
-fixed_info!(REXMIT, Marking::RexmitCount { probe: false });
-fixed_info!(PROBE, Marking::RexmitCount { probe: true });
-fixed_info!(TOKEN, Marking::Token);
+static PLAIN: AlgorithmInfo = fixed_info(|_| Ok(Box::new(Fixed(Marking::None))));
+static TC: AlgorithmInfo = fixed_info(|_| Ok(Box::new(Fixed(Marking::TransmissionCounter))));
+static REXMIT: AlgorithmInfo =
+    fixed_info(|_| Ok(Box::new(Fixed(Marking::RexmitCount { probe: false }))));
+static PROBE: AlgorithmInfo =
+    fixed_info(|_| Ok(Box::new(Fixed(Marking::RexmitCount { probe: true }))));
+static TOKEN: AlgorithmInfo = fixed_info(|_| Ok(Box::new(Fixed(Marking::Token))));
 
 const GET: Request<'static> = Request {
     method: Code::GET,

@@ -173,6 +173,10 @@ pub fn default_seed() -> u64 {
 /// given), the network's fields given after them, and the `set`s (of the set
 /// type given); it denies unknown fields. `named` and `entry` are the
 /// network's [`CampaignFile::NAMED`] and [`CampaignFile::ENTRY`].
+///
+/// Why a macro: the shared fields cannot come from a shared struct through
+/// `#[serde(flatten)]`, because serde does not support `deny_unknown_fields`
+/// together with `flatten`, and a misspelt field must be refused by name.
 macro_rules! campaign_file {
     (
         $(#[$attr:meta])*

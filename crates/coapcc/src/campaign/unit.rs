@@ -60,7 +60,10 @@ pub trait Campaign: Sync {
 }
 
 /// One cell of a network's plan: its run keys (one per replication) and its
-/// run spec.
+/// run spec. A network's cell is a struct holding, in this order (the order
+/// of the cell's JSON, which the campaign's definition hashes), the set's
+/// name (`set`), the network's own fields, the run (`spec`) and its keys
+/// (`keys`).
 pub trait PlanCell {
     /// The run spec.
     type Spec;
@@ -69,45 +72,6 @@ pub trait PlanCell {
     /// Its run spec.
     fn spec(&self) -> &Self::Spec;
 }
-
-/// Declares a network's campaign cell and implements [`PlanCell`] for it:
-/// the set's name (`set`), the network's own fields given in the braces, the
-/// run (`spec`, of the type given, documented with the doc comment given)
-/// and its keys (`keys`, one per replication), in this order (the order of
-/// the cell's JSON, which the campaign's definition hashes).
-macro_rules! campaign_cell {
-    (
-        $(#[$attr:meta])*
-        pub struct $name:ident {
-            $($fields:tt)*
-        }
-        $(#[doc = $spec_doc:literal])+
-        spec: $spec:ty $(,)?
-    ) => {
-        $(#[$attr])*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-        pub struct $name {
-            /// The set's name.
-            pub set: String,
-            $($fields)*
-            $(#[doc = $spec_doc])+
-            pub spec: $spec,
-            /// One key per replication.
-            pub keys: Vec<String>,
-        }
-
-        impl crate::campaign::PlanCell for $name {
-            type Spec = $spec;
-            fn keys(&self) -> &[String] {
-                &self.keys
-            }
-            fn spec(&self) -> &$spec {
-                &self.spec
-            }
-        }
-    };
-}
-pub(crate) use campaign_cell;
 
 /// What a network's plan provides to be a [`Campaign`].
 pub trait NetworkPlan: Sync {

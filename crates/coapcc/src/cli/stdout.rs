@@ -13,7 +13,8 @@ pub fn write(text: &str) -> Result<()> {
         .context("cannot write to standard output")
 }
 
-/// `print!` that returns an error instead of panicking.
+/// `print!` that returns an error instead of panicking. A macro, as `print!`
+/// is: it takes a format string and its arguments (`format_args!`).
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {

@@ -32,26 +32,39 @@ pub struct GroupInfo {
     pub clients: u32,
 }
 
-crate::campaign::unit::campaign_cell! {
-    /// One population at one point of a set's matrix, replicated.
-    pub struct DumbbellCell {
-        /// Clients in all.
-        pub clients: u32,
-        /// Router buffer.
-        pub buffer: Buffer,
-        /// Workload kind.
-        pub workload: WorkloadKind,
-        /// Link-error profile.
-        pub errors: ErrorProfile,
-        /// The population's label (an algorithm label or a mixed population's).
-        pub population: String,
-        /// Whether the population is mixed.
-        pub mixed: bool,
-        /// Its groups, in run-spec order.
-        pub groups: Vec<GroupInfo>,
-    }
+/// One population at one point of a set's matrix, replicated.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DumbbellCell {
+    /// The set's name.
+    pub set: String,
+    /// Clients in all.
+    pub clients: u32,
+    /// Router buffer.
+    pub buffer: Buffer,
+    /// Workload kind.
+    pub workload: WorkloadKind,
+    /// Link-error profile.
+    pub errors: ErrorProfile,
+    /// The population's label (an algorithm label or a mixed population's).
+    pub population: String,
+    /// Whether the population is mixed.
+    pub mixed: bool,
+    /// Its groups, in run-spec order.
+    pub groups: Vec<GroupInfo>,
     /// The run.
-    spec: RunSpec,
+    pub spec: RunSpec,
+    /// One key per replication.
+    pub keys: Vec<String>,
+}
+
+impl crate::campaign::PlanCell for DumbbellCell {
+    type Spec = RunSpec;
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn spec(&self) -> &RunSpec {
+        &self.spec
+    }
 }
 
 pub use crate::store::Skipped;

@@ -10,19 +10,32 @@ use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
 use super::file::{GridCampaignFile, GridSetFile};
 use crate::campaign::sets;
 
-crate::campaign::unit::campaign_cell! {
-    /// One algorithm at one point of a set's sweep, replicated.
-    pub struct GridCell {
-        /// The sweep: periodic (the point is the period T) or bursty (the point is
-        /// the interferers' ON duration).
-        pub kind: GridWorkloadKind,
-        /// The period T or the ON duration (s).
-        pub point: f64,
-        /// The algorithm's label.
-        pub label: String,
-    }
+/// One algorithm at one point of a set's sweep, replicated.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GridCell {
+    /// The set's name.
+    pub set: String,
+    /// The sweep: periodic (the point is the period T) or bursty (the point is
+    /// the interferers' ON duration).
+    pub kind: GridWorkloadKind,
+    /// The period T or the ON duration (s).
+    pub point: f64,
+    /// The algorithm's label.
+    pub label: String,
     /// The run (its `algorithm` is the cell's).
-    spec: GridRunSpec,
+    pub spec: GridRunSpec,
+    /// One key per replication.
+    pub keys: Vec<String>,
+}
+
+impl crate::campaign::PlanCell for GridCell {
+    type Spec = GridRunSpec;
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn spec(&self) -> &GridRunSpec {
+        &self.spec
+    }
 }
 
 /// A grid campaign ready to run.

@@ -11,16 +11,29 @@ use coapcc_sim::star::{self, StarRunSpec};
 use super::file::{StarCampaignFile, StarSetFile};
 use crate::campaign::sets;
 
-crate::campaign::unit::campaign_cell! {
-    /// One TCP flavour at one station count of a set, replicated.
-    pub struct StarCell {
-        /// The number of stations.
-        pub stations: u32,
-        /// The flavour's label.
-        pub label: String,
-    }
+/// One TCP flavour at one station count of a set, replicated.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StarCell {
+    /// The set's name.
+    pub set: String,
+    /// The number of stations.
+    pub stations: u32,
+    /// The flavour's label.
+    pub label: String,
     /// The run (its `network.stations` and `algorithm` are the cell's).
-    spec: StarRunSpec,
+    pub spec: StarRunSpec,
+    /// One key per replication.
+    pub keys: Vec<String>,
+}
+
+impl crate::campaign::PlanCell for StarCell {
+    type Spec = StarRunSpec;
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn spec(&self) -> &StarRunSpec {
+        &self.spec
+    }
 }
 
 /// A star campaign ready to run.
