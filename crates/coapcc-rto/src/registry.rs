@@ -26,6 +26,11 @@ pub struct AlgorithmInfo {
     pub state_bytes: usize,
 }
 
+/// One registry line: the entry of algorithm type `$ty` under `$name`.
+/// Why a macro: `build` must be a plain function pointer (the registry is a
+/// `static`, usable without an allocator's runtime set-up) that knows both
+/// the type and the name, and a closure given the name by a generic
+/// function would capture it; this keeps each algorithm one line.
 macro_rules! entry {
     ($name:literal, $ty:ty, $section:literal, $summary:literal) => {
         entry!($name, $ty, $section, $summary, false)

@@ -53,12 +53,9 @@ enum Command {
     /// settings — 100 continuous clients, infinite buffer, no link errors,
     /// Default CoAP vs CoCoA (aging off), MAX_RETRANSMIT 20, 3 replications.
     ///
-    /// A scenario whose `[network]` has `kind = "grid"` runs on the 802.15.4
-    /// grid of the pCoCoA evaluation (see scenarios/pcocoa/) and prints its
-    /// metrics: offered and carried load, transmissions and ACKs per
-    /// transaction, MAC overflows and drops, with 95 % confidence intervals.
-    /// One whose `kind = "star"` runs on the Wi-Fi star of the lwIP
-    /// evaluation (see scenarios/lwip/) and prints goodput and retransmissions.
+    /// A scenario runs on the network its `[network] kind` names (listed
+    /// below) and prints that network's metrics.
+    #[command(after_long_help = NetworkKind::help())]
     Run {
         /// Scenario file (TOML); see scenarios/ for examples.
         scenario: Option<PathBuf>,
@@ -203,7 +200,7 @@ enum Command {
     Server(cli::args::ServerArgs),
     /// Run N concurrent real clients against a CoAP server; print the testbed's metrics.
     Load(cli::args::LoadArgs),
-    /// Relay UDP between real CoAP clients and a server through the dumbbell, the grid or the star, in real time.
+    /// Relay UDP between real CoAP clients and a server through a simulated network, in real time.
     Emulate(cli::args::EmulateArgs),
     /// Run a campaign (a whole published evaluation) into a results store.
     ///
@@ -211,10 +208,8 @@ enum Command {
     /// all cores; results do not depend on the thread count. Each finished run is
     /// committed at once, so an interrupted campaign resumes where it stopped.
     ///
-    /// A campaign whose `[network]` has `kind = "grid"` runs on the 802.15.4
-    /// grid of the pCoCoA evaluation (scenarios/campaigns/pcocoa.toml); one
-    /// with `kind = "star"` on the Wi-Fi star of the lwIP evaluation
-    /// (scenarios/campaigns/lwip.toml).
+    /// A campaign runs on the network its `[network] kind` names (listed
+    /// below).
     ///
     /// Before anything is expanded, run or written, the whole plan is counted
     /// from its sets' sizes and estimated from a sample of its cells: its runs,
@@ -222,6 +217,7 @@ enum Command {
     /// above a ceiling (--max-runs 100000, --max-events 10^11, --max-memory-mib
     /// 4096, --max-store-mib 16384; every shipped campaign is well below) is
     /// refused with the estimate, unless --force.
+    #[command(after_long_help = NetworkKind::help())]
     Campaign {
         /// Campaign file (TOML); see scenarios/campaigns/.
         file: PathBuf,

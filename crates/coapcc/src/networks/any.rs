@@ -31,6 +31,8 @@ pub trait Network: Sync {
     fn name(&self) -> &'static str;
     /// Its tables in the store.
     fn tables(&self) -> &'static NetworkTables;
+    /// What it is ([`LabNetwork::ABOUT`]).
+    fn about(&self) -> &'static str;
     /// Parses and validates a scenario; `origin` names it in errors.
     fn parse_scenario(&self, text: &str, origin: &str) -> Result<AnyScenario>;
     /// Parses and expands campaign text; `origin` names it in errors.
@@ -76,6 +78,9 @@ impl<N: LabNetwork> Network for Entry<N> {
     }
     fn tables(&self) -> &'static NetworkTables {
         &N::TABLES
+    }
+    fn about(&self) -> &'static str {
+        N::ABOUT
     }
     fn parse_scenario(&self, text: &str, origin: &str) -> Result<AnyScenario> {
         Ok(AnyScenario(Box::new(Of::<N, _>::new(N::parse_scenario(

@@ -33,6 +33,10 @@ pub trait LabNetwork: Sized + 'static {
     const NAME: &'static str;
     /// Its tables in the store, declared in its `store.rs`.
     const TABLES: NetworkTables;
+    /// What it is and what `coapcc run` prints for it, with where its
+    /// scenarios and campaigns are: one paragraph of the `--help` texts
+    /// ([`super::NetworkKind::help`]).
+    const ABOUT: &'static str;
 
     /// The network it simulates.
     type Sim: SimNetwork<

@@ -138,6 +138,16 @@ impl NetworkKind {
         }
     }
 
+    /// Every network as `--help` lists them: one paragraph each, its
+    /// `[network] kind` first.
+    pub fn help() -> String {
+        let mut out = String::from("Networks (a scenario or campaign file's `[network] kind`):");
+        for k in Self::all() {
+            out.push_str(&format!("\n\n  {}: {}", k.name(), k.network().about()));
+        }
+        out
+    }
+
     /// Its tables in the store.
     pub fn tables(self) -> &'static NetworkTables {
         self.0.tables()

@@ -54,6 +54,7 @@ pub fn load_scenario(path: &Path) -> Result<Scenario> {
 impl LabNetwork for Dumbbell {
     const NAME: &'static str = "dumbbell";
     const TABLES: NetworkTables = store::TABLES;
+    const ABOUT: &'static str = "the constrained, asymmetric link of the Helsinki testbed (60/30 kbit/s, 200/400 ms, MTU 296; the default when `[network]` gives no `kind`). `coapcc run` prints flow completion times, retransmissions and link figures per algorithm. Scenarios: scenarios/*.toml; campaigns: scenarios/campaigns/ (all but pcocoa.toml and lwip.toml).";
 
     type Sim = DumbbellSim;
     type Scenario = Scenario;

@@ -41,6 +41,7 @@ pub struct Grid;
 impl LabNetwork for Grid {
     const NAME: &'static str = "grid";
     const TABLES: NetworkTables = store::TABLES;
+    const ABOUT: &'static str = "the 6 × 6 IEEE 802.15.4 grid of the pCoCoA evaluation. `coapcc run` prints offered and carried load, transmissions and ACKs per transaction, MAC overflows and drops, with 95 % confidence intervals. Scenarios: scenarios/pcocoa/; campaign: scenarios/campaigns/pcocoa.toml.";
 
     type Sim = GridSim;
     type Scenario = GridScenario;

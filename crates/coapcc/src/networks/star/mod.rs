@@ -42,6 +42,7 @@ pub struct Star;
 impl LabNetwork for Star {
     const NAME: &'static str = "star";
     const TABLES: NetworkTables = store::TABLES;
+    const ABOUT: &'static str = "the 12-station IEEE 802.11 star of the lwIP evaluation. `coapcc run` prints goodput and retransmissions per TCP flavour. Scenarios: scenarios/lwip/; campaign: scenarios/campaigns/lwip.toml.";
 
     type Sim = StarSim;
     type Scenario = StarScenario;
