@@ -11,6 +11,7 @@
 
 pub mod campaign;
 pub mod cost;
+pub mod emulate;
 pub mod output;
 pub mod report;
 pub mod store;
