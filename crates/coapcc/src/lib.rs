@@ -14,6 +14,7 @@ pub mod calibrate;
 pub mod campaign;
 pub mod cost;
 pub mod duration;
+pub mod emulate;
 pub mod kernel_check;
 pub mod key;
 pub mod networks;

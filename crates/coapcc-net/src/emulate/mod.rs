@@ -1,10 +1,7 @@
 //! A real-time UDP relay that puts a network model between any CoAP clients
-//! and any CoAP server: the constrained link of `docs/spec/testbed.md` §1
-//! ([`coapcc_link::dumbbell`]), the IEEE 802.15.4 grid of `docs/spec/radio.md` §1
-//! ([`coapcc_link::grid`]) or the Wi-Fi star of `docs/spec/radio.md` §2
-//! ([`coapcc_link::star`]). The network is the simulator's own sans-IO model,
-//! driven here on the wall clock: a datagram enters the model when the relay
-//! receives it, and leaves when the model delivers it.
+//! and any CoAP server. The network is the simulator's own sans-IO model
+//! (`coapcc_link`), driven here on the wall clock: a datagram enters the
+//! model when the relay receives it, and leaves when the model delivers it.
 //!
 //! The relay listens on one socket for clients. The first datagram from a new
 //! client address opens an upstream socket toward the server for that client
@@ -18,28 +15,13 @@
 //!
 //! # Where clients and the server attach
 //!
-//! Each network says it in its hook (the crate's `Hook` trait, one file each under
-//! `emulate/networks/`); [`EmulatedNetwork`] names the networks and
-//! dispatches to their hooks in one place (`with_hook!`).
-//!
-//! - **Dumbbell**: a mapping is the client node numbered by its slot (slots
-//!   are reused after a mapping closes); the server is
-//!   [`dumbbell::SERVER`], behind the router.
-//! - **Grid**: the server runs on the grid's server node
-//!   ([`grid::Config::server`], node 3 by default). The `n`th client mapping
-//!   the relay opens (counting from 0 since it started) attaches to
-//!   `client_nodes[n mod len]` ([`client_node`]), where the client nodes are
-//!   the list given in [`EmulatedNetwork::Grid`], or by default every node
-//!   but the root (the border router) and the server, in node order
-//!   ([`default_client_nodes`]): on the 6 × 6 grid the first client is node
-//!   2, the second node 4, the 34th node 36, and the 35th node 2 again. A
-//!   mapping that closed (idle or evicted) and opens again counts as a new
-//!   client. Two mappings on one node share its MAC and its 6LoWPAN layer,
-//!   as two applications on one mote would. The grid carries UDP only and
-//!   sizes its frames from the 6LoWPAN encoding of the real CoAP message
-//!   length; a datagram larger than eight fragments can carry
-//!   ([`grid::sixlowpan::max_coap`]: 728 bytes with the default addressing)
-//!   is refused and counted ([`DatagramCounts::refused_too_large`]).
+//! Each network says it in its hook, one file each under [`networks`]
+//! (with its part of the report); [`EmulatedNetwork`] holds any of them.
+//! The `n`th client mapping the relay opens (counting from 0 since it
+//! started) is handed to the network's attachment rule, which gives its
+//! node; a mapping that closed (idle or evicted) and opens again counts as
+//! a new client. A datagram larger than the network carries is refused and
+//! counted ([`DatagramCounts::refused_too_large`]).
 //!
 //! Time zero of the model is when the relay starts. A packet's arrival time is
 //! taken when the relay receives it; the relay sleeps until the model's next
@@ -49,16 +31,23 @@
 //! handled (at most [`EmulatorOptions::early`] ahead of the clock) enters at
 //! that event's time.
 
+mod network;
+
+/// Each network's emulator hook and its part of the report, one file each.
+pub mod networks {
+    pub mod dumbbell;
+    pub mod grid;
+    pub mod star;
+}
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
-use coapcc_link::dumbbell::{self, LinkRecord};
-use coapcc_link::grid;
-use coapcc_link::star;
 use coapcc_link::{Datagram, DropCause, Nanos, Network, NodeId, Output};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
@@ -67,6 +56,10 @@ use tokio::time::Instant;
 
 use crate::clock::Clock;
 use crate::drive::{Driver, Fate};
+use crate::ip::packet::IPV4_HEADER;
+
+pub use network::{EmulatedNetwork, NetworkPart};
+pub(crate) use network::{Hook, IpCarriage};
 
 /// UDP header bytes (the relay carries UDP datagrams).
 const UDP_HEADER: u16 = 8;
@@ -80,176 +73,6 @@ pub const MAX_DATAGRAM: usize = 65_507;
 /// is never read truncated.
 const RELAY_BUFFER: usize = 65_536;
 
-/// The network the relay runs.
-#[derive(Clone, Debug, PartialEq)]
-pub enum EmulatedNetwork {
-    /// The constrained-link dumbbell (`docs/spec/testbed.md` §1).
-    Dumbbell(dumbbell::Config),
-    /// The IEEE 802.15.4 grid (`docs/spec/radio.md` §1).
-    Grid {
-        /// The grid.
-        config: grid::Config,
-        /// The nodes client mappings attach to, in the order they are given
-        /// out (see the module docs); empty: every node but the root and the
-        /// server, in node order.
-        client_nodes: Vec<NodeId>,
-    },
-    /// The IEEE 802.11 star of the lwIP evaluation (`docs/spec/radio.md` §2): the
-    /// server behind the access point's wired hop, the `n`th client on
-    /// station `n mod stations + 1`.
-    Star(star::Config),
-}
-
-impl Default for EmulatedNetwork {
-    /// The testbed's dumbbell.
-    fn default() -> Self {
-        EmulatedNetwork::Dumbbell(dumbbell::Config::default())
-    }
-}
-
-impl From<dumbbell::Config> for EmulatedNetwork {
-    fn from(c: dumbbell::Config) -> Self {
-        EmulatedNetwork::Dumbbell(c)
-    }
-}
-
-impl From<grid::Config> for EmulatedNetwork {
-    /// The grid with the default client nodes.
-    fn from(config: grid::Config) -> Self {
-        EmulatedNetwork::Grid {
-            config,
-            client_nodes: Vec::new(),
-        }
-    }
-}
-
-/// The one place that names every network: `$h` is the network's
-/// [`Hook`] (its file under `networks/`), `$body` what to do with it.
-macro_rules! with_hook {
-    ($net:expr, $h:ident => $body:expr) => {
-        match $net {
-            EmulatedNetwork::Dumbbell(config) => {
-                let $h = config;
-                $body
-            }
-            EmulatedNetwork::Grid {
-                config,
-                client_nodes,
-            } => {
-                let $h = &networks::grid::GridHook {
-                    config,
-                    client_nodes,
-                };
-                $body
-            }
-            EmulatedNetwork::Star(config) => {
-                let $h = config;
-                $body
-            }
-        }
-    };
-}
-
-/// Each network's emulator hook, one file each.
-mod networks {
-    pub(super) mod dumbbell;
-    pub(super) mod grid;
-    pub(super) mod star;
-}
-
-pub use networks::grid::{default_client_nodes, grid_client_nodes, GridNodeReport, GridReport};
-
-/// What the emulators need of a network beyond its link model: its
-/// parameters, where clients and the server attach, what it carries. One
-/// implementation per network, in its file under `networks/`; the UDP relay
-/// runs its [`Hook::Net`] (monomorphised, one loop per network) and the IP
-/// mode the same model behind `dyn Network`.
-pub(crate) trait Hook {
-    /// The model the relay drives, with its attachment rule.
-    type Net: Emulated + Send + 'static;
-    /// The parameters, as reports show them.
-    type Config: serde::Serialize;
-    /// `dumbbell`, `grid`, …
-    const KIND: &'static str;
-    /// The parameters.
-    fn config(&self) -> &Self::Config;
-    /// What the relay would refuse to run; errors name the field.
-    fn validate(&self) -> Result<(), String>;
-    /// The nodes clients attach to, in the order they are given out; empty
-    /// if the model does not tell clients apart.
-    fn client_nodes(&self) -> Vec<NodeId>;
-    /// The server's node.
-    fn server_node(&self) -> NodeId;
-    /// The model seeded with `seed` (the simulator's construction).
-    fn model(&self, seed: u64) -> Result<Self::Net, String>;
-    /// What the IP mode hands to the model of a real IPv4 packet.
-    fn ip_carriage(&self) -> IpCarriage;
-    /// The IP MTU of the IP mode's TUN devices.
-    fn ip_mtu(&self) -> usize;
-}
-
-/// What a network carries of a real IPv4 packet in the IP mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum IpCarriage {
-    /// Any IPv4 packet, at its real size.
-    AnyIpv4,
-    /// Unfragmented UDP with a payload up to this many bytes, sized with an
-    /// 8-byte transport header (the model compresses the rest).
-    UdpUpTo(usize),
-}
-
-impl EmulatedNetwork {
-    /// Checks what the relay would refuse to run; errors name the field and
-    /// what was expected.
-    pub fn validate(&self) -> Result<(), String> {
-        with_hook!(self, h => h.validate())
-    }
-
-    /// The nodes clients attach to, in the order they are given out: the
-    /// grid's client nodes ([`grid_client_nodes`]), the star's stations
-    /// (1 to n); empty for the dumbbell, whose clients are not told apart
-    /// by the model.
-    pub fn client_nodes(&self) -> Vec<NodeId> {
-        with_hook!(self, h => h.client_nodes())
-    }
-
-    /// The server's node: the dumbbell's and the star's [`dumbbell::SERVER`]
-    /// / [`star::SERVER`], the grid's server node.
-    pub fn server_node(&self) -> NodeId {
-        with_hook!(self, h => h.server_node())
-    }
-
-    /// `dumbbell`, `grid` or `star`.
-    pub fn kind(&self) -> &'static str {
-        fn kind<H: Hook>(_: &H) -> &'static str {
-            H::KIND
-        }
-        with_hook!(self, h => kind(h))
-    }
-
-    /// The network's parameters as JSON (its `Config`, without the kind).
-    pub fn config_json(&self) -> serde_json::Value {
-        with_hook!(self, h => serde_json::to_value(h.config()).unwrap_or(serde_json::Value::Null))
-    }
-
-    /// The model seeded with `seed` behind `dyn Network`, for the IP mode
-    /// (checked first).
-    pub(crate) fn dyn_model(&self, seed: u64) -> Result<Box<dyn Network + Send>> {
-        self.validate().map_err(|e| anyhow!(e))?;
-        with_hook!(self, h => Ok(Box::new(h.model(seed).map_err(|e| anyhow!(e))?)))
-    }
-
-    /// What the IP mode hands to the model of a real IPv4 packet.
-    pub(crate) fn ip_carriage(&self) -> IpCarriage {
-        with_hook!(self, h => h.ip_carriage())
-    }
-
-    /// The IP MTU of the IP mode's TUN devices.
-    pub(crate) fn ip_mtu(&self) -> usize {
-        with_hook!(self, h => h.ip_mtu())
-    }
-}
-
 /// The node the `ordinal`th client mapping (counting from 0) attaches to:
 /// `nodes[ordinal mod nodes.len()]`. `nodes` must not be empty.
 pub fn client_node(nodes: &[NodeId], ordinal: u64) -> NodeId {
@@ -261,8 +84,7 @@ pub fn client_node(nodes: &[NodeId], ordinal: u64) -> NodeId {
 pub struct EmulatorOptions {
     /// The network model.
     pub network: EmulatedNetwork,
-    /// Seed of the model's random streams (dumbbell: error processes and
-    /// path jitter; grid: MAC backoffs and sequence numbers).
+    /// Seed of the model's random streams.
     pub seed: u64,
     /// Most client mappings at once.
     pub max_clients: usize,
@@ -270,8 +92,8 @@ pub struct EmulatorOptions {
     pub idle_timeout: Duration,
     /// Most packets held by the relay at once (inside the model, whose own
     /// buffers may be infinite); more are dropped and counted
-    /// ([`DatagramCounts::refused_full`]; on the dumbbell also as buffer
-    /// drops of their direction).
+    /// ([`DatagramCounts::refused_full`]; a network may count them as drops
+    /// of its own too).
     pub max_in_flight: usize,
     /// Most IP bytes (UDP payload + 28) the relay holds per direction inside
     /// the model — queued, being sent or propagating; a datagram that would
@@ -320,8 +142,8 @@ pub struct DatagramCounts {
     pub refused_full: u64,
     /// IP bytes of the datagrams refused that way.
     pub refused_full_bytes: u64,
-    /// Not handed to the model: larger than the network carries (the grid's
-    /// eight 6LoWPAN fragments, or [`MAX_DATAGRAM`]).
+    /// Not handed to the model: larger than the network carries (its hook
+    /// says what it carries; never more than [`MAX_DATAGRAM`]).
     pub refused_too_large: u64,
     /// Delivered by the model after their mapping had closed (evicted or
     /// idle), so not sent on (counted in `delivered` too).
@@ -342,11 +164,6 @@ impl DatagramCounts {
 /// Counters of the relay.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EmulatorReport {
-    /// Dumbbell: the clients → server direction of the bottleneck (zero on
-    /// the grid).
-    pub uplink: LinkRecord,
-    /// Dumbbell: the server → clients direction (zero on the grid).
-    pub downlink: LinkRecord,
     /// Client mappings opened.
     pub clients_seen: u64,
     /// Mappings closed for idleness or to make room.
@@ -357,10 +174,16 @@ pub struct EmulatorReport {
     pub upstream: DatagramCounts,
     /// Datagrams from the server to clients.
     pub downstream: DatagramCounts,
-    /// Grid: its nodes, drops and medium (`None` on the dumbbell).
-    pub grid: Option<GridReport>,
-    /// Star: what its wireless part did (`None` on the other networks).
-    pub star: Option<star::StarRecord>,
+    /// What the network did, in its own type (see its file under
+    /// [`networks`]); `None` until the relay first reports.
+    pub network: Option<NetworkPart>,
+}
+
+impl EmulatorReport {
+    /// The network's part of the report, if it is a `T`.
+    pub fn network_part<T: std::any::Any>(&self) -> Option<&T> {
+        self.network.as_ref()?.get()
+    }
 }
 
 /// Shared view of a running relay's report.
@@ -388,8 +211,8 @@ pub(crate) trait Emulated: Network {
     fn payload(&self, len: usize) -> Option<u16>;
     /// A datagram was refused because the relay held too many packets.
     fn count_full(&mut self, up: bool);
-    /// Writes the network's counters into `report`.
-    fn publish(&self, report: &mut EmulatorReport);
+    /// The network's counters, as its part of the report.
+    fn report(&self) -> NetworkPart;
 }
 
 /// A link model with what an emulator adds to it (`rule`: where clients
@@ -491,7 +314,7 @@ impl<N: Emulated> Relay<N> {
             return;
         };
         // the datagram's size on the wire, as the model counts it
-        let ip_bytes = (dumbbell::IPV4_HEADER + usize::from(UDP_HEADER) + data.len()) as u64;
+        let ip_bytes = (IPV4_HEADER + usize::from(UDP_HEADER) + data.len()) as u64;
         if self.driver.held() >= self.opts.max_in_flight || !self.driver.admits(up, ip_bytes) {
             counts.refused_full += 1;
             counts.refused_full_bytes += ip_bytes;
@@ -681,7 +504,7 @@ impl<N: Emulated> Relay<N> {
     }
 
     fn publish(&mut self, monitor: &EmulatorMonitor) {
-        self.driver.net.publish(&mut self.report);
+        self.report.network = Some(self.driver.net.report());
         for (up, c) in [
             (true, &mut self.report.upstream),
             (false, &mut self.report.downstream),
@@ -702,13 +525,47 @@ pub async fn run(
     server: SocketAddr,
     opts: EmulatorOptions,
     monitor: Arc<EmulatorMonitor>,
-    stop: impl Future<Output = ()>,
+    stop: impl Future<Output = ()> + Send,
 ) -> Result<EmulatorReport> {
     check(&opts)?;
-    with_hook!(&opts.network, h => {
-        let net = h.model(opts.seed).map_err(|e| anyhow!(e))?;
-        Ok(relay(net, listen, server, opts, monitor, stop).await)
-    })
+    let net = opts.network.relaying(opts.seed)?;
+    Ok(net
+        .relay(listen, server, opts, monitor, Box::pin(stop))
+        .await)
+}
+
+/// A future the relay runs until (its stop signal).
+type Stop<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// A running relay's loop, giving its final report.
+type Running<'a> = Pin<Box<dyn Future<Output = EmulatorReport> + Send + 'a>>;
+
+/// A network's model, built, with the relay's loop compiled for it
+/// ([`relay`] on the model's own type): what [`EmulatedNetwork`] gives the
+/// relay, through one virtual call at its start.
+pub(crate) trait Relaying: Send {
+    /// The relay's loop on this model until `stop` completes.
+    fn relay<'a>(
+        self: Box<Self>,
+        listen: UdpSocket,
+        server: SocketAddr,
+        opts: EmulatorOptions,
+        monitor: Arc<EmulatorMonitor>,
+        stop: Stop<'a>,
+    ) -> Running<'a>;
+}
+
+impl<N: Emulated + Send + 'static> Relaying for N {
+    fn relay<'a>(
+        self: Box<Self>,
+        listen: UdpSocket,
+        server: SocketAddr,
+        opts: EmulatorOptions,
+        monitor: Arc<EmulatorMonitor>,
+        stop: Stop<'a>,
+    ) -> Running<'a> {
+        Box::pin(relay(*self, listen, server, opts, monitor, stop))
+    }
 }
 
 /// The relay's loop on network `net`.
@@ -789,31 +646,21 @@ pub fn spawn(
     opts: EmulatorOptions,
 ) -> Result<EmulatorHandle> {
     check(&opts)?;
-    with_hook!(&opts.network, h => {
-        let net = h.model(opts.seed).map_err(|e| anyhow!(e))?;
-        spawn_relay(net, listen, server, opts)
-    })
-}
-
-/// [`spawn`] with the model built.
-fn spawn_relay<N: Emulated + Send + 'static>(
-    net: N,
-    listen: SocketAddr,
-    server: SocketAddr,
-    opts: EmulatorOptions,
-) -> Result<EmulatorHandle> {
+    let net = opts.network.relaying(opts.seed)?;
     let monitor = Arc::new(EmulatorMonitor::default());
     let m = monitor.clone();
-    let (addr, task) = crate::background::spawn_on_udp(
-        listen,
-        "coapcc-emulate",
-        move |socket, stop| async move {
-            relay(net, socket, server, opts, m, async {
-                let _ = stop.await;
-            })
-            .await
-        },
-    )?;
+    let (addr, task) =
+        crate::background::spawn_on_udp(listen, "coapcc-emulate", move |socket, stop| {
+            net.relay(
+                socket,
+                server,
+                opts,
+                m,
+                Box::pin(async {
+                    let _ = stop.await;
+                }),
+            )
+        })?;
     Ok(EmulatorHandle {
         addr,
         monitor,
@@ -838,12 +685,10 @@ impl EmulatorHandle {
     }
 }
 
-/// What the relay tests share: a relay running in the background, and a
-/// dumbbell whose only cost is its propagation delays.
+/// What the relay tests share: a relay running in the background.
 #[cfg(test)]
 mod test_relay {
     use super::*;
-    use coapcc_link::dumbbell::Buffer;
 
     /// A relay between `127.0.0.1:addr` and a server, stopped by [`Self::stop`].
     pub(super) struct TestRelay {
@@ -870,10 +715,19 @@ mod test_relay {
             self.task.await.unwrap().unwrap()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use coapcc_link::dumbbell::{self, Buffer};
+
+    use super::networks::dumbbell::DumbbellReport;
+    use super::test_relay::TestRelay;
+    use super::*;
 
     /// 1 Gbit/s both ways, an infinite buffer, no path jitter: a datagram
     /// takes its direction's delay (ms) and microseconds of serialisation.
-    pub(super) fn fast_dumbbell(uplink_delay_ms: f64, downlink_delay_ms: f64) -> dumbbell::Config {
+    fn fast_dumbbell(uplink_delay_ms: f64, downlink_delay_ms: f64) -> dumbbell::Config {
         dumbbell::Config {
             uplink_bps: 1_000_000_000,
             downlink_bps: 1_000_000_000,
@@ -884,12 +738,6 @@ mod test_relay {
             ..dumbbell::Config::default()
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::test_relay::{fast_dumbbell, TestRelay};
-    use super::*;
 
     /// An echo server that reports the source address of each datagram.
     async fn echo_server() -> (SocketAddr, mpsc::Receiver<SocketAddr>) {
@@ -952,8 +800,9 @@ mod tests {
         let report = relay.stop().await;
         assert_eq!(report.clients_seen, 2);
         assert_eq!(report.mappings_closed, 1);
-        assert_eq!((report.uplink.packets, report.downlink.packets), (6, 6));
-        assert_eq!(report.uplink.bytes, 6 * 38);
+        let link = report.network_part::<DumbbellReport>().expect("its links");
+        assert_eq!((link.uplink.packets, link.downlink.packets), (6, 6));
+        assert_eq!(link.uplink.bytes, 6 * 38);
     }
 
     /// With room for one mapping, a second client evicts the first while the
@@ -1023,181 +872,5 @@ mod tests {
         assert_eq!((r.upstream.delivered, r.downstream.delivered), (3, 3));
         assert_eq!(r.upstream.bytes, (1501 + 9000 + MAX_DATAGRAM) as u64);
         assert_eq!(r.downstream.bytes, r.upstream.bytes);
-    }
-}
-
-#[cfg(test)]
-mod grid_tests {
-    use super::test_relay::TestRelay;
-    use super::*;
-
-    /// The attachment rule on the 6 × 6 grid: every node but the root (1) and
-    /// the server (3), in node order, wrapping around after the 34th client.
-    #[test]
-    fn clients_take_the_client_nodes_in_order_and_wrap_around() {
-        let cfg = grid::Config::default();
-        let nodes = default_client_nodes(&cfg);
-        assert_eq!(nodes.len(), 34);
-        assert_eq!(&nodes[..4], &[2, 4, 5, 6]);
-        assert_eq!(nodes[33], 36);
-        let attached: Vec<NodeId> = (0..36).map(|i| client_node(&nodes, i)).collect();
-        assert_eq!(&attached[..3], &[2, 4, 5]);
-        assert_eq!(attached[33], 36, "the 34th client is on node 36");
-        assert_eq!(&attached[34..], &[2, 4], "the 35th wraps around to node 2");
-
-        // another root and server
-        let cfg = grid::Config {
-            root: 36,
-            server: 1,
-            ..grid::Config::default()
-        };
-        let nodes = default_client_nodes(&cfg);
-        assert_eq!((nodes[0], nodes[33]), (2, 35));
-
-        // an explicit list is taken as given, in its order
-        let cfg = grid::Config::default();
-        assert_eq!(grid_client_nodes(&cfg, &[36, 2]).unwrap(), vec![36, 2]);
-        assert_eq!(client_node(&[36, 2], 2), 36);
-        let err = |given: &[NodeId]| grid_client_nodes(&cfg, given).unwrap_err();
-        assert!(err(&[3]).contains("server"), "{}", err(&[3]));
-        assert!(err(&[37]).contains("1 to 36"), "{}", err(&[37]));
-        assert!(err(&[0]).contains("1 to 36"));
-        assert!(err(&[5, 5]).contains("twice"));
-
-        // two nodes, both taken: no room for clients
-        let cfg = grid::Config {
-            rows: 1,
-            cols: 2,
-            root: 1,
-            server: 2,
-            ..grid::Config::default()
-        };
-        let e = EmulatedNetwork::from(cfg).validate().unwrap_err();
-        assert!(e.starts_with("client_nodes: the grid has no node"), "{e}");
-    }
-
-    /// An echo server.
-    async fn echo_server() -> SocketAddr {
-        let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let addr = s.local_addr().unwrap();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 1500];
-            while let Ok((n, from)) = s.recv_from(&mut buf).await {
-                let _ = s.send_to(&buf[..n], from).await;
-            }
-        });
-        addr
-    }
-
-    /// Through the grid: three clients on the two listed nodes (the third
-    /// wraps around to the first), each datagram echoed back; a datagram
-    /// larger than the grid carries is refused and counted, not relayed, and
-    /// one that needs four fragments per hop gets through.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn grid_relay_attaches_wraps_and_refuses_oversized_datagrams() {
-        let server = echo_server().await;
-        let relay = TestRelay::start(
-            server,
-            EmulatorOptions {
-                network: EmulatedNetwork::Grid {
-                    config: grid::Config::default(),
-                    client_nodes: vec![4, 36],
-                },
-                ..EmulatorOptions::default()
-            },
-        )
-        .await;
-        let relay_addr = relay.addr;
-        let max = grid::sixlowpan::max_coap(Default::default(), true);
-        assert_eq!(max, 728);
-        for _ in 0..3 {
-            let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let mut buf = [0u8; 1500];
-            c.send_to(&[7; 40], relay_addr).await.unwrap();
-            let (n, _) = tokio::time::timeout(Duration::from_secs(2), c.recv_from(&mut buf))
-                .await
-                .unwrap()
-                .unwrap();
-            assert_eq!(&buf[..n], &[7; 40]);
-        }
-        let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        c.send_to(&vec![1; max + 1], relay_addr).await.unwrap();
-        c.send_to(&[2; 300], relay_addr).await.unwrap();
-        let mut buf = [0u8; 1500];
-        let (n, _) = tokio::time::timeout(Duration::from_secs(3), c.recv_from(&mut buf))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(&buf[..n], &[2; 300], "a fragmented datagram got through");
-        let r = relay.stop().await;
-        let g = r.grid.as_ref().expect("a grid report");
-        let clients: Vec<(NodeId, u64)> = g
-            .nodes
-            .iter()
-            .filter(|n| n.clients > 0)
-            .map(|n| (n.node, n.clients))
-            .collect();
-        assert_eq!(clients, vec![(4, 2), (36, 2)]);
-        assert_eq!(r.clients_seen, 4);
-        assert_eq!(r.upstream.received, 5);
-        assert_eq!(r.upstream.refused_too_large, 1);
-        assert_eq!((r.upstream.delivered, r.downstream.delivered), (4, 4));
-        assert_eq!(r.upstream.bytes, 3 * 40 + (max + 1 + 300) as u64);
-        assert_eq!((r.uplink.packets, r.downlink.packets), (0, 0));
-        let t = g.totals();
-        assert_eq!(g.frames_on_air, t.data_frames + t.ack_frames);
-        assert!(t.data_frames >= 8, "{t:?}");
-        assert_eq!(g.drops.total(), 0);
-    }
-}
-
-#[cfg(test)]
-mod star_tests {
-    use super::test_relay::TestRelay;
-    use super::*;
-
-    /// Through the Wi-Fi star with two stations: three clients (the third
-    /// back on station 1), each datagram echoed back through the DCF and the
-    /// wired hop.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn star_relay_carries_datagrams_both_ways() {
-        let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let server = s.local_addr().unwrap();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 1500];
-            while let Ok((n, from)) = s.recv_from(&mut buf).await {
-                let _ = s.send_to(&buf[..n], from).await;
-            }
-        });
-        let net = EmulatedNetwork::Star(star::Config {
-            stations: 2,
-            ..star::Config::default()
-        });
-        assert_eq!(net.client_nodes(), vec![1, 2]);
-        assert_eq!(net.kind(), "star");
-        let relay = TestRelay::start(
-            server,
-            EmulatorOptions {
-                network: net,
-                ..EmulatorOptions::default()
-            },
-        )
-        .await;
-        for i in 0..3u8 {
-            let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let mut buf = [0u8; 1500];
-            c.send_to(&[i; 1200], relay.addr).await.unwrap();
-            let (n, _) = tokio::time::timeout(Duration::from_secs(2), c.recv_from(&mut buf))
-                .await
-                .unwrap()
-                .unwrap();
-            assert_eq!(&buf[..n], &[i; 1200][..]);
-        }
-        let r = relay.stop().await;
-        assert_eq!(r.clients_seen, 3);
-        assert_eq!((r.upstream.delivered, r.downstream.delivered), (3, 3));
-        assert_eq!(r.upstream.dropped + r.downstream.dropped, 0);
-        let s = r.star.expect("a star report");
-        assert!(s.delivered_frames >= 6, "{s:?}");
     }
 }

@@ -51,12 +51,12 @@ pub struct IpOptions {
     pub sysctls: Vec<(String, String)>,
 }
 
-/// The IP MTU of the TUN devices for `net`: the dumbbell's `mtu` (296 by
-/// default); the grid's largest unfragmented UDP datagram, 20 + 8 + the
-/// largest CoAP message eight 6LoWPAN fragments carry (756 by default), so
-/// the kernel fragments anything larger and the relay refuses the
-/// fragments; the star's 1500 (Ethernet/802.11 MSDU). Each network's hook
-/// says it.
+/// The IP MTU of the TUN devices for `net`, as its hook says (under
+/// `emulate/networks/`): the dumbbell's `mtu` (296 by default); the grid's
+/// largest unfragmented UDP datagram, 20 + 8 + the largest CoAP message
+/// eight 6LoWPAN fragments carry (756 by default), so the kernel fragments
+/// anything larger and the relay refuses the fragments; the star's 1500
+/// (Ethernet/802.11 MSDU).
 pub fn mtu_of(net: &EmulatedNetwork) -> usize {
     net.ip_mtu()
 }

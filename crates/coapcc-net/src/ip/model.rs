@@ -99,7 +99,7 @@ mod tests {
     fn what_each_model_carries_and_at_what_size() {
         for net in [
             EmulatedNetwork::default(),
-            EmulatedNetwork::Star(coapcc_link::star::Config::default()),
+            coapcc_link::star::Config::default().into(),
         ] {
             let m = IpModel::new(&net, 1).unwrap();
             assert_eq!(m.sizes(&packet(PROTO_TCP, 20, 32, 9)), Ok((32, 9)));

@@ -9,10 +9,11 @@ use clap::{Args, ValueEnum};
 use coapcc_proto::message::Code;
 use coapcc_sim::metrics::{RunResult, Summary};
 
-use coapcc_link::NodeId;
 use coapcc_net::load::{self, LoadSpec};
 
-use super::emulated::{NetworkChoice, EMULATE_HELP, NETWORK_HELP};
+use coapcc::emulate::EmulateOptions;
+
+use super::emulators;
 
 /// A request method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -260,7 +261,7 @@ pub struct LoadArgs {
 
 /// `coapcc emulate`.
 #[derive(Args, Debug, Clone)]
-#[command(after_long_help = EMULATE_HELP)]
+#[command(after_long_help = emulators::emulate_help())]
 pub struct EmulateArgs {
     /// Address clients send to (loopback by default; see docs/security.md
     /// before serving other hosts).
@@ -279,49 +280,23 @@ pub struct EmulateArgs {
         conflicts_with = "ip"
     )]
     pub server: Option<String>,
-    /// The network model ([`NETWORK_HELP`]: every network's, so its text
-    /// lives with [`NetworkChoice`]).
-    #[arg(long, value_enum, value_name = "KIND", help = NETWORK_HELP)]
-    pub network: Option<NetworkChoice>,
+    /// The network model (its help, possible values and what they say are
+    /// every emulated network's: [`emulators::network_help`]).
+    #[arg(
+        long,
+        value_name = "KIND",
+        value_parser = emulators::network_parser(),
+        help = emulators::network_help()
+    )]
+    pub network: Option<String>,
     /// Take the network from the `[network]` table of a scenario file
     /// (`kind = "grid"`, or the dumbbell); dumbbell options given here
     /// override the file's values.
     #[arg(long, value_name = "FILE.toml")]
     pub scenario: Option<PathBuf>,
-    /// Dumbbell: uplink (client → server) rate, bit/s [default: 60000].
-    #[arg(long, value_name = "BPS")]
-    pub uplink_bps: Option<u64>,
-    /// Dumbbell: downlink (server → client) rate, bit/s [default: 30000].
-    #[arg(long, value_name = "BPS")]
-    pub downlink_bps: Option<u64>,
-    /// Dumbbell: uplink one-way propagation delay, ms [default: 200].
-    #[arg(long, value_name = "MS")]
-    pub uplink_delay_ms: Option<f64>,
-    /// Dumbbell: downlink one-way propagation delay, ms [default: 400].
-    #[arg(long, value_name = "MS")]
-    pub downlink_delay_ms: Option<f64>,
-    /// Dumbbell: router ↔ server one-way delay, uniform in LO,HI ms per
-    /// packet [default: 10,20].
-    #[arg(long, value_name = "LO,HI")]
-    pub path_delay_ms: Option<String>,
-    /// Dumbbell: router buffer per direction, bytes of waiting IP packets, or
-    /// `inf` [default: inf].
-    #[arg(long, value_name = "BYTES|inf")]
-    pub buffer: Option<String>,
-    /// Dumbbell: link-error profile, none, low, medium or high [default:
-    /// none].
-    #[arg(long, value_name = "PROFILE")]
-    pub errors: Option<String>,
-    /// Dumbbell: speed the link up F times: rates × F, delays ÷ F (link
-    /// errors keep their time scale). The grid refuses it: its timings are
-    /// radio constants, not link rates.
-    #[arg(long, value_name = "F")]
-    pub scale: Option<f64>,
-    /// Grid: the nodes clients attach to, in the order clients first send
-    /// (wrapping around when there are more clients) [default: every node but
-    /// the border router and the server, in node order].
-    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
-    pub nodes: Vec<NodeId>,
+    /// The network's options.
+    #[command(flatten)]
+    pub options: EmulateOptions,
     /// Seed of the model's random streams (dumbbell: link errors and path
     /// jitter; grid: MAC backoffs and sequence numbers).
     #[arg(long, default_value_t = 1, value_name = "S")]

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod campaign;
 pub mod emulated;
+pub mod emulators;
 pub mod ip;
 pub mod net;
 pub mod progress;

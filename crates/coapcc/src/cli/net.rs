@@ -384,7 +384,7 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
     eprintln!("{}", emulator_startup(h.addr(), server, &network));
     rt.block_on(until_stopped(duration));
     let r = h.stop();
-    eprintln!("{}", emulator_summary(&r));
+    eprintln!("{}", emulator_summary(&network, &r));
     Ok(r)
 }
 

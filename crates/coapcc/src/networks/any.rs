@@ -21,6 +21,7 @@ use crate::bench::BenchOptions;
 use crate::campaign::ceiling::{Estimate, SetSample};
 use crate::campaign::{Campaign, Plan, PlanCell, Unit};
 use crate::cost::RunCost;
+use crate::emulate::Emulator;
 use crate::scenario_file::Overrides;
 use crate::store::{Definition, NetworkTables, Store};
 
@@ -58,6 +59,8 @@ pub trait Network: Sync {
     ) -> Result<Reported>;
     /// `coapcc bench` on this network ([`LabNetwork::bench`]).
     fn bench(&self, o: &BenchOptions, out: &mut dyn FnMut(String) -> Result<()>) -> Result<()>;
+    /// Its real-time emulator ([`LabNetwork::emulator`]).
+    fn emulator(&self) -> Option<&'static dyn Emulator>;
     /// A run result of this network from its CBOR value
     /// ([`UnitResult::decode`]).
     fn decode_result(&self, value: ciborium::Value) -> Result<UnitResult>;
@@ -118,6 +121,9 @@ impl<N: LabNetwork> Network for Entry<N> {
     }
     fn bench(&self, o: &BenchOptions, out: &mut dyn FnMut(String) -> Result<()>) -> Result<()> {
         N::bench(o, out)
+    }
+    fn emulator(&self) -> Option<&'static dyn Emulator> {
+        N::emulator()
     }
     fn decode_result(&self, value: ciborium::Value) -> Result<UnitResult> {
         let r: N::RunResult = value

@@ -19,6 +19,7 @@ use crate::bench::BenchOptions;
 use crate::campaign::ceiling::SetSample;
 use crate::campaign::{Campaign, CampaignFile, Plan, PlanCell};
 use crate::cost::RunCost;
+use crate::emulate::Emulator;
 use crate::report::Written;
 use crate::scenario_file::Overrides;
 use crate::store::{Definition, NetworkTables, RunRow, Store};
@@ -159,6 +160,12 @@ pub trait LabNetwork: Sized + 'static {
     /// network's ns-3 reference, each line handed to `out` as it is
     /// measured (its `bench` module).
     fn bench(o: &BenchOptions, out: &mut dyn FnMut(String) -> Result<()>) -> Result<()>;
+
+    /// Its real-time emulator (`coapcc emulate`), if it has one (its
+    /// `emulate` module).
+    fn emulator() -> Option<&'static dyn Emulator> {
+        None
+    }
 
     // Campaigns.
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
+use coapcc_net::emulate::networks::dumbbell::DumbbellReport;
 use coapcc_net::emulate::{self, EmulatorOptions};
 use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
@@ -136,8 +137,11 @@ fn load_through_emulator_matches_the_simulator() {
     // (38-byte requests, 93-byte responses at IP level).
     let n = u64::from(clients * workload.exchanges);
     let e = &real.relay;
-    assert_eq!((e.uplink.packets, e.uplink.bytes), (n, 38 * n));
-    assert_eq!((e.downlink.packets, e.downlink.bytes), (n, 93 * n));
+    let link = e
+        .network_part::<DumbbellReport>()
+        .expect("the dumbbell's links");
+    assert_eq!((link.uplink.packets, link.uplink.bytes), (n, 38 * n));
+    assert_eq!((link.downlink.packets, link.downlink.bytes), (n, 93 * n));
     assert_eq!(e.clients_seen, u64::from(clients));
 }
 
@@ -166,7 +170,8 @@ fn emulator_drops_and_clients_recover() {
         ..Workload::default()
     };
     let o = load_through_emulator(&net, 8, workload, alg);
-    let (up, down) = (&o.relay.uplink, &o.relay.downlink);
+    let link = o.relay.network_part::<DumbbellReport>().expect("its links");
+    let (up, down) = (&link.uplink, &link.downlink);
     eprintln!("{up:?}\n{down:?}");
     assert!(up.dropped_error + down.dropped_error > 0, "{:?}", o.relay);
     assert!(
@@ -248,7 +253,8 @@ fn the_relay_bounds_the_bytes_it_holds() {
     assert_eq!(up.refused_full, up.received - held, "{up:?}");
     assert_eq!(up.refused_full_bytes, up.refused_full * IP);
     assert_eq!(up.dropped, 0);
-    assert_eq!(r.uplink.dropped_buffer, up.refused_full);
+    let link = r.network_part::<DumbbellReport>().expect("its links");
+    assert_eq!(link.uplink.dropped_buffer, up.refused_full);
     let r = flood_the_uplink(Buffer::Bytes(1_410_000));
     let up = &r.upstream;
     assert!(up.received >= 100, "the relay read too few: {up:?}");
@@ -257,5 +263,6 @@ fn the_relay_bounds_the_bytes_it_holds() {
     assert_eq!(up.in_flight(), taken, "{up:?}");
     assert_eq!(up.held_bytes, taken * IP);
     assert_eq!(up.dropped, up.received - taken);
-    assert_eq!(r.uplink.dropped_buffer, up.dropped);
+    let link = r.network_part::<DumbbellReport>().expect("its links");
+    assert_eq!(link.uplink.dropped_buffer, up.dropped);
 }

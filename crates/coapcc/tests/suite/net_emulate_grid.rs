@@ -11,7 +11,9 @@ use std::time::Duration;
 use coapcc_link::grid::{self, Grid, NodeRecord};
 use coapcc_link::{Datagram, Nanos, Network, NodeId, Output};
 use coapcc_net::client::{ClientOptions, Outcome};
-use coapcc_net::emulate::{self, EmulatedNetwork, EmulatorHandle, EmulatorOptions};
+use coapcc_net::emulate::networks::dumbbell::DumbbellReport;
+use coapcc_net::emulate::networks::grid::{EmulatedGrid, GridReport};
+use coapcc_net::emulate::{self, EmulatorHandle, EmulatorOptions};
 use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerHandle, ServerOptions};
@@ -44,10 +46,11 @@ fn grid_relay(client_nodes: Vec<NodeId>) -> (ServerHandle, EmulatorHandle) {
         any_port(),
         srv.addr(),
         EmulatorOptions {
-            network: EmulatedNetwork::Grid {
+            network: EmulatedGrid {
                 config: grid::Config::default(),
                 client_nodes,
-            },
+            }
+            .into(),
             seed: SEED,
             ..EmulatorOptions::default()
         },
@@ -218,7 +221,7 @@ fn unloaded_exchanges_from_node_36_take_the_model_round_trip() {
     assert!(expected.iter().all(|&e| e == expected[0]), "{expected:?}");
     assert_close("node 36", &measured, expected[0]);
 
-    let g = r.grid.as_ref().expect("grid report");
+    let g = r.network_part::<GridReport>().expect("grid report");
     assert_eq!((r.upstream.delivered, r.downstream.delivered), (10, 10));
     assert_eq!((r.upstream.dropped, r.downstream.dropped), (0, 0));
     for n in &g.nodes {
@@ -236,7 +239,10 @@ fn unloaded_exchanges_from_node_36_take_the_model_round_trip() {
     assert_eq!(g.frames_on_air, t.data_frames + t.ack_frames);
     assert_eq!(t.data_frames, t.ack_frames, "every frame acknowledged once");
     assert_eq!(g.drops.total(), 0);
-    assert_eq!((r.uplink.packets, r.downlink.packets), (0, 0));
+    assert!(
+        r.network_part::<DumbbellReport>().is_none(),
+        "no dumbbell links"
+    );
 }
 
 /// Three clients, one after the other, attach to nodes 2, 4 and 5 (every
@@ -250,7 +256,7 @@ fn clients_attach_to_distinct_nodes_in_node_order() {
     let r = emu.stop();
     srv.stop();
     let (request, response) = (size(&r.upstream), size(&r.downstream));
-    let g = r.grid.as_ref().expect("grid report");
+    let g = r.network_part::<GridReport>().expect("grid report");
     let attached: Vec<NodeId> = g
         .nodes
         .iter()
@@ -307,7 +313,7 @@ fn libcoap_through_the_grid() {
     assert_eq!(out.trim(), "Hello from coapcc");
     let r = emu.stop();
     srv.stop();
-    let g = r.grid.as_ref().unwrap();
+    let g = r.network_part::<GridReport>().unwrap();
     assert_eq!(g.node(20).unwrap().clients, 1);
     assert!(r.upstream.delivered >= 1 && r.downstream.delivered >= 1);
     // 20 → 14 → 8 → 2 → 3 and back
@@ -357,7 +363,7 @@ fn libcoap_through_the_grid() {
     assert_eq!(payload, b"through the grid");
     let r = emu.stop();
     assert_eq!(r.clients_seen, 2, "two client sockets");
-    let g = r.grid.unwrap();
+    let g = r.network_part::<GridReport>().unwrap();
     assert_eq!(
         (g.node(2).unwrap().clients, g.node(4).unwrap().clients),
         (1, 1)
@@ -397,7 +403,7 @@ fn load_through_the_grid_is_accounted_for() {
         .iter()
         .map(|c| u64::from(c.completed + c.retransmissions))
         .sum();
-    let g = r.grid.as_ref().unwrap();
+    let g = r.network_part::<GridReport>().unwrap();
     eprintln!("{r:?}");
     assert_eq!(r.upstream.received, sent);
     assert_eq!(r.upstream.in_flight() + r.downstream.in_flight(), 0);

@@ -659,7 +659,7 @@ fn the_relay_decides_as_the_model_does_on_replay() {
         text(&out.stderr)
     );
     let records = read_log(&log).unwrap();
-    let network = EmulatedNetwork::Dumbbell(
+    let network = EmulatedNetwork::from(
         dumbbell::Config {
             buffer: Buffer::Bytes(600),
             errors: ErrorProfile::parse("high").unwrap(),

@@ -1,13 +1,26 @@
-//! The dumbbell's emulator hook: the client mappings are the model's client
-//! nodes numbered by their slot (slots are reused after a mapping closes);
-//! the server is [`dumbbell::SERVER`], behind the router. The relay carries
-//! any datagram up to [`MAX_DATAGRAM`] whatever the MTU; the IP mode any
-//! IPv4 packet at its real size.
+//! The dumbbell's emulator hook and its part of the report
+//! ([`DumbbellReport`]: what each direction of its bottleneck did).
+//!
+//! A client mapping is the model's client node numbered by its slot (slots
+//! are reused after a mapping closes); the server is [`dumbbell::SERVER`],
+//! behind the router. The relay carries any datagram up to [`MAX_DATAGRAM`]
+//! whatever the MTU; the IP mode any IPv4 packet at its real size. A datagram
+//! the relay refuses for want of room also counts as a buffer drop of its
+//! direction. It is the network [`EmulatedNetwork`] holds by default.
 
-use coapcc_link::dumbbell::{self, Direction, Dumbbell};
+use coapcc_link::dumbbell::{self, Direction, Dumbbell, LinkRecord};
 use coapcc_link::NodeId;
 
-use crate::emulate::{Emulated, EmulatorReport, Hook, IpCarriage, MAX_DATAGRAM};
+use crate::emulate::{Emulated, EmulatedNetwork, Hook, IpCarriage, NetworkPart, MAX_DATAGRAM};
+
+/// What the dumbbell did: each direction of its bottleneck.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DumbbellReport {
+    /// The clients → server direction.
+    pub uplink: LinkRecord,
+    /// The server → clients direction.
+    pub downlink: LinkRecord,
+}
 
 impl Emulated for Dumbbell {
     fn server_node(&self) -> NodeId {
@@ -27,9 +40,11 @@ impl Emulated for Dumbbell {
         self.count_overflow(if up { Direction::Up } else { Direction::Down });
     }
 
-    fn publish(&self, report: &mut EmulatorReport) {
-        report.uplink = self.record(Direction::Up);
-        report.downlink = self.record(Direction::Down);
+    fn report(&self) -> NetworkPart {
+        NetworkPart::new(DumbbellReport {
+            uplink: self.record(Direction::Up),
+            downlink: self.record(Direction::Down),
+        })
     }
 }
 
@@ -76,5 +91,18 @@ impl Hook for dumbbell::Config {
     /// Its `mtu` (296 by default).
     fn ip_mtu(&self) -> usize {
         self.mtu
+    }
+}
+
+impl From<dumbbell::Config> for EmulatedNetwork {
+    fn from(c: dumbbell::Config) -> Self {
+        EmulatedNetwork::new(c)
+    }
+}
+
+impl Default for EmulatedNetwork {
+    /// The testbed's dumbbell.
+    fn default() -> Self {
+        dumbbell::Config::default().into()
     }
 }

@@ -1,162 +1,61 @@
 //! The network `coapcc emulate` relays through: `--network` or a scenario
 //! file's `[network]` table, with the command line's options applied; the
-//! line printed at start-up and the summary at exit. Each network's part is
-//! in its own file (`dumbbell.rs`, `grid.rs`, `star.rs`); this file is the
-//! one place that names them: [`NetworkChoice`], [`NETWORK_HELP`],
-//! [`EMULATE_HELP`] and the three dispatches below.
-
-mod dumbbell;
-mod grid;
-mod star;
+//! line printed at start-up and the summary at exit; `--network`'s possible
+//! values and the help ([`super::emulators`]). Each network's part is its
+//! [`Emulator`](coapcc::emulate::Emulator) (`networks/<name>/emulate.rs` of
+//! the library), reached through the registry of networks.
 
 use std::net::SocketAddr;
 
-use anyhow::{anyhow, bail, Context, Result};
-use clap::ValueEnum;
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use anyhow::{bail, Context, Result};
 
-use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
-
-use coapcc::networks::NetworkKind;
+use coapcc::emulate::Emulator;
+use coapcc_net::emulate::{EmulatedNetwork, EmulatorReport};
 
 use super::args::EmulateArgs;
-
-/// The network `coapcc emulate --network` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum NetworkChoice {
-    /// The constrained, asymmetric link of the Helsinki testbed.
-    Dumbbell,
-    /// The 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper.
-    Grid,
-    /// The 12-station IEEE 802.11 star of the lwIP evaluation.
-    Star,
-}
-
-impl NetworkChoice {
-    pub fn kind(self) -> NetworkKind {
-        match self {
-            NetworkChoice::Dumbbell => NetworkKind::of::<coapcc::networks::dumbbell::Dumbbell>(),
-            NetworkChoice::Grid => NetworkKind::of::<coapcc::networks::grid::Grid>(),
-            NetworkChoice::Star => NetworkKind::of::<coapcc::networks::star::Star>(),
-        }
-    }
-}
-
-/// `--network`'s help: what each network is.
-pub(crate) const NETWORK_HELP: &str =
-    "The network model: `dumbbell` (the constrained link; the default) or \
-`grid` (the 6 × 6 IEEE 802.15.4 grid of the pCoCoA paper with its defaults: Contiki MAC, storing \
-routing, border router on node 1, server on node 3), or `star` (the 12-station 802.11 star of the \
-lwIP evaluation)";
-
-/// `coapcc emulate --help`'s closing text: what happens on each network.
-pub(crate) const EMULATE_HELP: &str = "\
-Each client address gets its own upstream socket, so the server sees one endpoint per client.
-
-On the grid the server runs on the grid's server node and the Nth client address to send (from \
-the relay's start) gets the Nth client node: by default every node but the border router and the \
-server, in node order (on the 6 × 6 grid: 2, 4, 5, …, 36, then 2 again). A client whose mapping \
-expired counts as a new client. Datagrams larger than eight 6LoWPAN fragments carry are refused and \
-counted. On exit the relay prints what it carried: per direction for the dumbbell; frames, drops by \
-cause and MAC buffer overflows for the grid.
-
-On the star the Nth client address gets station N (wrapping around).
-
-IP mode (--ip): two network namespaces joined by TUN devices with the network between them; the \
-server command runs in one (address 10.0.0.1), the client command in the other (10.0.0.2; on the \
-grid and the star also 10.1.H.L for node 256·H+L), with COAPCC_SERVER_ADDR, COAPCC_CLIENT_ADDR and \
-COAPCC_CLIENT_ADDRS set; everything is torn down when the client command ends, the server command \
-ends (exit 125) or on Ctrl-C (exit 130). See docs/real-network.md, \"IP mode\".
-
-Examples:
-  coapcc emulate --ip --server-cmd 'coap-server-notls -A $COAPCC_SERVER_ADDR' -- \
-    coap-client-notls coap+tcp://10.0.0.1/.well-known/core
-  coapcc emulate --server 127.0.0.1:5683 --buffer 2500 --errors medium
-  coapcc emulate --server 127.0.0.1:5683 --network grid --nodes 36,35,30
-  coapcc emulate --server 127.0.0.1:5683 --scenario scenarios/pcocoa/ns3-reference.toml";
-
-/// The `[network]` table of a scenario (or campaign) file; other tables are
-/// ignored. A missing table is the network's defaults.
-pub(crate) fn network_table<T: DeserializeOwned + Default>(text: &str, origin: &str) -> Result<T> {
-    #[derive(Deserialize)]
-    #[serde(bound = "T: DeserializeOwned")]
-    struct File<T> {
-        #[serde(default = "Option::default")]
-        network: Option<T>,
-    }
-    let f: File<T> = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    Ok(f.network.unwrap_or_default())
-}
-
-/// A network's parameters: the `[network]` table of the scenario file
-/// (text and name) if one was given, else its defaults; with what errors
-/// name as their origin (the file, or `--network <name>`).
-pub(super) fn parameters<T: DeserializeOwned + Default>(
-    file: &Option<(String, String)>,
-    name: &str,
-) -> Result<(T, String)> {
-    Ok(match file {
-        Some((text, origin)) => (network_table::<T>(text, origin)?, origin.clone()),
-        None => (T::default(), format!("--network {name}")),
-    })
-}
-
-/// The relay's two directions on a network that names its own drops
-/// ("dropped in the grid"): one line each, upstream first.
-pub(super) fn relay_directions(r: &EmulatorReport, network: &str) -> String {
-    let dir = |name: &str, c: &DatagramCounts| {
-        format!(
-            "{name}: {} datagrams ({} bytes): {} delivered, {} dropped in the {network}, {} refused (too large), {} refused (relay full), {} in flight",
-            c.received,
-            c.bytes,
-            c.delivered,
-            c.dropped,
-            c.refused_too_large,
-            c.refused_full,
-            c.in_flight()
-        )
-    };
-    format!(
-        "{}\n{}",
-        dir("upstream (clients → server)", &r.upstream),
-        dir("downstream (server → clients)", &r.downstream)
-    )
-}
+use super::emulators::{default_network, emulated, emulator_for, network_of_file, or_list};
 
 /// The network `args` describe: `--network` or the `[network]` table of
-/// `--scenario`, with the dumbbell options applied. Options that do not apply
+/// `--scenario`, with the network options applied. Options that do not apply
 /// to the chosen network are refused.
 pub fn emulate_network(args: &EmulateArgs) -> Result<EmulatedNetwork> {
-    let (kind, file) = match &args.scenario {
+    let (name, file) = match &args.scenario {
         Some(path) => {
             let origin = path.display().to_string();
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("--scenario: cannot read `{origin}`"))?;
-            let kind = NetworkKind::of_toml(&text, &origin)?;
-            if let Some(choice) = args.network.filter(|c| c.kind() != kind) {
+            let name = network_of_file(&text, &origin)?;
+            if let Some(given) = args.network.as_deref().filter(|&n| n != name) {
                 bail!(
-                    "--network {}: {origin} describes the {} (its [network] table); \
-                     expected the two to agree (or give only one of them)",
-                    choice.kind().name(),
-                    kind.name()
+                    "--network {given}: {origin} describes the {name} (its [network] table); \
+                     expected the two to agree (or give only one of them)"
                 );
             }
-            (kind, Some((text, origin)))
+            (name, Some((text, origin)))
         }
-        None => (
-            args.network.map_or(
-                NetworkKind::of::<coapcc::networks::dumbbell::Dumbbell>(),
-                NetworkChoice::kind,
-            ),
-            None,
-        ),
+        None => (args.network.as_deref().unwrap_or(default_network()), None),
     };
-    match kind.name() {
-        "grid" => grid::build(args, file),
-        "star" => star::build(args, file),
-        _ => dumbbell::build(args, file),
-    }
+    let origin = match &file {
+        Some((_, origin)) => origin.clone(),
+        None => format!("--network {name}"),
+    };
+    let Some(emulator) = emulator_for(name) else {
+        let names: Vec<String> = emulated().map(|(n, _)| n.to_string()).collect();
+        bail!(
+            "{origin}: `coapcc emulate` does not run the {name}; expected {}",
+            or_list(&names)
+        );
+    };
+    emulator.network(
+        &args.options,
+        file.as_ref().map(|(text, _)| text.as_str()),
+        &origin,
+    )
+}
+
+/// The emulator of `network` (one [`emulate_network`] built).
+fn emulator_of(network: &EmulatedNetwork) -> &'static dyn Emulator {
+    emulator_for(network.kind()).expect("the emulator that built the network")
 }
 
 /// The line `coapcc emulate` prints when it starts.
@@ -165,42 +64,30 @@ pub fn emulator_startup(
     server: SocketAddr,
     network: &EmulatedNetwork,
 ) -> String {
-    match network {
-        EmulatedNetwork::Dumbbell(n) => dumbbell::startup(listen, server, n),
-        EmulatedNetwork::Grid {
-            config,
-            client_nodes,
-        } => grid::startup(listen, server, config, client_nodes),
-        EmulatedNetwork::Star(c) => star::startup(listen, server, c),
-    }
+    emulator_of(network).startup(listen, server, network)
 }
 
-/// A few lines describing what crossed the relay: the network's, then the
-/// client mappings'.
-pub fn emulator_summary(r: &EmulatorReport) -> String {
+/// A few lines describing what crossed the relay through `network`: the
+/// network's, then the client mappings'.
+pub fn emulator_summary(network: &EmulatedNetwork, r: &EmulatorReport) -> String {
     let mappings = format!(
         "{} client mapping(s) opened, {} closed; delivered after their mapping closed (not sent): \
          {} upstream, {} downstream",
         r.clients_seen, r.mappings_closed, r.upstream.closed, r.downstream.closed
     );
-    if let Some(s) = &r.star {
-        star::summary(r, s, &mappings)
-    } else if let Some(g) = &r.grid {
-        grid::summary(r, g, &mappings)
-    } else {
-        dumbbell::summary(r, &mappings)
-    }
+    emulator_of(network).summary(r, &mappings)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::emulators::{emulate_help, network_help};
     use clap::Parser;
     use coapcc_link::dumbbell::Buffer;
     use coapcc_link::errors::ErrorProfile;
-    use coapcc_link::grid;
-    use coapcc_net::emulate;
-    use coapcc_net::emulate::EmulatorReport;
+    use coapcc_link::{grid, star};
+    use coapcc_net::emulate::networks::grid::{EmulatedGrid, GridReport};
+    use coapcc_net::emulate::{EmulatorReport, NetworkPart};
     use coapcc_sim::dumbbell::Network;
     use std::net::SocketAddr;
 
@@ -214,6 +101,12 @@ mod tests {
         let mut argv = vec!["emulate", "--server", "127.0.0.1:5683"];
         argv.extend_from_slice(args);
         emulate_network(&Cli::try_parse_from(argv).expect("parses").emulate)
+    }
+
+    /// The dumbbell `args` describe.
+    fn dumbbell(args: &[&str]) -> Network {
+        let net = network(args).unwrap();
+        net.parameters::<Network>().expect("the dumbbell").clone()
     }
 
     fn error(args: &[&str]) -> String {
@@ -231,13 +124,38 @@ mod tests {
         f
     }
 
+    /// `--network` takes the emulated networks' names, the default first,
+    /// and refuses any other naming them; the help lists them all.
+    #[test]
+    fn network_names_come_from_the_emulators() {
+        let argv = ["emulate", "--server", "127.0.0.1:5683", "--network", "ring"];
+        let e = Cli::try_parse_from(argv)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            e.contains("invalid value 'ring' for '--network <KIND>'")
+                && e.contains("[possible values: dumbbell, grid, star]"),
+            "{e}"
+        );
+        assert_eq!(default_network(), "dumbbell");
+        let help = network_help();
+        assert!(
+            help.starts_with(
+                "The network model: `dumbbell` (the constrained link; the default), `grid` ("
+            ) && help.ends_with(") or `star` (the 12-station 802.11 star of the lwIP evaluation)"),
+            "{help}"
+        );
+        let closing = emulate_help();
+        assert!(closing.contains("On the star the Nth client address gets station N"));
+        assert!(closing.contains("--network grid --nodes 36,35,30\n  coapcc emulate --server"));
+    }
+
     #[test]
     fn the_dumbbell_by_default_with_its_options_and_scale() {
-        let EmulatedNetwork::Dumbbell(n) = network(&[]).unwrap() else {
-            panic!("the dumbbell")
-        };
+        let n = dumbbell(&[]);
         assert_eq!(n, Network::default());
-        let EmulatedNetwork::Dumbbell(n) = network(&[
+        let n = dumbbell(&[
             "--buffer",
             "2500",
             "--errors",
@@ -246,10 +164,7 @@ mod tests {
             "100000",
             "--scale",
             "10",
-        ])
-        .unwrap() else {
-            panic!("the dumbbell")
-        };
+        ]);
         assert_eq!(n.buffer, Buffer::Bytes(2500));
         assert_eq!(n.errors, ErrorProfile::Medium);
         assert_eq!((n.uplink_bps, n.downlink_bps), (1_000_000, 300_000));
@@ -258,25 +173,20 @@ mod tests {
 
     #[test]
     fn a_scenarios_network_table_with_command_line_overrides() {
-        let EmulatedNetwork::Dumbbell(n) = network(&[
+        let n = dumbbell(&[
             "--scenario",
             &scenario("fullbackoff/fb-continuous-28200.toml"),
             "--errors",
             "low",
-        ])
-        .unwrap() else {
-            panic!("the dumbbell")
-        };
+        ]);
         assert_eq!(n.buffer, Buffer::Bytes(28_200));
         assert_eq!(n.errors, ErrorProfile::Low);
 
-        let EmulatedNetwork::Grid {
+        let net = network(&["--scenario", &scenario("pcocoa/ns3-reference.toml")]).unwrap();
+        let EmulatedGrid {
             config,
             client_nodes,
-        } = network(&["--scenario", &scenario("pcocoa/ns3-reference.toml")]).unwrap()
-        else {
-            panic!("the grid")
-        };
+        } = net.parameters::<EmulatedGrid>().expect("the grid");
         assert_eq!(config.mac, grid::MacProfile::Ieee802154);
         assert!(client_nodes.is_empty());
         // a file with only a [network] table
@@ -285,13 +195,14 @@ mod tests {
         let net = network(&["--scenario", path, "--nodes", "36,35"]).unwrap();
         assert_eq!(
             net,
-            EmulatedNetwork::Grid {
+            EmulatedGrid {
                 config: grid::Config {
                     queue: 16,
                     ..grid::Config::default()
                 },
                 client_nodes: vec![36, 35],
             }
+            .into()
         );
         assert_eq!(
             network(&["--network", "grid"]).unwrap(),
@@ -366,10 +277,10 @@ mod tests {
         let f = temp_scenario("[network]\nkind = \"star\"\nstations = 0\n");
         let e = error(&["--scenario", f.path().to_str().unwrap()]);
         assert!(e.contains("network.stations: expected 1 to 1000"), "{e}");
-        assert!(matches!(
-            network(&["--network", "star"]),
-            Ok(EmulatedNetwork::Star(_))
-        ));
+        assert!(network(&["--network", "star"])
+            .unwrap()
+            .parameters::<star::Config>()
+            .is_some());
         let e = error(&["--uplink-bps", "0"]);
         assert!(
             e.starts_with("--uplink-bps: expected a rate greater than 0"),
@@ -398,12 +309,14 @@ mod tests {
             "{line}"
         );
         let r = EmulatorReport {
-            grid: Some(emulate::GridReport::default()),
+            network: Some(NetworkPart::new(GridReport::default())),
             ..EmulatorReport::default()
         };
-        let s = emulator_summary(&r);
+        let s = emulator_summary(&net, &r);
         assert!(s.contains("grid frames: 0 on the air") && s.contains("MAC buffer overflows: 0"));
-        assert!(emulator_summary(&EmulatorReport::default())
-            .starts_with("uplink: 0 packets serialised"));
+        assert!(
+            emulator_summary(&network(&[]).unwrap(), &EmulatorReport::default())
+                .starts_with("uplink: 0 packets serialised")
+        );
     }
 }
