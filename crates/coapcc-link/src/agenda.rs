@@ -109,7 +109,7 @@ impl<E: Copy> Agenda<E> {
     /// this way for the same time by `rank` (highest first) and, within a
     /// rank, newest first; after every event at that time scheduled another
     /// way. This is the order of a Linux timer wheel's bucket (`rank` its
-    /// level): `docs/decisions/tcp.md`, "Timers of one bucket, last armed
+    /// level): `docs/decisions/tcp-choices.md`, "Timers of one bucket, last armed
     /// first".
     pub fn push_newest_first(&mut self, at: Nanos, rank: u8, ev: E) {
         debug_assert!(rank < NEWEST_FIRST_RANKS, "rank {rank} out of range");

@@ -23,7 +23,7 @@
 //! order), and an event only enters `near` once every earlier event is there,
 //! so the order is exactly that of one binary heap over all events, whatever
 //! the geometry: the geometry changes speed and memory, never results
-//! (`docs/decisions/performance.md`, "Scale: the engine at a million clients",
+//! (`docs/decisions/performance-choices.md`, "Scale: the engine at a million clients",
 //! "The agenda's timers: a calendar queue").
 //!
 //! Freed blocks are reused, so in steady state nothing is allocated.

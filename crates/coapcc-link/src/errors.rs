@@ -2,7 +2,7 @@
 //!
 //! A good and a bad state alternate in time, independently of traffic. Each
 //! sojourn is exponentially distributed (mean 0.4 s good, 0.1 s bad), truncated to
-//! [0.06, 1.2] s and [0.03, 0.3] s. **Decision** (`docs/decisions/testbed.md`, "Link
+//! [0.06, 1.2] s and [0.03, 0.3] s. **Decision** (`docs/decisions/testbed-choices.md`, "Link
 //! errors"): "truncated" means *clamped* — an exponential draw below the lower
 //! bound lasts the lower bound, one above the upper bound the upper bound
 //! ([`Truncation::Clamp`]). Clamping keeps the mean sojourns within 4 % of the

@@ -17,7 +17,7 @@
 //! initial timer, for all the time elapsed since the last update. Before any
 //! sample, `k` exchanges in parallel (NSTART > 1) each use `k·2 s`.
 //!
-//! Decisions (see `docs/decisions/algorithms.md`): the overall RTO has no upper bound —
+//! Decisions (see `docs/decisions/algorithms-choices.md`): the overall RTO has no upper bound —
 //! the thesis (§3.3): "The RTO estimator can have values larger than 32
 //! seconds and that is not limited by the specification nor by the
 //! implementation used in the tests" — only the backed-off timer is truncated

@@ -12,7 +12,7 @@
 //! `RTO = 0.5·RTO_weak + 0.5·RTO`. Dithering, backoff and aging as CoCoA+
 //! (§3.3): the pCoCoA paper's Table I lists RTO aging for CoCoA-E.
 //!
-//! Decisions (`docs/decisions/algorithms.md`): each estimator's first sample uses
+//! Decisions (`docs/decisions/algorithms-choices.md`): each estimator's first sample uses
 //! the RFC 6298 rule (`RTT = R`, `RTTVAR = R/2`), as CoCoA; for `γ_t > 1`
 //! (a sample above the RTO) the formula would give a negative gain, so
 //! `γ = min(|1 - γ_t|, 0.5)`; aging is CoCoA+'s (on by default, parameter
@@ -298,7 +298,7 @@ mod tests {
         let mut e = a.start(0.0, 0, &mut Scripted::new(&[0.0]));
         // Initial 0.6 < 1 → ×3 on every expiry: 1.8, 5.4, 16.2, 48.6, 145.8.
         // The last value used to be 60 (every timer capped); only the initial
-        // RTO is capped now (pCoCoA paper §V.F, `docs/decisions/algorithms.md`,
+        // RTO is capped now (pCoCoA paper §V.F, `docs/decisions/algorithms-choices.md`,
         // "What `cap` means").
         for expect in [1.8, 5.4, 16.2, 48.6, 145.8] {
             a.expire(0.0, &mut e, &mut r);

@@ -262,7 +262,7 @@ mod tests {
         // This test used to expect 60, 60 for the last two: the 60 s cap
         // bounded every backed-off timer. The pCoCoA paper (§V.F) limits only
         // the initial RTO to 60 s and reports 200–300 s waits for CoCoA+, so
-        // backed-off timers now grow past it (see `docs/decisions/algorithms.md`,
+        // backed-off timers now grow past it (see `docs/decisions/algorithms-choices.md`,
         // "What `cap` means").
         assert!(all_close(
             &series(&mut a, 0.9, 5),

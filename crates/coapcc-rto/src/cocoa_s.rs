@@ -7,7 +7,7 @@
 //! CoCoA+"; §VII calls 4-state-strong and CoCoA-E, listed in the same column
 //! as derived from CoCoA, "algorithms derived from CoCoA+"). So dithering,
 //! the per-exchange VBF, aging, the initial-RTO cap and the blind RTO are
-//! CoCoA+'s (`docs/decisions/algorithms.md`, "Second audit", "7a. CoCoA-S is
+//! CoCoA+'s (`docs/decisions/algorithms-choices.md`, "Second audit", "7a. CoCoA-S is
 //! derived from CoCoA+").
 
 use crate::cocoa_plus::CocoaPlus;

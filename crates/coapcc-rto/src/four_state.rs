@@ -7,7 +7,7 @@
 //! samples taken in that state; the overall RTO is
 //! `RTO = w_s·RTO_s + (1 - w_s)·RTO`.
 //!
-//! Decisions (`docs/decisions/algorithms.md`): `w = (0.25, 0.5, 0.75, 1.0)` for
+//! Decisions (`docs/decisions/algorithms-choices.md`): `w = (0.25, 0.5, 0.75, 1.0)` for
 //! states 1..4 (spec); every acknowledgement gives a sample — the pCoCoA paper
 //! (§VII.C): 4-state-strong "updates its estimators also when multiple
 //! retransmissions occur" — `R = E` measured from the original transmission,
@@ -20,7 +20,7 @@
 //! raised it — CoCoA+'s per-exchange VBF in states 1–2, ×2 in states 3–4
 //! (the spec's choice, kept: the pCoCoA paper §VII.A says "Each state has a
 //! different VBF associated" but gives no factor for any state, so no four
-//! distinct values can be taken from it; `docs/decisions/algorithms.md`,
+//! distinct values can be taken from it; `docs/decisions/algorithms-choices.md`,
 //! "Second audit", 7b);
 //! CoCoA+'s aging (Table I of the pCoCoA paper lists aging for 4-state-strong),
 //! dithering `[RTO, 1.5·RTO]` and blind `k·2 s` before any sample; `cap` (60 s)

@@ -19,7 +19,7 @@
 //!   as `RTOCalculation(R, spurious)` with no dithered value passed in, its
 //!   line 19 result is stored per destination (Algorithm 1, line 26) and only
 //!   dithered at the next exchange (Algorithm 1, line 7); §VI.C calls it "a
-//!   two-step procedure as in the CoCoA+ algorithm" (`docs/decisions/algorithms.md`,
+//!   two-step procedure as in the CoCoA+ algorithm" (`docs/decisions/algorithms-choices.md`,
 //!   "Second audit", "1. pCoCoA, Algorithm 2 line 19 smooths the previous
 //!   *undithered* RTO").
 //!

@@ -24,7 +24,7 @@
 //! and `tcp-linux:<switches>` the same with any switch of
 //! [`Mechanisms::NAMES`], the Linux 6.x differences included
 //! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale`
-//! is `tcp-linux6`). See `docs/decisions/tcp.md`, "Linux 4.9's loss recovery" and
+//! is `tcp-linux6`). See `docs/decisions/tcp-choices.md`, "Linux 4.9's loss recovery" and
 //! "A Linux 6.x host".
 
 use crate::linux::wheel::Due;

@@ -3,8 +3,8 @@
 //! scenario field that drives it (checked by [`crate::budget`]).
 //!
 //! Each network estimates its own runs (`networks/<network>/cost.rs`, from
-//! measured figures: `docs/decisions/hardening.md`, "Second round (issue 21):
-//! runs that fit the machine"); this module holds
+//! measured figures: `docs/decisions/hardening-choices.md`, "Runs that fit
+//! the machine"); this module holds
 //! what they share.
 
 /// Memory a running simulation of a radio network holds per node or station

@@ -11,8 +11,8 @@ use coapcc_sim::{AlgorithmSpec, WorkloadKind};
 
 /// The settings the pCoCoA paper (Bolettieri et al., Ad Hoc Networks 2018,
 /// Table II; spec `docs/spec/testbed.md` §4) ran an algorithm with on the grid: Default
-/// CoAP with ACK_TIMEOUT 3 s (Erbium 3.0's default, `docs/decisions/grid.md`, "Which Contiki"),
-/// every other algorithm (CoCoA+, 4-state-strong, CoCoA-E, pCoCoA) with its
+/// CoAP with ACK_TIMEOUT 3 s (Erbium 3.0's default, `docs/decisions/grid-choices.md`,
+/// "Which Contiki"), every other algorithm (CoCoA+, 4-state-strong, CoCoA-E, pCoCoA) with its
 /// spec defaults. A bare algorithm name in a grid campaign file means these.
 pub fn grid_published_settings(name: &str) -> AlgorithmSpec {
     let mut a = AlgorithmSpec::named(name);

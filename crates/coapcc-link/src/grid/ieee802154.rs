@@ -1,7 +1,7 @@
 //! IEEE 802.15.4-2006 unslotted CSMA/CA as ns-3.37's lr-wpan runs it — the
 //! `ieee802154` MAC profile (spec `docs/spec/radio.md` §1.4; read from ns-3.37
 //! `lr-wpan-csmaca.cc`, `lr-wpan-mac.cc`, `lr-wpan-phy.cc`;
-//! `docs/decisions/grid.md`).
+//! `docs/decisions/grid-choices.md`).
 //!
 //! Times in symbols of 16 µs; a byte is 2 symbols; a frame of L bytes (MAC
 //! header, payload, 2-byte FCS) is on the air 12 + 2L symbols (SHR and PHR

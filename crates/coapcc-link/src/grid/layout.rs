@@ -7,7 +7,7 @@
 //! the numbering of the ns-3 reference (its index `i − 1`). With node 1 (a
 //! corner) the border router and node 3 the server, nodes 4 and 9 are the
 //! server's one-hop clients and 5, 10 and 15 its two-hop clients
-//! (`docs/decisions/grid.md`).
+//! (`docs/decisions/grid-choices.md`).
 //!
 //! **Routing** is a static min-hop DODAG rooted at the border router: every
 //! node's parent is, among its neighbours one hop closer to the root, the one

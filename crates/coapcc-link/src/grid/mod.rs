@@ -42,7 +42,7 @@ use sixlowpan::{Addressing, Hop, INITIAL_HOP_LIMIT};
 
 /// The grid's parameters: the `[network]` table of a scenario with
 /// `kind = "grid"`. Defaults are the pCoCoA paper's (Table II) and, where it
-/// is silent, Contiki 3.0's and Cooja's (`docs/decisions/grid.md`).
+/// is silent, Contiki 3.0's and Cooja's (`docs/decisions/grid-choices.md`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {

@@ -107,7 +107,7 @@ pub struct EmulatorOptions {
     /// tokio timer fires at the first millisecond tick at or after its
     /// deadline (plus the wake-up), so without this a packet leaves about a
     /// millisecond late on average; 1 ms centres the error near zero
-    /// (measured; see docs/decisions/emulator.md, "Timer precision").
+    /// (measured; see docs/decisions/emulator-choices.md, "Timer precision").
     pub early: Duration,
 }
 

@@ -16,7 +16,7 @@
 //!
 //! Belt and braces, [`OutsideValues`] reads every key in this process's own
 //! namespace before the values are applied and again after: a value that
-//! changed there is restored and the run refused (docs/decisions/emulator.md,
+//! changed there is restored and the run refused (docs/decisions/emulator-choices.md,
 //! "Sysctls stay in the namespaces", has the experiment behind the rule).
 
 use anyhow::{bail, Result};

@@ -32,7 +32,7 @@ fn encoded_bound(req: &Request<'_>) -> usize {
 /// ([`super::Client::request_encoded`]): its options, payload marker and
 /// payload, which do not depend on the Message ID or token. Splitting the
 /// path into options for every request was a tenth of a testbed run's work
-/// (`docs/decisions/performance.md`, "Work per event").
+/// (`docs/decisions/performance-choices.md`, "Work per event").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodedRequest {
     method: Code,
@@ -167,7 +167,7 @@ impl<P: Copy> Exchange<P> {
     /// A request whose encoding is known to fit [`SMALL_REQUEST`] bytes (by
     /// [`encoded_bound`]) is written in a scratch of that size: zeroing the
     /// largest message's scratch for each request cost more than encoding it
-    /// (`docs/decisions/performance.md`, "Work per event"). The buffer is
+    /// (`docs/decisions/performance-choices.md`, "Work per event"). The buffer is
     /// never shorter than the encoding, so the result is the same.
     pub fn encode(&mut self, req: &Request<'_>, max_size: usize) -> Result<(), ClientError> {
         let mut small = [0u8; SMALL_REQUEST];

@@ -252,7 +252,7 @@ pub type AlgorithmFactory = (&'static AlgorithmInfo, AlgorithmParams);
 
 /// What a client is set up with, shared by every client of a population (a
 /// simulated group of 10⁶ clients holds one copy, not one each:
-/// `docs/decisions/performance.md`, "Scale: the engine at a million clients").
+/// `docs/decisions/performance-choices.md`, "Scale: the engine at a million clients").
 #[derive(Clone)]
 pub struct ClientSettings {
     /// The protocol settings.
@@ -281,7 +281,7 @@ const SEPARATE: usize = 16;
 
 /// What a client holds only once it needs it: a testbed client (zero-length
 /// tokens, piggybacked responses, nothing to reject) never does, and keeps
-/// one pointer instead of 80 bytes (`docs/decisions/performance.md`, "Ten
+/// one pointer instead of 80 bytes (`docs/decisions/performance-choices.md`, "Ten
 /// million clients").
 struct Rare<P> {
     /// The random base of non-empty tokens, drawn with the first one.
@@ -364,7 +364,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             // Room inside the client for one destination, one exchange and
             // two events, what a stop-and-wait client of one server needs:
             // its record is one block of memory, not one allocation each
-            // (`docs/decisions/performance.md`, "Ten million clients"). The
+            // (`docs/decisions/performance-choices.md`, "Ten million clients"). The
             // ended exchange is kept in the same slot for the next request.
             peers: SmallVec::new(),
             exchanges: Slots::new(),

@@ -8,7 +8,7 @@
 //! would keep them, which is the order every search and every timer sweep
 //! of the client follows. Keeping the ended ones behind them in the same
 //! vector, instead of in a second one, saves a stop-and-wait client one
-//! exchange-sized allocation (`docs/decisions/performance.md`, "Ten million
+//! exchange-sized allocation (`docs/decisions/performance-choices.md`, "Ten million
 //! clients").
 
 use std::ops::{Deref, DerefMut};

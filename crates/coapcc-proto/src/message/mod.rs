@@ -7,7 +7,7 @@
 //!   real-socket crate, tests).
 //!
 //! Validation follows RFC 7252 §3, §4.1–§4.3 and §12.1; what the RFC leaves to
-//! the implementation is recorded in `docs/decisions/coap-udp.md` ("Codec").
+//! the implementation is recorded in `docs/decisions/coap-udp-choices.md` ("Codec").
 
 mod code;
 mod decode;

@@ -12,7 +12,7 @@
 //! An entry holds its response behind a shared pointer: the server gives
 //! consecutive entries answered with the same response (the testbed's fixed
 //! payload: every one) one copy, so a new entry neither allocates nor copies
-//! a payload (`docs/decisions/performance.md`, "Work per event").
+//! a payload (`docs/decisions/performance-choices.md`, "Work per event").
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 //! - [`DenseIndex`]: for peers named by dense numbers `0..n` (the simulator's
 //!   clients), one small record per peer and the peer's entries chained
 //!   through the ring, newest first. No hashing, and the record of a peer is
-//!   found by one array access (`docs/decisions/performance.md`, "Scale: the
+//!   found by one array access (`docs/decisions/performance-choices.md`, "Scale: the
 //!   engine at a million clients").
 
 use std::collections::HashMap;

@@ -11,7 +11,7 @@
 //!   ordinal tokens, spec docs/spec/algorithms.md §6.6) is answered as a server that
 //!   processes an idempotent duplicate again (§4.5's relaxation) answers it.
 //!   [`ServerConfig::cached_token`] answers with the *cached* token instead
-//!   (the same ACK for every copy); `docs/decisions/coap-udp.md`, "Server",
+//!   (the same ACK for every copy); `docs/decisions/coap-udp-choices.md`, "Server",
 //!   "FASOR+Token: the token a duplicate's answer carries".
 //! - Echo: the Transmission Counter (option 65052, spec docs/spec/algorithms.md §4) is
 //!   echoed in every response to a request carrying it; Rexmit-Cnt (65020,

@@ -564,7 +564,7 @@ fn token_marking_with_a_cached_token_server_names_the_first_copy() {
     // A server answering every copy with the cached response (its token
     // included) names copy 0 although copy 1 was answered: the client cannot
     // tell, and the sample from the original contains the 2 s timer
-    // (docs/decisions/coap-udp.md, "Server", "FASOR+Token: the token a
+    // (docs/decisions/coap-udp-choices.md, "Server", "FASOR+Token: the token a
     // duplicate's answer carries").
     let config = ServerConfig {
         cached_token: true,

@@ -61,7 +61,7 @@ pub enum Event {
 /// A time a client's record holds for "none": not started, no timer armed,
 /// no timer event queued (no deadline or event is ever that late). A
 /// sentinel rather than an `Option` keeps the record 8 bytes smaller per
-/// field (`docs/decisions/performance.md`, "Ten million clients").
+/// field (`docs/decisions/performance-choices.md`, "Ten million clients").
 const NEVER: Nanos = Nanos::MAX;
 
 /// A simulated client: a CoAP endpoint plus its workload.
@@ -334,7 +334,7 @@ impl<'a> Testbed<'a> {
         for &(due, ep) in &timers {
             let ev = Event::TcpTimer(ep);
             match due.level {
-                // One host's timer wheel (`docs/decisions/tcp.md`, "Timers
+                // One host's timer wheel (`docs/decisions/tcp-choices.md`, "Timers
                 // of one bucket, last armed first").
                 Some(level) => self.core.agenda.push_newest_first(due.at, level, ev),
                 None => self.schedule(due.at, ev),
@@ -557,8 +557,9 @@ impl<'a> Testbed<'a> {
     /// armed timer with the order taken here ([`Testbed::client_timer`]). So
     /// events come out in exactly the order of one event per arming, while a
     /// client whose deadline moves later with each exchange keeps one event
-    /// in the agenda instead of one per exchange (`docs/decisions/
-    /// performance.md`, "Timers put off instead of left stale").
+    /// in the agenda instead of one per exchange
+    /// (`docs/decisions/performance-choices.md`, "Timers put off instead of
+    /// left stale").
     #[inline]
     fn arm(&mut self, c: usize) {
         let deadline = self.clients[c].coap.poll_timeout();

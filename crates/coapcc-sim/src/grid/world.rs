@@ -127,7 +127,7 @@ pub struct World<'a> {
     server: Server<u32, Sink, DenseIndex>,
     server_node: u16,
     /// The POST every client sends, its options and payload encoded once
-    /// (`docs/decisions/performance.md`, "Work per event").
+    /// (`docs/decisions/performance-choices.md`, "Work per event").
     request: EncodedRequest,
     buf: [u8; MAX_MESSAGE],
     roles: Vec<Role>,

@@ -680,7 +680,7 @@ fn first_syn_resends(name: &str) -> (Nanos, Vec<u32>) {
 }
 
 /// Linux's timer wheel runs a bucket's timers last armed first
-/// (`docs/decisions/tcp.md`, "Timers of one bucket, last armed first"), as
+/// (`docs/decisions/tcp-choices.md`, "Timers of one bucket, last armed first"), as
 /// the kernel check's captures show: 100 clients send their SYNs at time 0
 /// in index order, every SYN timer (1 s) waits in the same level-1 bucket,
 /// and the clients whose SYN the 2500-byte buffer dropped resend theirs at

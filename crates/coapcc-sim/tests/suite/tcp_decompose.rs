@@ -1,5 +1,5 @@
 //! Where the time of the loaded CoAP-over-TCP rows goes (`docs/calibration.md`,
-//! "Where the time of the 100-client TCP rows goes"): every segment sent and
+//! "The 100-client TCP rows"): every segment sent and
 //! arrived, and every application step, of the continuous-client testbed
 //! runs, cut per exchange and per direction.
 //!
@@ -425,7 +425,7 @@ fn env(name: &str, default: u32) -> u32 {
 }
 
 #[test]
-#[ignore = "prints the decomposition of docs/calibration.md; see the module doc"]
+#[ignore = "prints the 100-client TCP rows' decomposition (docs/calibration.md); see the module doc"]
 fn decomposition() {
     let reps = env("DECOMPOSE_REPS", 20);
     let clients = env("DECOMPOSE_CLIENTS", 100);

@@ -19,7 +19,7 @@ pub enum Nagle {
 }
 
 /// The mechanisms of the `linux` profile, each behind a named switch
-/// (docs/spec/transport-tcp.md §2, corrected; `docs/decisions/tcp.md`, "TCP model" and
+/// (docs/spec/transport-tcp.md §2, corrected; `docs/decisions/tcp-choices.md`, "TCP model" and
 /// "Linux 4.9's loss recovery"). The first six are Linux
 /// 4.9's loss-recovery mechanisms, as the sysctl that switches each; the rest
 /// are where a Linux 6.x host differs from Linux 4.9 as the thesis configured

@@ -1,6 +1,6 @@
 //! When a Linux receiver acknowledges: quick-ACK mode and the adaptive
 //! delayed-ACK timeout (the `quickack` and `ato` switches of
-//! [`crate::Mechanisms`]; `docs/decisions/tcp.md`, "A Linux 6.x host").
+//! [`crate::Mechanisms`]; `docs/decisions/tcp-choices.md`, "A Linux 6.x host").
 //!
 //! Linux 4.9 and 6.x share these rules (`net/ipv4/tcp_input.c`,
 //! `tcp_output.c`, `tcp_timer.c`); docs/spec/transport-tcp.md §2 replaces them by a

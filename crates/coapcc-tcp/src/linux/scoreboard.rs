@@ -10,7 +10,7 @@
 //!
 //! Fixed capacity: the queue is allocated once with room for
 //! [`CAPACITY`] segments and never grows; the socket sends no new segment
-//! while it is full (`docs/decisions/tcp.md`, "Linux 4.9's loss recovery").
+//! while it is full (`docs/decisions/tcp-choices.md`, "Linux 4.9's loss recovery").
 
 use std::collections::VecDeque;
 

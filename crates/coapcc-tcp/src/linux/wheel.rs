@@ -1,5 +1,5 @@
 //! When a Linux TCP timer really fires: jiffies and the timer wheel
-//! (`wheel` switch of [`crate::Mechanisms`]; `docs/decisions/tcp.md`, "TCP
+//! (`wheel` switch of [`crate::Mechanisms`]; `docs/decisions/tcp-choices.md`, "TCP
 //! timers on Linux's timer wheel").
 //!
 //! Linux keeps TCP's retransmission (RTO, tail loss probe, early
@@ -94,7 +94,7 @@ pub fn arm(now: u64, d: u64) -> Due {
 /// expires the collected levels from the top, `expire_timers` takes the
 /// head. A timer re-armed into the bucket it waits in keeps its place
 /// (`__mod_timer` with an unchanged index). A driver of many sockets
-/// orders their timers so: `docs/decisions/tcp.md`, "Timers of one bucket,
+/// orders their timers so: `docs/decisions/tcp-choices.md`, "Timers of one bucket,
 /// last armed first".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Due {

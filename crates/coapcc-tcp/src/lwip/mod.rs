@@ -14,7 +14,7 @@
 //! The rules were read from lwIP STABLE-2_1_3_RELEASE (`src/core/tcp.c`,
 //! `tcp_in.c`, `tcp_out.c`, `src/include/lwip/opt.h`, `priv/tcp_priv.h`) and
 //! compared with STABLE-2_0_3_RELEASE; where the two differ the model follows
-//! 2.1.3 and `docs/decisions/tcp.md` ("lwIP profile") says what 2.0 does.
+//! 2.1.3 and `docs/decisions/tcp-choices.md` ("lwIP profile") says what 2.0 does.
 
 mod clock;
 mod config;
@@ -133,8 +133,8 @@ pub enum LwipLossWindow {
     /// 50% of its *ssthresh* limit instead of resetting it back to 1 × MSS",
     /// `max(ssthresh/2, MSS)` with the ssthresh in force when the timeout
     /// fires — the limit the window was growing toward — not the one lwIP
-    /// recomputes from it (`docs/decisions/tcp.md`, "The "lwIP cwnd" variant
-    /// (second audit, item 6)").
+    /// recomputes from it (`docs/decisions/tcp-choices.md`, "The "lwIP cwnd"
+    /// variant").
     HalfSsthresh,
 }
 

@@ -12,7 +12,7 @@
 //! application writes, the retransmission timer as a count of slow ticks
 //! (`rtime`), one RTT measurement at a time (`rttest`, `rtseq`), the flags
 //! `TF_ACK_DELAY`, `TF_ACK_NOW`, `TF_INFR`, `TF_RTO`, `TF_FIN`. Every rule
-//! names the lwIP function it follows; `docs/decisions/tcp.md` ("lwIP profile")
+//! names the lwIP function it follows; `docs/decisions/tcp-choices.md` ("lwIP profile")
 //! lists where lwIP versions differ and what the model leaves out.
 //!
 //! Sequence numbers are 64-bit offsets inside (our SYN is offset 0, data from

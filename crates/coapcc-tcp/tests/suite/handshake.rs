@@ -215,7 +215,7 @@ fn syn_retries_fire_on_the_timer_wheel() {
 
 /// The SYN timer's level on the wheel: the first (2 s, 500 jiffies) waits
 /// in level 1, the second (4 s, 1000 jiffies) in level 2; off the wheel a
-/// timer has none (`docs/decisions/tcp.md`, "Timers of one bucket, last
+/// timer has none (`docs/decisions/tcp-choices.md`, "Timers of one bucket, last
 /// armed first").
 #[test]
 fn syn_timers_tell_their_wheel_level() {

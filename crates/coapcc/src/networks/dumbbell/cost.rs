@@ -10,8 +10,8 @@ use crate::cost::{count, size, RunCost};
 
 /// Memory a running dumbbell simulation holds per client (bytes), measured
 /// on the scale set: 0.99 KiB (Default CoAP) and 1.08 KiB (CoCoA) at 10⁶
-/// clients, rounded up to 1.25 KiB (`docs/performance.md`, "Ten million
-/// clients"; it was 2 KiB before the client record was made flat).
+/// clients, rounded up to 1.25 KiB (`docs/performance.md`, "Scale: 10³ to
+/// 10⁷ clients").
 pub const LIVE_BYTES_PER_CLIENT: u64 = 1280;
 
 /// Events the dumbbell processes per exchange (measured: 12 for Default
