@@ -496,7 +496,7 @@ impl Store {
         Ok(())
     }
 
-    /// The definitions table for [`Store::dump`].
+    /// The definitions table for [`crate::networks::dump`].
     pub fn dump_definitions(&self, out: &mut String) -> Result<()> {
         let mut stmt = self.conn.prepare(
             "SELECT hash, name, model_version, skipped, runs FROM definitions ORDER BY hash",

@@ -270,7 +270,7 @@ impl Store {
             .collect()
     }
 
-    /// The dumbbell's tables for [`Store::dump`].
+    /// The dumbbell's tables for [`crate::networks::dump`].
     pub(super) fn dump_dumbbell(&self, out: &mut String) -> Result<()> {
         self.dump_queries(
             out,

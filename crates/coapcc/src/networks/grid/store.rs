@@ -347,7 +347,7 @@ impl Store {
         )
     }
 
-    /// The grid tables for [`Store::dump`].
+    /// The grid tables for [`crate::networks::dump`].
     pub(super) fn dump_grid(&self, out: &mut String) -> Result<()> {
         self.dump_queries(
             out,

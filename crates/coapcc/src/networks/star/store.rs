@@ -283,7 +283,7 @@ impl Store {
         )
     }
 
-    /// The star tables for [`Store::dump`] (traces in hexadecimal).
+    /// The star tables for [`crate::networks::dump`] (traces in hexadecimal).
     pub(super) fn dump_star(&self, out: &mut String) -> Result<()> {
         self.dump_queries(
             out,
