@@ -165,6 +165,7 @@ trait DynScenario: Any + Send + Sync {
     fn eq_dyn(&self, other: &dyn Any) -> bool;
     fn apply(self: Box<Self>, o: &Overrides, origin: &str) -> Result<Box<dyn DynScenario>>;
     fn replications(&self) -> u32;
+    fn reduce(&mut self) -> bool;
     fn labels(&self) -> Vec<&str>;
     fn largest_cost(&self) -> RunCost;
     fn run_on<'a>(
@@ -195,6 +196,9 @@ impl<N: LabNetwork> DynScenario for Of<N, N::Scenario> {
     }
     fn replications(&self) -> u32 {
         N::replications(&self.value)
+    }
+    fn reduce(&mut self) -> bool {
+        N::reduce(&mut self.value)
     }
     fn labels(&self) -> Vec<&str> {
         N::labels(&self.value)
@@ -299,6 +303,12 @@ impl AnyScenario {
         self.0.replications()
     }
 
+    /// The scenario cut down to a quick run ([`LabNetwork::reduce`]), or
+    /// `None` if even that is too long for a test.
+    pub fn reduced(mut self) -> Option<AnyScenario> {
+        self.0.reduce().then_some(self)
+    }
+
     /// The labels of its algorithms.
     pub fn labels(&self) -> Vec<&str> {
         self.0.labels()
@@ -361,6 +371,7 @@ trait DynRan {
     fn histograms(&self) -> String;
     fn runs(&self) -> u64;
     fn events(&self) -> u64;
+    fn result_json(&self) -> Value;
 }
 
 #[derive(Serialize)]
@@ -411,6 +422,9 @@ impl<N: LabNetwork> DynRan for Of<N, (&N::Scenario, ScenarioOutcome<N>)> {
     }
     fn events(&self) -> u64 {
         N::runs(&self.value.1).iter().flatten().map(N::events).sum()
+    }
+    fn result_json(&self) -> Value {
+        N::result_json(&self.value.1)
     }
 }
 
@@ -464,6 +478,12 @@ impl Ran<'_> {
     /// The events processed over all runs.
     pub fn events(&self) -> u64 {
         self.0.events()
+    }
+
+    /// Every summary and every run's raw result as one JSON value
+    /// ([`LabNetwork::result_json`]).
+    pub fn result_json(&self) -> Value {
+        self.0.result_json()
     }
 }
 

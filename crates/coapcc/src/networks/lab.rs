@@ -97,6 +97,11 @@ pub trait LabNetwork: Sized + 'static {
     fn run_spec(s: &Self::Scenario, i: usize) -> Self::Spec {
         NetworkScenario::run_spec(s, i)
     }
+    /// Cuts `s` down to a quick run of the same network, population and
+    /// algorithms — one replication, a short workload — for the checks that
+    /// run every shipped scenario (the identical-output digests); `false`
+    /// if even that is too long for a test.
+    fn reduce(s: &mut Self::Scenario) -> bool;
     /// The expected cost of one run ([`crate::cost`]).
     fn run_cost(spec: &Self::Spec) -> RunCost;
     /// Runs every replication of every algorithm; `progress` once per run.
@@ -140,6 +145,11 @@ pub trait LabNetwork: Sized + 'static {
     /// the scenario and its summaries ([`super::run_json`]).
     fn json(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String {
         super::run_json(s, &r.summaries)
+    }
+    /// Every summary and every run's raw result as one JSON value
+    /// (`{"summaries": …, "runs": …}`).
+    fn result_json(r: &ScenarioOutcome<Self>) -> serde_json::Value {
+        serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
     }
     /// What `coapcc run` prints as its table.
     fn table(s: &Self::Scenario, r: &ScenarioOutcome<Self>) -> String;

@@ -10,16 +10,13 @@
 //! (`crates/coapcc-sim/src/lib.rs`) and only then re-record.
 //!
 //! The reduction, applied in the same way when recording and when checking,
-//! keeps the whole test to a few seconds:
-//! - one replication of every algorithm of the file;
-//! - dumbbell: at most [`EXCHANGES`] exchanges per client (the population,
-//!   buffer, errors and workload kind stay the file's);
-//! - grid: a traffic window of at most [`GRID_DURATION_S`] s (one ON/OFF
-//!   cycle of the bursty interferers);
-//! - star: at most [`STAR_WRITES`] writes per station;
-//! - files with more than [`MAX_CLIENTS`] clients (the large members of
-//!   `scenarios/scale/`) are skipped: even one exchange each is too long
-//!   for a test; the 10³-client scale files are covered.
+//! keeps the whole test to a few seconds: each network's `LabNetwork::reduce`
+//! (one replication of every algorithm of the file and a short workload:
+//! the dumbbell at most 5 exchanges per client, the grid a traffic window of
+//! at most 240 s, the star at most 60 writes per station). Dumbbell files
+//! with more than 1000 clients (the large members of `scenarios/scale/`)
+//! are skipped: even one exchange each is too long for a test; the
+//! 10³-client scale files are covered.
 //!
 //! The digest is taken over the JSON with every `events` field removed:
 //! `events` counts the engine's work, not what the modelled network did, and
@@ -39,21 +36,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use coapcc::networks::dumbbell::Dumbbell;
-use coapcc::networks::grid::Grid;
-use coapcc::networks::star::Star;
 use coapcc::networks::AnyScenario;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Exchanges per client at most (dumbbell).
-const EXCHANGES: u32 = 5;
-/// Traffic window at most (grid), seconds.
-const GRID_DURATION_S: f64 = 240.0;
-/// Writes per station at most (star).
-const STAR_WRITES: u32 = 60;
-/// Scenario files with more clients are skipped.
-const MAX_CLIENTS: u32 = 1000;
 /// The environment variable that turns checking into recording.
 const RECORD: &str = "COAPCC_RECORD_DIGESTS";
 
@@ -85,54 +71,16 @@ fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The scenario reduced as the module doc says; `None` if it is skipped.
-fn reduce(s: AnyScenario) -> Option<AnyScenario> {
-    let mut s = s;
-    if let Some(s) = s.get_mut::<Dumbbell>() {
-        if s.clients > MAX_CLIENTS {
-            return None;
-        }
-        s.replications = 1;
-        s.workload.exchanges = s.workload.exchanges.min(EXCHANGES);
-    } else if let Some(s) = s.get_mut::<Grid>() {
-        s.replications = 1;
-        s.workload.duration_s = s.workload.duration_s.min(GRID_DURATION_S);
-    } else if let Some(s) = s.get_mut::<Star>() {
-        s.replications = 1;
-        s.workload.writes = s.workload.writes.min(STAR_WRITES);
-    } else {
-        panic!("no reduction for network {}", s.network());
-    }
-    Some(s)
-}
-
 /// The full JSON result of `s` run on a pool of `threads` threads.
 fn result_json(s: &AnyScenario, threads: usize) -> Value {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .expect("thread pool");
-    pool.install(|| {
-        if let Some(s) = s.get::<Dumbbell>() {
-            full_json(s)
-        } else if let Some(s) = s.get::<Grid>() {
-            full_json(s)
-        } else if let Some(s) = s.get::<Star>() {
-            full_json(s)
-        } else {
-            panic!("no run for network {}", s.network())
-        }
-    })
-}
-
-/// Every summary and run of `s`, as JSON.
-fn full_json<S: coapcc_sim::NetworkScenario>(s: &S) -> Value
-where
-    <S::Network as coapcc_sim::SimNetwork>::Summary: serde::Serialize,
-    <S::Network as coapcc_sim::SimNetwork>::RunResult: serde::Serialize,
-{
-    let r = coapcc_sim::run_scenario(s, &|| ()).expect("run");
-    serde_json::json!({ "summaries": r.summaries, "runs": r.runs })
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    s.run_on(&pool, &|| (), &stop)
+        .unwrap_or_else(|e| panic!("{e:#}"))
+        .result_json()
 }
 
 /// Removes every `events` field of `v`, returning their sum.
@@ -220,8 +168,8 @@ fn every_scenario_gives_the_recorded_output_whatever_the_thread_count() {
             .to_string_lossy()
             .replace('\\', "/");
         let s = AnyScenario::load(file).unwrap_or_else(|e| panic!("{e:#}"));
-        let Some(s) = reduce(s) else {
-            eprintln!("skipped (more than {MAX_CLIENTS} clients): {rel}");
+        let Some(s) = s.reduced() else {
+            eprintln!("skipped (too large to run as a test): {rel}");
             continue;
         };
         let one = digest(result_json(&s, 1));

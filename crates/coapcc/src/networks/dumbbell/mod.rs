@@ -100,6 +100,17 @@ impl LabNetwork for Dumbbell {
         revalidate(s, origin, Scenario::validate)
     }
 
+    /// One replication, at most 5 exchanges per client (the population,
+    /// buffer, errors and workload kind stay the file's); none above 1000
+    /// clients.
+    fn reduce(s: &mut Scenario) -> bool {
+        if s.clients > 1000 {
+            return false;
+        }
+        s.replications = 1;
+        s.workload.exchanges = s.workload.exchanges.min(5);
+        true
+    }
     fn run_cost(spec: &RunSpec) -> RunCost {
         cost::run_cost(spec)
     }

@@ -76,6 +76,13 @@ impl LabNetwork for Grid {
         }
         revalidate(s, origin, GridScenario::validate)
     }
+    /// One replication, a traffic window of at most 240 s (one ON/OFF cycle
+    /// of the bursty interferers).
+    fn reduce(s: &mut GridScenario) -> bool {
+        s.replications = 1;
+        s.workload.duration_s = s.workload.duration_s.min(240.0);
+        true
+    }
     fn run_cost(spec: &GridRunSpec) -> RunCost {
         cost::run_cost(spec)
     }

@@ -70,6 +70,12 @@ impl LabNetwork for Star {
         o.apply_common(&mut s.algorithms, &mut s.replications, &mut s.seed)?;
         revalidate(s, origin, StarScenario::validate)
     }
+    /// One replication, at most 60 writes per station.
+    fn reduce(s: &mut StarScenario) -> bool {
+        s.replications = 1;
+        s.workload.writes = s.workload.writes.min(60);
+        true
+    }
     fn run_cost(spec: &StarRunSpec) -> RunCost {
         cost::run_cost(spec)
     }
