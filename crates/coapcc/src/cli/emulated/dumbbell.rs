@@ -7,7 +7,6 @@ use anyhow::{anyhow, bail, Result};
 use coapcc_link::dumbbell::{self, Buffer};
 use coapcc_link::errors::ErrorProfile;
 use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
-use coapcc_sim::dumbbell::Network;
 
 use coapcc::duration::delay_ms;
 
@@ -23,7 +22,7 @@ pub(super) fn build(args: &EmulateArgs, file: Option<(String, String)>) -> Resul
              (choose the grid with --network grid or a scenario with kind = \"grid\")"
         );
     }
-    let (mut net, origin) = parameters::<Network>(&file, "dumbbell")?;
+    let (mut net, origin) = parameters::<dumbbell::Config>(&file, "dumbbell")?;
     if let Some(s) = &args.path_delay_ms {
         let parsed = s.split_once(',').and_then(|(lo, hi)| {
             Some((

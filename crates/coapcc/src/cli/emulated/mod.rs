@@ -197,11 +197,11 @@ mod tests {
     use super::*;
     use clap::Parser;
     use coapcc_link::dumbbell::Buffer;
+    use coapcc_link::dumbbell::Config;
     use coapcc_link::errors::ErrorProfile;
     use coapcc_link::grid;
     use coapcc_net::emulate;
     use coapcc_net::emulate::EmulatorReport;
-    use coapcc_sim::dumbbell::Network;
     use std::net::SocketAddr;
 
     #[derive(Parser)]
@@ -236,7 +236,7 @@ mod tests {
         let EmulatedNetwork::Dumbbell(n) = network(&[]).unwrap() else {
             panic!("the dumbbell")
         };
-        assert_eq!(n, Network::default());
+        assert_eq!(n, Config::default());
         let EmulatedNetwork::Dumbbell(n) = network(&[
             "--buffer",
             "2500",

@@ -21,7 +21,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
-use coapcc_sim::dumbbell::{DumbbellSim, RunSpec, Scenario};
+use coapcc_sim::dumbbell::{self, RunSpec, Scenario};
 use coapcc_sim::metrics::ClientRecord;
 use coapcc_sim::metrics::Conservation;
 use coapcc_sim::NetworkScenario;
@@ -55,7 +55,7 @@ impl LabNetwork for Dumbbell {
     const NAME: &'static str = "dumbbell";
     const TABLES: NetworkTables = store::TABLES;
 
-    type Sim = DumbbellSim;
+    type Sim = dumbbell::Sim;
     type Scenario = Scenario;
     type Spec = RunSpec;
     type RunResult = RunResult;
@@ -110,13 +110,13 @@ impl LabNetwork for Dumbbell {
     fn items(r: &RunResult) -> &[ClientRecord] {
         &r.clients
     }
-    fn table(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
+    fn table(s: &Scenario, r: &ScenarioResult<dumbbell::Sim>) -> String {
         output::table(s, &r.summaries)
     }
-    fn markdown(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
+    fn markdown(s: &Scenario, r: &ScenarioResult<dumbbell::Sim>) -> String {
         output::markdown(s, &r.summaries)
     }
-    fn histograms(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
+    fn histograms(s: &Scenario, r: &ScenarioResult<dumbbell::Sim>) -> String {
         output::histograms(s, &r.runs)
     }
     fn pcap_unit() -> Result<&'static str> {
@@ -124,7 +124,7 @@ impl LabNetwork for Dumbbell {
     }
     fn write_pcap(s: &Scenario, i: usize, file: &Path) -> Result<u64> {
         let mut tap = crate::pcap::PcapTap::create(file)?;
-        DumbbellSim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
+        dumbbell::Sim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
         tap.finish()
     }
 

@@ -5,7 +5,7 @@
 //! Order: sets as written; within a set, points as written × algorithms.
 
 use anyhow::{bail, Result};
-use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
+use coapcc_sim::grid;
 
 use super::file::{GridCampaignFile, GridSetFile};
 use crate::campaign::sets;
@@ -15,14 +15,14 @@ crate::campaign::unit::campaign_cell! {
     pub struct GridCell {
         /// The sweep: periodic (the point is the period T) or bursty (the point is
         /// the interferers' ON duration).
-        pub kind: GridWorkloadKind,
+        pub kind: grid::WorkloadKind,
         /// The period T or the ON duration (s).
         pub point: f64,
         /// The algorithm's label.
         pub label: String,
     }
     /// The run (its `algorithm` is the cell's).
-    spec: GridRunSpec,
+    spec: grid::RunSpec,
 }
 
 /// A grid campaign ready to run.
@@ -50,7 +50,7 @@ const MARKER: &str = "coapcc-grid-campaign";
 /// A set's sweep, checked: its kind, the field it sweeps, its points and
 /// its algorithms.
 type Sweep<'a> = (
-    GridWorkloadKind,
+    grid::WorkloadKind,
     &'static str,
     &'a [f64],
     &'a [sets::AlgorithmEntry<GridCampaignFile>],
@@ -60,8 +60,8 @@ type Sweep<'a> = (
 fn sweep_of<'a>(file: &'a GridCampaignFile, set: &'a GridSetFile) -> Result<Sweep<'a>> {
     sets::check_replications(set.replications)?;
     let (kind, field, points) = match (&set.periods_s, &set.on_s) {
-        (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
-        (None, Some(o)) => (GridWorkloadKind::Bursty, "on_s", o),
+        (Some(p), None) => (grid::WorkloadKind::Periodic, "periods_s", p),
+        (None, Some(o)) => (grid::WorkloadKind::Bursty, "on_s", o),
         _ => {
             bail!(
                 "expected exactly one of `periods_s` (a periodic sweep of the request period) \
@@ -85,20 +85,20 @@ fn sweep_of<'a>(file: &'a GridCampaignFile, set: &'a GridSetFile) -> Result<Swee
 fn run_at(
     file: &GridCampaignFile,
     set: &GridSetFile,
-    kind: GridWorkloadKind,
+    kind: grid::WorkloadKind,
     point: f64,
     algorithm: &coapcc_sim::AlgorithmSpec,
-) -> GridRunSpec {
+) -> grid::RunSpec {
     let mut workload = file.workload.clone();
     workload.kind = kind;
     match kind {
-        GridWorkloadKind::Periodic => workload.period_s = point,
-        GridWorkloadKind::Bursty => workload.on_s = point,
+        grid::WorkloadKind::Periodic => workload.period_s = point,
+        grid::WorkloadKind::Bursty => workload.on_s = point,
     }
     if let Some(d) = set.duration_s {
         workload.duration_s = d;
     }
-    GridRunSpec {
+    grid::RunSpec {
         network: file.network.clone(),
         coap: file.coap.clone(),
         workload,
@@ -183,7 +183,7 @@ mod tests {
         let c = &p.cells[1];
         assert_eq!(
             (c.set.as_str(), c.kind, c.point, c.label.as_str()),
-            ("periodic", GridWorkloadKind::Periodic, 2.0, "cocoa-plus")
+            ("periodic", grid::WorkloadKind::Periodic, 2.0, "cocoa-plus")
         );
         assert_eq!(c.spec.workload.period_s, 2.0);
         assert_eq!(c.spec.workload.duration_s, 100.0);
@@ -193,9 +193,9 @@ mod tests {
         let b = &p.cells[6];
         assert_eq!(
             (b.kind, b.point, b.label.as_str()),
-            (GridWorkloadKind::Bursty, 10.0, "pcocoa")
+            (grid::WorkloadKind::Bursty, 10.0, "pcocoa")
         );
-        assert_eq!(b.spec.workload.kind, GridWorkloadKind::Bursty);
+        assert_eq!(b.spec.workload.kind, grid::WorkloadKind::Bursty);
         assert_eq!(
             (b.spec.workload.period_s, b.spec.workload.on_s),
             (14.0, 10.0)

@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Result};
 use coapcc_link::star::Config;
-use coapcc_sim::star::{self, StarRunSpec};
+use coapcc_sim::star;
 
 use super::file::{StarCampaignFile, StarSetFile};
 use crate::campaign::sets;
@@ -20,7 +20,7 @@ crate::campaign::unit::campaign_cell! {
         pub label: String,
     }
     /// The run (its `network.stations` and `algorithm` are the cell's).
-    spec: StarRunSpec,
+    spec: star::RunSpec,
 }
 
 /// A star campaign ready to run.
@@ -70,8 +70,8 @@ fn run_at(
     file: &StarCampaignFile,
     stations: u32,
     algorithm: &coapcc_sim::AlgorithmSpec,
-) -> StarRunSpec {
-    StarRunSpec {
+) -> star::RunSpec {
+    star::RunSpec {
         network: Config {
             stations,
             ..file.network.clone()
