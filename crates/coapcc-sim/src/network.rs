@@ -6,8 +6,8 @@
 //! holding its run spec (what to run, plain serialisable data), its run result
 //! and summary, its checks, and its [`World`]: the endpoints and workload on
 //! top of its `coapcc_link` model, driven by the one event loop
-//! ([`crate::event_loop`]). A unit type names the network (`DumbbellSim`,
-//! `GridSim`, `StarSim`) and implements [`SimNetwork`].
+//! ([`crate::event_loop`]). A unit type names the network (`dumbbell::Sim`,
+//! `grid::Sim`, `star::Sim`) and implements [`SimNetwork`].
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};

@@ -2,8 +2,8 @@
 //! its replications, on the current rayon pool, and summarised.
 //!
 //! A scenario file describes one network ([`NetworkScenario`]: the dumbbell's
-//! [`crate::dumbbell::Scenario`], the grid's [`crate::grid::GridScenario`],
-//! the star's [`crate::star::StarScenario`]); what they share — the fields
+//! [`crate::dumbbell::Scenario`], the grid's [`crate::grid::Scenario`],
+//! the star's [`crate::star::Scenario`]); what they share — the fields
 //! every scenario file has (declared by `network_scenario!`), the list of
 //! algorithms, the replications, the checks of both, the runs and their
 //! order — is here, once.

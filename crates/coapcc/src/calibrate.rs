@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use anyhow::Result;
-use coapcc_sim::dumbbell::{Network, Scenario};
+use coapcc_link::dumbbell::Config;
+use coapcc_sim::dumbbell::Scenario;
 use coapcc_sim::{AlgorithmSpec, NetworkScenario, Summary, Workload};
 
 use crate::published::{PublishedRow, PUBLISHED};
@@ -29,10 +30,10 @@ pub fn scenario_of(row: &PublishedRow, seed: u64, replications: Option<u32>) -> 
     Scenario {
         name: format!("calibration-{}", row.algorithm),
         description: String::new(),
-        network: Network {
+        network: Config {
             buffer: row.buffer(),
             errors: row.errors,
-            ..Network::default()
+            ..Config::default()
         },
         coap: Default::default(),
         workload: Workload {

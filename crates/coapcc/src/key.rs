@@ -2,8 +2,8 @@
 //!
 //! A run's key is the SHA-256 of [`MODEL_VERSION`], the canonical JSON of its
 //! full run spec (the network's `SimNetwork::RunSpec`: a dumbbell [`RunSpec`],
-//! a grid [`GridRunSpec`](coapcc_sim::grid::GridRunSpec) or a star
-//! [`StarRunSpec`](coapcc_sim::star::StarRunSpec)) and its replication index. Runs are pure functions of these
+//! a grid [`grid::RunSpec`](coapcc_sim::grid::RunSpec) or a star
+//! [`star::RunSpec`](coapcc_sim::star::RunSpec)) and its replication index. Runs are pure functions of these
 //! (spec `docs/spec/architecture.md`: determinism), so a key names one result forever: a
 //! store never recomputes a key it holds, and any change to a parameter, to the
 //! seed, or to the model version gives new keys.
@@ -65,12 +65,12 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coapcc_sim::dumbbell::{Group, Network, RunSpec};
+    use coapcc_sim::dumbbell::{Group, RunSpec};
     use coapcc_sim::{AlgorithmSpec, Workload};
 
     fn spec() -> RunSpec {
         RunSpec {
-            network: Network::default(),
+            network: coapcc_link::dumbbell::Config::default(),
             coap: Default::default(),
             groups: vec![Group {
                 algorithm: AlgorithmSpec::named("default"),
@@ -114,8 +114,8 @@ mod tests {
 
     #[test]
     fn grid_keys_hash_the_grid_spec_json() {
-        use coapcc_sim::grid::GridRunSpec;
-        let spec = GridRunSpec {
+        use coapcc_sim::grid;
+        let spec = grid::RunSpec {
             network: Default::default(),
             coap: Default::default(),
             workload: Default::default(),

@@ -24,7 +24,7 @@ use anyhow::{Context, Result};
 use coapcc_link::grid::sixlowpan;
 use coapcc_link::grid::{FrameTrace, TracedFrame};
 use coapcc_sim::dumbbell::{Tap, TcpTrace, SERVER};
-use coapcc_sim::grid::GridTap;
+use coapcc_sim::grid;
 use coapcc_tcp::Flags;
 use etherparse::PacketBuilder;
 use etherparse::TcpOptionElement;
@@ -223,7 +223,7 @@ impl Ieee802154Tap {
     }
 }
 
-impl GridTap for Ieee802154Tap {
+impl grid::Tap for Ieee802154Tap {
     fn frame(&mut self, frame: &FrameTrace, coap: &[u8]) {
         if self.0.error.is_some() {
             return;

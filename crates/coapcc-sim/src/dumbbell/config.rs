@@ -3,7 +3,7 @@
 //! count); and the checks that it can run. Plain data, serialisable, so
 //! that scenario files, campaigns and result stores share one description.
 
-use coapcc_link::dumbbell::IPV4_HEADER;
+use coapcc_link::dumbbell::{self, IPV4_HEADER};
 use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
 
@@ -12,10 +12,6 @@ use crate::spec_error::SpecError;
 
 /// UDP header bytes.
 pub const UDP_HEADER: usize = 8;
-
-/// The dumbbell's parameters: the `[network]` table of a constrained-link
-/// scenario (spec `docs/spec/testbed.md` §1; [`coapcc_link::dumbbell`]).
-pub type Network = coapcc_link::dumbbell::Config;
 
 /// CoAP settings shared by every client of a run (spec `docs/spec/algorithms.md` §0.1, §7;
 /// `docs/spec/testbed.md` §1.2).
@@ -54,8 +50,9 @@ pub struct Group {
 /// Everything one simulated run needs, apart from the replication index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
-    /// The network.
-    pub network: Network,
+    /// The network: the `[network]` table of a constrained-link scenario
+    /// (spec `docs/spec/testbed.md` §1).
+    pub network: dumbbell::Config,
     /// CoAP settings.
     pub coap: Coap,
     /// The client population (one group, or several for mixed populations).

@@ -5,15 +5,17 @@
 //!
 //! - `config.rs`: what one run is ([`RunSpec`]) and its checks;
 //! - `scenario.rs`: a dumbbell scenario file ([`Scenario`]);
-//! - `testbed.rs`: the world of one run (clients, server, records) and the
-//!   [`Tap`] that sees its packets;
+//! - `world.rs`: the [`World`] of one run (clients, server, records) and
+//!   the [`Tap`] that sees its packets;
 //! - `tcp.rs`: the CoAP-over-TCP clients and the server's connections;
 //! - `clients.rs`: CoAP clients built from algorithm specs;
 //! - `packets.rs`: the packets in flight;
-//! - `sim.rs`: [`DumbbellSim`], the network for
-//!   [`crate::network::SimNetwork`]: its run result is
-//!   [`coapcc_workload::metrics::RunResult`], its summary
-//!   [`coapcc_workload::metrics::Summary`].
+//! - `sim.rs`: [`Sim`], the network for
+//!   [`crate::network::SimNetwork`].
+//!
+//! Its run result, summary and workload are those of `coapcc-workload`
+//! ([`RunResult`], [`Summary`], [`Workload`]), shared with the emulator and
+//! re-exported here under the names every network uses.
 
 mod clients;
 mod config;
@@ -21,11 +23,13 @@ mod packets;
 mod scenario;
 mod sim;
 mod tcp;
-mod testbed;
+mod world;
 
 pub use clients::is_tcp;
-pub use config::{validate, Coap, Group, Network, RunSpec, UDP_HEADER};
+pub use coapcc_workload::metrics::{RunResult, Summary};
+pub use coapcc_workload::{Workload, WorkloadKind};
+pub use config::{validate, Coap, Group, RunSpec, UDP_HEADER};
 pub use scenario::Scenario;
-pub use sim::DumbbellSim;
+pub use sim::Sim;
 pub use tcp::{TcpNote, TcpTrace};
-pub use testbed::{Tap, MAX_DATAGRAM, SERVER};
+pub use world::{Tap, World, MAX_DATAGRAM, SERVER};

@@ -6,8 +6,8 @@
 
 use coapcc_workload::Workload;
 
-use super::config::{Coap, Group, Network, RunSpec};
-use super::sim::DumbbellSim;
+use super::config::{Coap, Group, RunSpec};
+use super::sim::Sim;
 use crate::scenario::network_scenario;
 use crate::spec_error::SpecError;
 
@@ -16,7 +16,7 @@ network_scenario! {
     pub struct Scenario {
         /// The network.
         #[serde(default)]
-        pub network: Network,
+        pub network: coapcc_link::dumbbell::Config,
         /// CoAP settings.
         #[serde(default)]
         pub coap: Coap,
@@ -30,7 +30,7 @@ network_scenario! {
     algorithms,
     /// Replications per algorithm, each with its own derived seed.
     replications,
-    impl NetworkScenario<Network = DumbbellSim> {
+    impl NetworkScenario<Network = Sim> {
         fn run_spec(&self, i: usize) -> RunSpec {
             RunSpec {
                 network: self.network.clone(),

@@ -1,5 +1,5 @@
 //! What one run on the grid is: the network, the CoAP settings, the
-//! workload and the algorithm ([`GridRunSpec`]), and the checks that it can
+//! workload and the algorithm ([`RunSpec`]), and the checks that it can
 //! run.
 
 use coapcc_link::grid;
@@ -17,7 +17,7 @@ pub const MAX_MESSAGE: usize = 512;
 /// CoAP settings of the grid (the pCoCoA paper, Table II).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct GridCoap {
+pub struct Coap {
     /// Bytes of a request message (header, options, payload), before any
     /// marking an algorithm adds (the TC option of pCoCoA).
     pub request_size: usize,
@@ -31,9 +31,9 @@ pub struct GridCoap {
     pub app_buffer: u32,
 }
 
-impl Default for GridCoap {
+impl Default for Coap {
     fn default() -> Self {
-        GridCoap {
+        Coap {
             request_size: 95,
             path: "sense".into(),
             response_payload: 0,
@@ -46,7 +46,7 @@ impl Default for GridCoap {
 /// What the clients do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum GridWorkloadKind {
+pub enum WorkloadKind {
     /// Every client sends one request every `period_s`.
     #[default]
     Periodic,
@@ -54,12 +54,12 @@ pub enum GridWorkloadKind {
     Bursty,
 }
 
-impl GridWorkloadKind {
+impl WorkloadKind {
     /// The name.
     pub fn name(self) -> &'static str {
         match self {
-            GridWorkloadKind::Periodic => "periodic",
-            GridWorkloadKind::Bursty => "bursty",
+            WorkloadKind::Periodic => "periodic",
+            WorkloadKind::Bursty => "bursty",
         }
     }
 }
@@ -67,9 +67,9 @@ impl GridWorkloadKind {
 /// The grid's workload (spec `docs/spec/testbed.md` §2, §4).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct GridWorkload {
+pub struct Workload {
     /// Periodic or bursty.
-    pub kind: GridWorkloadKind,
+    pub kind: WorkloadKind,
     /// Request period of the periodic clients (s).
     pub period_s: f64,
     /// Time for the network to form before any client sends (s).
@@ -91,10 +91,10 @@ pub struct GridWorkload {
     pub trace_node: Option<u32>,
 }
 
-impl Default for GridWorkload {
+impl Default for Workload {
     fn default() -> Self {
-        GridWorkload {
-            kind: GridWorkloadKind::Periodic,
+        Workload {
+            kind: WorkloadKind::Periodic,
             period_s: 10.0,
             warmup_s: 60.0,
             duration_s: 800.0,
@@ -114,13 +114,13 @@ impl Default for GridWorkload {
 
 /// One run on the grid: everything but the replication index.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GridRunSpec {
+pub struct RunSpec {
     /// The network.
     pub network: grid::Config,
     /// CoAP settings.
-    pub coap: GridCoap,
+    pub coap: Coap,
     /// The workload.
-    pub workload: GridWorkload,
+    pub workload: Workload,
     /// The algorithm of the clients (the periodic ones, in bursty runs).
     pub algorithm: AlgorithmSpec,
     /// The seed; each replication derives its own.
@@ -128,7 +128,7 @@ pub struct GridRunSpec {
 }
 
 /// Checks that `spec` can run.
-pub fn validate(spec: &GridRunSpec) -> Result<(), SpecError> {
+pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     let topo = spec.network.validate().map_err(SpecError)?;
     let n = topo.len() as u32;
     let (root, server) = (spec.network.root, spec.network.server);
@@ -151,7 +151,7 @@ pub fn validate(spec: &GridRunSpec) -> Result<(), SpecError> {
                 .into(),
         ));
     }
-    if w.kind == GridWorkloadKind::Bursty {
+    if w.kind == WorkloadKind::Bursty {
         if !positive(w.on_s) || !positive(w.off_s) {
             return Err(SpecError(
                 "workload.on_s, workload.off_s: expected positive durations up to 1e7 s".into(),
@@ -232,7 +232,7 @@ fn probe_client() -> Client<u32, SimRng> {
 
 /// The request payload that makes a request `size` bytes long: the base
 /// message, a payload marker and the payload.
-pub(super) fn request_payload(coap: &GridCoap) -> Vec<u8> {
+pub(super) fn request_payload(coap: &Coap) -> Vec<u8> {
     let base = request_base(&coap.path);
     let n = coap.request_size.saturating_sub(base + 1);
     vec![b'p'; n]

@@ -18,13 +18,13 @@
 //! - The run ends `duration` seconds after the warm-up; what is still in
 //!   flight then is not counted.
 //!
-//! - `config.rs`: what one run is ([`GridRunSpec`]) and its checks;
-//! - `scenario.rs`: a grid scenario file ([`GridScenario`]);
-//! - `world.rs`: the world of one run, and the [`GridTap`] that sees its
+//! - `config.rs`: what one run is ([`RunSpec`]) and its checks;
+//! - `scenario.rs`: a grid scenario file ([`Scenario`]);
+//! - `world.rs`: the [`World`] of one run, and the [`Tap`] that sees its
 //!   frames;
-//! - `result.rs`: what one run produces ([`GridRunResult`]);
-//! - `summary.rs`: the paper's metrics over replications ([`GridSummary`]);
-//! - `sim.rs`: [`GridSim`], the network for [`crate::network::SimNetwork`].
+//! - `result.rs`: what one run produces ([`RunResult`]);
+//! - `summary.rs`: the paper's metrics over replications ([`Summary`]);
+//! - `sim.rs`: [`Sim`], the network for [`crate::network::SimNetwork`].
 
 mod config;
 mod result;
@@ -33,9 +33,9 @@ mod sim;
 mod summary;
 mod world;
 
-pub use config::{validate, GridCoap, GridRunSpec, GridWorkload, GridWorkloadKind, MAX_MESSAGE};
-pub use result::{GridNodeResult, GridRunResult, Role, TraceKind, TracePoint};
-pub use scenario::GridScenario;
-pub use sim::GridSim;
-pub use summary::GridSummary;
-pub use world::GridTap;
+pub use config::{validate, Coap, RunSpec, Workload, WorkloadKind, MAX_MESSAGE};
+pub use result::{NodeResult, Role, RunResult, TraceKind, TracePoint};
+pub use scenario::Scenario;
+pub use sim::Sim;
+pub use summary::Summary;
+pub use world::{Tap, World};

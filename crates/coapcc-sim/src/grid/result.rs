@@ -21,7 +21,7 @@ pub enum Role {
 
 /// What one node did in one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GridNodeResult {
+pub struct NodeResult {
     /// Its number.
     pub node: u32,
     /// Its role.
@@ -78,9 +78,9 @@ pub enum TraceKind {
 
 /// The outcome of one replication on the grid.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GridRunResult {
+pub struct RunResult {
     /// Per node, in node order.
-    pub nodes: Vec<GridNodeResult>,
+    pub nodes: Vec<NodeResult>,
     /// Datagrams the network dropped, by cause.
     pub drops: grid::DropCounts,
     /// Frames put on the air, and receptions destroyed by overlaps.
@@ -100,8 +100,8 @@ pub struct GridRunResult {
 }
 
 /// A node's record before anything happened.
-pub(super) fn node_result(index: usize, role: Role) -> GridNodeResult {
-    GridNodeResult {
+pub(super) fn node_result(index: usize, role: Role) -> NodeResult {
+    NodeResult {
         node: index as u32 + 1,
         role,
         generated: 0,

@@ -3,30 +3,30 @@
 //! CoAP settings, the workload and the algorithms to compare, replicated.
 //! Running it is [`crate::scenario`]'s.
 
-use super::config::{GridCoap, GridRunSpec, GridWorkload};
-use super::sim::GridSim;
+use super::config::{Coap, RunSpec, Workload};
+use super::sim::Sim;
 use crate::scenario::network_scenario;
 
 network_scenario! {
     /// A grid scenario as written in a scenario file (`[network] kind = "grid"`).
-    pub struct GridScenario {
+    pub struct Scenario {
         /// The grid.
         #[serde(default)]
         pub network: coapcc_link::grid::Config,
         /// CoAP settings.
         #[serde(default)]
-        pub coap: GridCoap,
+        pub coap: Coap,
         /// The workload.
         #[serde(default)]
-        pub workload: GridWorkload,
+        pub workload: Workload,
     }
     /// The algorithms to compare; each runs every client under test.
     algorithms,
     /// Replications per algorithm.
     replications,
-    impl NetworkScenario<Network = GridSim> {
-        fn run_spec(&self, i: usize) -> GridRunSpec {
-            GridRunSpec {
+    impl NetworkScenario<Network = Sim> {
+        fn run_spec(&self, i: usize) -> RunSpec {
+            RunSpec {
                 network: self.network.clone(),
                 coap: self.coap.clone(),
                 workload: self.workload.clone(),

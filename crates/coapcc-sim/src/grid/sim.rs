@@ -1,40 +1,40 @@
-//! The grid as a network of the simulator: [`GridSim`], its types and how a
+//! The grid as a network of the simulator: [`Sim`], its types and how a
 //! run is set up and summarised.
 
-use super::config::{validate, GridRunSpec};
-use super::result::GridRunResult;
-use super::summary::GridSummary;
-use super::world::{self, GridTap};
+use super::config::{validate, RunSpec};
+use super::result::RunResult;
+use super::summary::Summary;
+use super::world::{self, Tap};
 use crate::network::{SimNetwork, Tapped};
 use crate::spec_error::SpecError;
 
 /// The 802.15.4 grid, as a network of the simulator.
 #[derive(Clone, Copy, Debug)]
-pub struct GridSim;
+pub struct Sim;
 
-impl SimNetwork for GridSim {
-    type RunSpec = GridRunSpec;
-    type RunResult = GridRunResult;
-    type Summary = GridSummary;
+impl SimNetwork for Sim {
+    type RunSpec = RunSpec;
+    type RunResult = RunResult;
+    type Summary = Summary;
     type World<'a> = world::World<'a>;
 
-    fn validate(spec: &GridRunSpec) -> Result<(), SpecError> {
+    fn validate(spec: &RunSpec) -> Result<(), SpecError> {
         validate(spec)
     }
 
-    fn world(spec: &GridRunSpec, replication: u32) -> Result<Self::World<'_>, SpecError> {
+    fn world(spec: &RunSpec, replication: u32) -> Result<Self::World<'_>, SpecError> {
         world::World::new(spec, replication)
     }
 
-    fn summary(label: &str, spec: &GridRunSpec, runs: &[GridRunResult]) -> GridSummary {
-        GridSummary::of(label, spec, runs)
+    fn summary(label: &str, spec: &RunSpec, runs: &[RunResult]) -> Summary {
+        Summary::of(label, spec, runs)
     }
 }
 
-impl Tapped for GridSim {
-    type Tap<'a> = dyn GridTap + 'a;
+impl Tapped for Sim {
+    type Tap<'a> = dyn Tap + 'a;
 
-    fn attach<'a>(world: &mut world::World<'a>, tap: &'a mut (dyn GridTap + 'a)) {
+    fn attach<'a>(world: &mut world::World<'a>, tap: &'a mut (dyn Tap + 'a)) {
         world.attach(tap);
     }
 }

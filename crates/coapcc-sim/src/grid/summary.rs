@@ -15,12 +15,12 @@
 use coapcc_workload::metrics::Estimate;
 use serde::{Deserialize, Serialize};
 
-use super::config::{GridRunSpec, GridWorkloadKind};
-use super::result::{GridNodeResult, GridRunResult, Role};
+use super::config::{RunSpec, WorkloadKind};
+use super::result::{NodeResult, Role, RunResult};
 
 /// The paper's metrics for one algorithm, over its replications.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct GridSummary {
+pub struct Summary {
     /// The algorithm's label.
     pub label: String,
     /// Replications summarised.
@@ -59,21 +59,21 @@ pub struct GridSummary {
     pub interferer_carried: Option<Estimate>,
 }
 
-impl GridSummary {
+impl Summary {
     /// Summarises the runs of `spec`.
-    pub fn of(label: &str, spec: &GridRunSpec, runs: &[GridRunResult]) -> Self {
-        fn clients(r: &GridRunResult) -> impl Iterator<Item = &GridNodeResult> {
+    pub fn of(label: &str, spec: &RunSpec, runs: &[RunResult]) -> Self {
+        fn clients(r: &RunResult) -> impl Iterator<Item = &NodeResult> {
             r.nodes.iter().filter(|n| n.role == Role::Client)
         }
-        let per_run = |f: &dyn Fn(&GridRunResult) -> f64| -> Estimate {
+        let per_run = |f: &dyn Fn(&RunResult) -> f64| -> Estimate {
             Estimate::of(&runs.iter().map(f).collect::<Vec<_>>())
         };
         let size = spec.coap.request_size as f64;
         let n_clients = runs.first().map_or(0, |r| clients(r).count()) as u32;
-        let sum = |r: &GridRunResult, f: &dyn Fn(&GridNodeResult) -> u64| -> f64 {
+        let sum = |r: &RunResult, f: &dyn Fn(&NodeResult) -> u64| -> f64 {
             clients(r).map(f).sum::<u64>() as f64
         };
-        let all_nodes = |r: &GridRunResult, f: &dyn Fn(&GridNodeResult) -> u64| -> f64 {
+        let all_nodes = |r: &RunResult, f: &dyn Fn(&NodeResult) -> u64| -> f64 {
             r.nodes.iter().map(f).sum::<u64>() as f64
         };
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -97,8 +97,8 @@ impl GridSummary {
                 })
             })
             .collect();
-        let bursty = spec.workload.kind == GridWorkloadKind::Bursty;
-        GridSummary {
+        let bursty = spec.workload.kind == WorkloadKind::Bursty;
+        Summary {
             label: label.to_string(),
             replications: runs.len() as u32,
             clients: n_clients,

@@ -11,13 +11,13 @@ use coapcc_proto::client::{Client, ClientConfig, ClientEvent, EncodedRequest, Re
 use coapcc_proto::message::{Code, MessageView};
 use coapcc_proto::server::{DenseIndex, Handler, Response, Server, ServerConfig, ServerOutput};
 
-use super::config::{request_payload, validate, GridRunSpec, GridWorkloadKind, MAX_MESSAGE};
-use super::result::{node_result, GridNodeResult, GridRunResult, Role, TraceKind, TracePoint};
+use super::config::{request_payload, validate, RunSpec, WorkloadKind, MAX_MESSAGE};
+use super::result::{node_result, NodeResult, Role, RunResult, TraceKind, TracePoint};
 use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
 /// Sees every frame the grid puts on the air (e.g. to write a pcap).
-pub trait GridTap {
+pub trait Tap {
     /// `coap` is the datagram's CoAP message (empty for acknowledgements).
     fn frame(&mut self, frame: &FrameTrace, coap: &[u8]);
 }
@@ -110,12 +110,12 @@ struct SimClient {
     held: u32,
     busy: bool,
     timer_queued: Option<Nanos>,
-    record: GridNodeResult,
+    record: NodeResult,
 }
 
 /// One replication on the grid in progress.
 pub struct World<'a> {
-    spec: &'a GridRunSpec,
+    spec: &'a RunSpec,
     /// The network, the timers, the clock.
     core: Core<Grid, Event>,
     end: Nanos,
@@ -134,12 +134,12 @@ pub struct World<'a> {
     carried: Vec<u64>,
     trace_slot: Option<u16>,
     trace: Vec<TracePoint>,
-    tap: Option<&'a mut dyn GridTap>,
+    tap: Option<&'a mut dyn Tap>,
 }
 
 impl<'a> World<'a> {
     /// Replication `replication` of `spec`, before time 0.
-    pub(super) fn new(spec: &'a GridRunSpec, replication: u32) -> Result<Self, SpecError> {
+    pub(super) fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let net = Grid::new(&spec.network, seed).map_err(SpecError)?;
@@ -150,7 +150,7 @@ impl<'a> World<'a> {
         let mut roles = vec![Role::Client; n];
         roles[root] = Role::Root;
         roles[server_node] = Role::Server;
-        if w.kind == GridWorkloadKind::Bursty {
+        if w.kind == WorkloadKind::Bursty {
             for &i in &w.interferers {
                 roles[i as usize - 1] = Role::Interferer;
             }
@@ -230,7 +230,7 @@ impl<'a> World<'a> {
     }
 
     /// Shows every frame on the air to `tap`.
-    pub(super) fn attach(&mut self, tap: &'a mut dyn GridTap) {
+    pub(super) fn attach(&mut self, tap: &'a mut dyn Tap) {
         self.core.net.trace = Some(Vec::new());
         self.packets.keep = true;
         self.tap = Some(tap);
@@ -457,9 +457,9 @@ impl<'a> World<'a> {
         }
     }
 
-    fn finish_run(mut self, processed: u64) -> GridRunResult {
+    fn finish_run(mut self, processed: u64) -> RunResult {
         let conservation = self.core.conservation();
-        let mut nodes: Vec<GridNodeResult> = (0..self.roles.len())
+        let mut nodes: Vec<NodeResult> = (0..self.roles.len())
             .map(|i| node_result(i, self.roles[i]))
             .collect();
         for cl in self.clients.drain(..) {
@@ -471,7 +471,7 @@ impl<'a> World<'a> {
             n.mac = self.core.net.node_record(i as u32 + 1);
         }
         let (frames, collisions) = self.core.net.medium_counts();
-        GridRunResult {
+        RunResult {
             nodes,
             drops: self.core.net.drops(),
             frames,
@@ -488,7 +488,7 @@ impl<'a> World<'a> {
 impl<'a> EventWorld for World<'a> {
     type Net = Grid;
     type Timer = Event;
-    type Result = GridRunResult;
+    type Result = RunResult;
 
     fn start(&mut self) {
         self.schedule_start();
@@ -536,7 +536,7 @@ impl<'a> EventWorld for World<'a> {
         }
     }
 
-    fn finish(self, processed: u64) -> GridRunResult {
+    fn finish(self, processed: u64) -> RunResult {
         self.finish_run(processed)
     }
 }

@@ -1,5 +1,5 @@
 //! What one run on the star is: the network, the bulk senders' workload and
-//! the stations' TCP ([`StarRunSpec`]), and the checks that it can run.
+//! the stations' TCP ([`RunSpec`]), and the checks that it can run.
 
 use coapcc_link::star;
 use coapcc_tcp::{SocketConfig, TcpConfig, TcpProfile};
@@ -12,7 +12,7 @@ use crate::spec_error::SpecError;
 /// 1000 times).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct StarWorkload {
+pub struct Workload {
     /// Writes per station.
     pub writes: u32,
     /// Bytes per write.
@@ -29,9 +29,9 @@ pub struct StarWorkload {
     pub mss: u16,
 }
 
-impl Default for StarWorkload {
+impl Default for Workload {
     fn default() -> Self {
-        StarWorkload {
+        Workload {
             writes: 1000,
             write_bytes: 1024,
             interval_s: 0.4,
@@ -45,11 +45,11 @@ impl Default for StarWorkload {
 
 /// One run on the star.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StarRunSpec {
+pub struct RunSpec {
     /// The network.
     pub network: star::Config,
     /// The workload.
-    pub workload: StarWorkload,
+    pub workload: Workload,
     /// The stations' TCP (`tcp`, `tcp-lwip`, …).
     pub algorithm: AlgorithmSpec,
     /// The seed; each replication derives its own.
@@ -74,7 +74,7 @@ pub fn tcp_config(algorithm: &AlgorithmSpec, mss: u16) -> Result<SocketConfig, S
 }
 
 /// Checks that `spec` can run.
-pub fn validate(spec: &StarRunSpec) -> Result<(), SpecError> {
+pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     spec.network.validate().map_err(SpecError)?;
     let w = &spec.workload;
     let positive = |v: f64| v > 0.0 && v.is_finite() && v <= 1e7;

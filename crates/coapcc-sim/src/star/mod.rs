@@ -23,12 +23,12 @@
 //!   smoothed RTT are sampled every `sample_s` (default 0.5 s, lwIP's slow
 //!   tick).
 //!
-//! - `config.rs`: what one run is ([`StarRunSpec`]) and its checks;
-//! - `scenario.rs`: a star scenario file ([`StarScenario`]);
-//! - `world.rs`: the world of one run (stations, sink, samples);
-//! - `result.rs`: what one run produces ([`StarRunResult`]);
-//! - `summary.rs`: the paper's metrics over replications ([`StarSummary`]);
-//! - `sim.rs`: [`StarSim`], the network for [`crate::network::SimNetwork`].
+//! - `config.rs`: what one run is ([`RunSpec`]) and its checks;
+//! - `scenario.rs`: a star scenario file ([`Scenario`]);
+//! - `world.rs`: the [`World`] of one run (stations, sink, samples);
+//! - `result.rs`: what one run produces ([`RunResult`]);
+//! - `summary.rs`: the paper's metrics over replications ([`Summary`]);
+//! - `sim.rs`: [`Sim`], the network for [`crate::network::SimNetwork`].
 
 mod config;
 mod result;
@@ -37,8 +37,9 @@ mod sim;
 mod summary;
 mod world;
 
-pub use config::{tcp_config, validate, StarRunSpec, StarWorkload};
-pub use result::{StarRunResult, StationResult, TcpSample};
-pub use scenario::StarScenario;
-pub use sim::StarSim;
-pub use summary::{MeanSample, StarSummary};
+pub use config::{tcp_config, validate, RunSpec, Workload};
+pub use result::{RunResult, StationResult, TcpSample};
+pub use scenario::Scenario;
+pub use sim::Sim;
+pub use summary::{MeanSample, Summary};
+pub use world::World;

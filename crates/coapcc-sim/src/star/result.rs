@@ -50,7 +50,7 @@ pub struct StationResult {
 
 /// The outcome of one replication on the star.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StarRunResult {
+pub struct RunResult {
     /// Per station.
     pub stations: Vec<StationResult>,
     /// Goodput at the sink (bit/s from the first write to the last byte

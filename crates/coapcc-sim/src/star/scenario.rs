@@ -3,29 +3,29 @@
 //! senders and the TCP flavours to compare, replicated. Running it is
 //! [`crate::scenario`]'s.
 
-use super::config::{StarRunSpec, StarWorkload};
-use super::sim::StarSim;
+use super::config::{RunSpec, Workload};
+use super::sim::Sim;
 use crate::scenario::network_scenario;
 
 network_scenario! {
     /// A star scenario as written in a scenario file (`[network] kind = "star"`).
-    pub struct StarScenario {
+    pub struct Scenario {
         /// The star.
         #[serde(default)]
         pub network: coapcc_link::star::Config,
         /// The bulk senders.
         #[serde(default)]
-        pub workload: StarWorkload,
+        pub workload: Workload,
     }
     /// The TCP flavours to compare; each runs on every station.
     algorithms,
     /// Replications per flavour.
     replications,
-    impl NetworkScenario<Network = StarSim> {
+    impl NetworkScenario<Network = Sim> {
         const ALGORITHM: &'static str = "TCP flavour";
 
-        fn run_spec(&self, i: usize) -> StarRunSpec {
-            StarRunSpec {
+        fn run_spec(&self, i: usize) -> RunSpec {
+            RunSpec {
                 network: self.network.clone(),
                 workload: self.workload.clone(),
                 algorithm: self.algorithms[i].clone(),

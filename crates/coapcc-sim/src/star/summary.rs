@@ -6,8 +6,8 @@
 use coapcc_workload::metrics::Estimate;
 use serde::{Deserialize, Serialize};
 
-use super::config::StarRunSpec;
-use super::result::{StarRunResult, StationResult, TcpSample};
+use super::config::RunSpec;
+use super::result::{RunResult, StationResult, TcpSample};
 
 /// The mean over stations and replications of the sampled TCP state at one
 /// sample time.
@@ -28,7 +28,7 @@ pub struct MeanSample {
 
 /// The paper's metrics for one TCP flavour, over its replications.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct StarSummary {
+pub struct Summary {
     /// The flavour's label.
     pub label: String,
     /// Replications summarised.
@@ -65,20 +65,20 @@ pub struct StarSummary {
     pub mean: Vec<MeanSample>,
 }
 
-impl StarSummary {
+impl Summary {
     /// Summarises the runs of `spec`.
-    pub fn of(label: &str, spec: &StarRunSpec, runs: &[StarRunResult]) -> Self {
-        let per_run = |f: &dyn Fn(&StarRunResult) -> f64| -> Estimate {
+    pub fn of(label: &str, spec: &RunSpec, runs: &[RunResult]) -> Self {
+        let per_run = |f: &dyn Fn(&RunResult) -> f64| -> Estimate {
             Estimate::of(&runs.iter().map(f).collect::<Vec<_>>())
         };
-        let sum = |r: &StarRunResult, f: &dyn Fn(&StationResult) -> u64| -> f64 {
+        let sum = |r: &RunResult, f: &dyn Fn(&StationResult) -> u64| -> f64 {
             r.stations.iter().map(f).sum::<u64>() as f64
         };
-        let max = |r: &StarRunResult, f: &dyn Fn(&StationResult) -> f64| -> f64 {
+        let max = |r: &RunResult, f: &dyn Fn(&StationResult) -> f64| -> f64 {
             r.stations.iter().map(f).fold(0.0, f64::max)
         };
         let w = &spec.workload;
-        StarSummary {
+        Summary {
             label: label.to_string(),
             replications: runs.len() as u32,
             offered_bps: f64::from(spec.network.stations) * f64::from(w.write_bytes) * 8.0
@@ -114,7 +114,7 @@ impl StarSummary {
 
 /// The mean over every station of every run at each sample time (every run
 /// samples at the same times; a station is sampled once it has connected).
-fn mean_series(runs: &[StarRunResult]) -> Vec<MeanSample> {
+fn mean_series(runs: &[RunResult]) -> Vec<MeanSample> {
     let mut by_time: std::collections::BTreeMap<u64, Vec<&TcpSample>> = Default::default();
     for s in runs
         .iter()

@@ -10,8 +10,8 @@ use coapcc_link::{Datagram, NodeId, PacketId};
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
 use coapcc_tcp::{AnySocket, Mechanisms, Segment, SocketConfig, TcpConfig, TcpEvent};
 
-use super::config::{tcp_config, validate, StarRunSpec};
-use super::result::{StarRunResult, StationResult, TcpSample};
+use super::config::{tcp_config, validate, RunSpec};
+use super::result::{RunResult, StationResult, TcpSample};
 use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
@@ -79,7 +79,7 @@ struct Station {
 
 /// One replication on the star in progress.
 pub struct World<'a> {
-    spec: &'a StarRunSpec,
+    spec: &'a RunSpec,
     /// The network, the timers, the clock.
     core: Core<Star, Event>,
     stations: Vec<Station>,
@@ -100,7 +100,7 @@ pub struct World<'a> {
 
 impl<'a> World<'a> {
     /// Replication `replication` of `spec`, before time 0.
-    pub(super) fn new(spec: &'a StarRunSpec, replication: u32) -> Result<Self, SpecError> {
+    pub(super) fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
         let net = Star::new(&spec.network, seed).map_err(SpecError)?;
@@ -326,7 +326,7 @@ impl<'a> World<'a> {
         }
     }
 
-    fn finish_run(mut self, processed: u64) -> StarRunResult {
+    fn finish_run(mut self, processed: u64) -> RunResult {
         let conservation = self.core.conservation();
         let stations: Vec<StationResult> = self
             .stations
@@ -359,7 +359,7 @@ impl<'a> World<'a> {
         let span = self
             .first_write
             .map_or(0.0, |f| to_secs(self.last_receive.saturating_sub(f)));
-        StarRunResult {
+        RunResult {
             goodput_bps: if span > 0.0 {
                 received as f64 * 8.0 / span
             } else {
@@ -385,7 +385,7 @@ fn with_isn(cfg: SocketConfig, isn: u32) -> SocketConfig {
 impl<'a> EventWorld for World<'a> {
     type Net = Star;
     type Timer = Event;
-    type Result = StarRunResult;
+    type Result = RunResult;
 
     #[inline]
     fn core(&mut self) -> &mut Core<Star, Event> {
@@ -442,7 +442,7 @@ impl<'a> EventWorld for World<'a> {
         }
     }
 
-    fn finish(self, processed: u64) -> StarRunResult {
+    fn finish(self, processed: u64) -> RunResult {
         self.finish_run(processed)
     }
 }

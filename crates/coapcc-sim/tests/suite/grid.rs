@@ -1,13 +1,12 @@
 //! The pCoCoA workloads on the grid: accounting that must balance, and the
 //! behaviour that must hold whatever the model's details.
 
-use coapcc_sim::grid;
-use coapcc_sim::grid::{GridRunSpec, GridSim, GridSummary, GridWorkloadKind, Role, TraceKind};
+use coapcc_sim::grid::{self, Role, TraceKind};
 use coapcc_sim::network::SimNetwork;
 use coapcc_workload::AlgorithmSpec;
 
-fn spec(period: f64, algorithm: &str) -> GridRunSpec {
-    let mut s = GridRunSpec {
+fn spec(period: f64, algorithm: &str) -> grid::RunSpec {
+    let mut s = grid::RunSpec {
         network: Default::default(),
         coap: Default::default(),
         workload: Default::default(),
@@ -26,9 +25,9 @@ fn spec(period: f64, algorithm: &str) -> GridRunSpec {
 #[test]
 fn runs_are_pure_functions_of_spec_and_replication() {
     let s = spec(8.0, "cocoa-plus");
-    let a = GridSim::run(&s, 0).unwrap();
-    assert_eq!(a, GridSim::run(&s, 0).unwrap());
-    assert_ne!(a, GridSim::run(&s, 1).unwrap());
+    let a = grid::Sim::run(&s, 0).unwrap();
+    assert_eq!(a, grid::Sim::run(&s, 0).unwrap());
+    assert_ne!(a, grid::Sim::run(&s, 1).unwrap());
 }
 
 /// At a light load (T = 64 s) nothing is congested: every request is sent,
@@ -37,8 +36,8 @@ fn runs_are_pure_functions_of_spec_and_replication() {
 #[test]
 fn light_load_is_carried_whole() {
     let s = spec(64.0, "default");
-    let runs: Vec<_> = (0..3).map(|r| GridSim::run(&s, r).unwrap()).collect();
-    let sum = GridSummary::of("default", &s, &runs);
+    let runs: Vec<_> = (0..3).map(|r| grid::Sim::run(&s, r).unwrap()).collect();
+    let sum = grid::Summary::of("default", &s, &runs);
     assert_eq!(sum.clients, 34);
     // 34 × 95 B / 64 s = 50.47 B/s nominal
     assert!((sum.offered - 34.0 * 95.0 / 64.0).abs() < 1e-9);
@@ -61,7 +60,7 @@ fn light_load_is_carried_whole() {
 fn client_accounting_balances_under_overload() {
     for alg in ["default", "pcocoa"] {
         let s = spec(0.5, alg);
-        let r = GridSim::run(&s, 0).unwrap();
+        let r = grid::Sim::run(&s, 0).unwrap();
         let mut app_drops = 0;
         for n in r.nodes.iter().filter(|n| n.role == Role::Client) {
             let held = n.generated - n.app_drops - n.sent;
@@ -82,9 +81,9 @@ fn client_accounting_balances_under_overload() {
 #[test]
 fn bursty_interferers_alternate() {
     let mut s = spec(14.0, "default");
-    s.workload.kind = GridWorkloadKind::Bursty;
+    s.workload.kind = grid::WorkloadKind::Bursty;
     s.workload.on_s = 20.0;
-    let r = GridSim::run(&s, 0).unwrap();
+    let r = grid::Sim::run(&s, 0).unwrap();
     let interferers: Vec<_> = r
         .nodes
         .iter()
@@ -100,8 +99,8 @@ fn bursty_interferers_alternate() {
             _ => assert_eq!(n.generated, 0),
         }
     }
-    let bad = GridRunSpec {
-        workload: grid::GridWorkload {
+    let bad = grid::RunSpec {
+        workload: grid::Workload {
             interferers: vec![3],
             ..s.workload.clone()
         },
@@ -119,7 +118,7 @@ fn bursty_interferers_alternate() {
 fn the_trace_node_records_rto_and_rtt() {
     let mut s = spec(16.0, "pcocoa");
     s.workload.trace_node = Some(36);
-    let r = GridSim::run(&s, 0).unwrap();
+    let r = grid::Sim::run(&s, 0).unwrap();
     let rto = r.trace.iter().filter(|p| p.kind == TraceKind::Rto).count();
     let rtt = r.trace.iter().filter(|p| p.kind == TraceKind::Rtt).count();
     let n = &r.nodes[35];

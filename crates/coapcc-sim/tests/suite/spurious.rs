@@ -12,7 +12,7 @@ use support::{group, on_dumbbell};
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
 use coapcc_proto::message::{MessageType, MessageView};
-use coapcc_sim::dumbbell::{DumbbellSim, Tap, SERVER};
+use coapcc_sim::dumbbell::{self, Tap, SERVER};
 use coapcc_sim::network::Tapped;
 use coapcc_workload::{AlgorithmSpec, Workload};
 
@@ -39,7 +39,7 @@ fn run(algorithm: &str, clients: u32, buffer: Buffer, errors: ErrorProfile) -> (
         5,
     );
     let mut tap = ServerReplies::default();
-    let result = DumbbellSim::run_with_tap(&spec, 0, &mut tap).unwrap();
+    let result = dumbbell::Sim::run_with_tap(&spec, 0, &mut tap).unwrap();
     let truth = tap.0.values().filter(|&&n| n > 1).count() as u64;
     let detected: u64 = result
         .clients

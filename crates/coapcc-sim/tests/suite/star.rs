@@ -3,11 +3,10 @@
 
 use coapcc_sim::network::SimNetwork;
 use coapcc_sim::star;
-use coapcc_sim::star::{StarRunSpec, StarSim};
 use coapcc_workload::AlgorithmSpec;
 
-fn spec(stations: u32, writes: u32) -> StarRunSpec {
-    let mut s = StarRunSpec {
+fn spec(stations: u32, writes: u32) -> star::RunSpec {
+    let mut s = star::RunSpec {
         network: Default::default(),
         workload: Default::default(),
         algorithm: AlgorithmSpec::named("tcp"),
@@ -26,7 +25,7 @@ fn spec(stations: u32, writes: u32) -> StarRunSpec {
 /// of the offered load.
 #[test]
 fn the_published_star_carries_its_offered_load() {
-    let r = StarSim::run(&spec(12, 100), 0).unwrap();
+    let r = star::Sim::run(&spec(12, 100), 0).unwrap();
     let offered = 12.0 * 1024.0 * 8.0 / 0.4;
     assert!(
         (r.goodput_bps / offered - 1.0).abs() < 0.01,
@@ -50,15 +49,15 @@ fn the_published_star_carries_its_offered_load() {
 #[test]
 fn an_overloaded_star_loses_and_recovers() {
     let s = spec(60, 60);
-    let r = StarSim::run(&s, 0).unwrap();
+    let r = star::Sim::run(&s, 0).unwrap();
     assert!(r.mac.queue_drops > 0 && r.mac.collisions > 0);
     let timeouts: u64 = r.stations.iter().map(|s| s.timeouts).sum();
     let resent: u64 = r.stations.iter().map(|s| s.retransmitted_segments).sum();
     assert!(timeouts > 0 && resent >= timeouts);
     assert!(r.goodput_bps < 60.0 * 1024.0 * 8.0 / 0.4);
     assert!(r.conservation.holds());
-    assert_eq!(r, StarSim::run(&s, 0).unwrap(), "deterministic");
-    let r1 = StarSim::run(&s, 1).unwrap();
+    assert_eq!(r, star::Sim::run(&s, 0).unwrap(), "deterministic");
+    let r1 = star::Sim::run(&s, 1).unwrap();
     assert_ne!(
         (r.events, r.mac.collisions),
         (r1.events, r1.mac.collisions),
@@ -76,7 +75,7 @@ fn an_overloaded_star_loses_and_recovers() {
 fn every_timeout_of_a_linux_station_is_a_resend() {
     let s = spec(60, 60);
     for rep in 0..3 {
-        let r = StarSim::run(&s, rep).unwrap();
+        let r = star::Sim::run(&s, rep).unwrap();
         for st in &r.stations {
             assert!(
                 st.retransmitted_segments >= st.timeouts,

@@ -3,11 +3,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use coapcc_sim::dumbbell::DumbbellSim;
+use coapcc_sim::dumbbell;
 use coapcc_sim::dumbbell::Scenario;
-use coapcc_sim::grid::{GridScenario, GridSim};
+use coapcc_sim::grid;
 use coapcc_sim::network::SimNetwork;
-use coapcc_sim::star::{StarScenario, StarSim};
+use coapcc_sim::star;
 use coapcc_sim::stop::{cancelled, CHECK_EVERY};
 use coapcc_sim::NetworkScenario;
 
@@ -25,19 +25,19 @@ fn a_set_flag_stops_every_network_at_its_first_check() {
         "clients = 2000\n[workload]\nkind = \"continuous\"\nexchanges = 1000\n\
          [[algorithm]]\nname = \"default\"\n",
     );
-    let e = DumbbellSim::run_stoppable(&dumbbell.run_spec(0), 0, &stop).unwrap_err();
+    let e = dumbbell::Sim::run_stoppable(&dumbbell.run_spec(0), 0, &stop).unwrap_err();
     assert_eq!(e.0, expected);
-    let grid: GridScenario = parse(
+    let grid: grid::Scenario = parse(
         "[network]\nkind = \"grid\"\n[workload]\nperiod_s = 0.001\n\
          [[algorithm]]\nname = \"default\"\n",
     );
-    let e = GridSim::run_stoppable(&grid.run_spec(0), 0, &stop).unwrap_err();
+    let e = grid::Sim::run_stoppable(&grid.run_spec(0), 0, &stop).unwrap_err();
     assert_eq!(e.0, expected);
-    let star: StarScenario = parse(
+    let star: star::Scenario = parse(
         "[network]\nkind = \"star\"\n[workload]\nsample_s = 0.0001\n\
          [[algorithm]]\nname = \"tcp\"\n",
     );
-    let e = StarSim::run_stoppable(&star.run_spec(0), 0, &stop).unwrap_err();
+    let e = star::Sim::run_stoppable(&star.run_spec(0), 0, &stop).unwrap_err();
     assert_eq!(e.0, expected);
     // A scenario stops before its runs start.
     let e = coapcc_sim::run_scenario_stoppable(&dumbbell, &|| {}, &stop).unwrap_err();
@@ -51,7 +51,7 @@ fn an_unset_flag_changes_nothing() {
          [[algorithm]]\nname = \"cocoa\"\n",
     );
     let stop = AtomicBool::new(false);
-    let a = DumbbellSim::run_stoppable(&s.run_spec(0), 1, &stop).unwrap();
-    let b = DumbbellSim::run(&s.run_spec(0), 1).unwrap();
+    let a = dumbbell::Sim::run_stoppable(&s.run_spec(0), 1, &stop).unwrap();
+    let b = dumbbell::Sim::run(&s.run_spec(0), 1).unwrap();
     assert_eq!(a, b);
 }

@@ -7,12 +7,10 @@
 
 use crate::support;
 
-use coapcc_link::dumbbell::Buffer;
+use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_link::errors::ErrorProfile;
 use coapcc_link::time::{serialisation, Nanos};
-use coapcc_sim::dumbbell::{
-    validate, DumbbellSim, Group, Network, RunSpec, Tap, TcpNote, TcpTrace,
-};
+use coapcc_sim::dumbbell::{self, validate, Group, RunSpec, Tap, TcpNote, TcpTrace};
 use coapcc_sim::network::{SimNetwork, Tapped};
 use coapcc_tcp::{Flags, Segment};
 use coapcc_workload::metrics::Summary;
@@ -123,7 +121,7 @@ fn one_continuous_client_takes_fifty_tcp_round_trips() {
     // Exact with a fixed path: 50 × (6.4 + 215 + 15 + 27.733 + 400) ms, plus
     // 0.267 ms that the first request waits in the uplink behind the client's
     // delayed ACK of the server's CSM (see `first_response_of_a_connection`).
-    let r = DumbbellSim::run(
+    let r = dumbbell::Sim::run(
         &fixed_path(spec(
             1,
             WorkloadKind::Continuous,
@@ -151,7 +149,7 @@ fn one_continuous_client_takes_fifty_tcp_round_trips() {
     // within 4 standard deviations (4 × 10 × 2.9 ms) of the same mean, which
     // is also the published 33.208 s (docs/spec/calibration.md §1).
     for rep in 0..5 {
-        let r = DumbbellSim::run(
+        let r = dumbbell::Sim::run(
             &spec(
                 1,
                 WorkloadKind::Continuous,
@@ -197,7 +195,7 @@ fn wire_sizes_are_those_of_the_real_segments() {
 
 fn wire_sizes_of(name: &str, syn: usize) {
     let mut tap = Segments::default();
-    let r = DumbbellSim::run_with_tap(
+    let r = dumbbell::Sim::run_with_tap(
         &spec_of(
             name,
             1,
@@ -271,7 +269,7 @@ fn continuous_timing_starts_after_the_csm_exchange() {
 
 fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
     let mut tap = Segments::default();
-    let r = DumbbellSim::run_with_tap(
+    let r = dumbbell::Sim::run_with_tap(
         &fixed_path(spec_of(
             name,
             1,
@@ -327,7 +325,7 @@ fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
 #[test]
 fn continuous_timing_with_quick_acks() {
     let mut tap = Segments::default();
-    let r = DumbbellSim::run_with_tap(
+    let r = dumbbell::Sim::run_with_tap(
         &fixed_path(spec_of(
             "tcp-linux6",
             1,
@@ -422,7 +420,7 @@ fn random_batches_of(name: &str, syn: usize) {
     ));
     for rep in 0..4 {
         let mut tap = Segments::default();
-        let r = DumbbellSim::run_with_tap(&s, rep, &mut tap).unwrap();
+        let r = dumbbell::Sim::run_with_tap(&s, rep, &mut tap).unwrap();
         let c = &r.clients[0];
         let tcp = c.tcp.as_ref().unwrap();
         let batches = u64::from(tcp.connections);
@@ -477,9 +475,9 @@ fn random_tcp_clients_are_much_slower_than_udp_ones() {
         Buffer::Bytes(2500),
         ErrorProfile::None,
     );
-    let tcp: Vec<_> = (0..5).map(|r| DumbbellSim::run(&s, r).unwrap()).collect();
+    let tcp: Vec<_> = (0..5).map(|r| dumbbell::Sim::run(&s, r).unwrap()).collect();
     s.groups[0].algorithm = AlgorithmSpec::named("default");
-    let udp: Vec<_> = (0..5).map(|r| DumbbellSim::run(&s, r).unwrap()).collect();
+    let udp: Vec<_> = (0..5).map(|r| dumbbell::Sim::run(&s, r).unwrap()).collect();
     let (t, u) = (Summary::of("tcp", 0, &tcp), Summary::of("udp", 0, &udp));
     // Several batches of about 1.5 s of set-up each (docs/spec/calibration.md §1:
     // 47.093 s against 33.003 s).
@@ -492,7 +490,7 @@ fn random_tcp_clients_are_much_slower_than_udp_ones() {
 fn lossy_runs_complete_and_count_unnecessary_copies_by_kind() {
     for kind in [WorkloadKind::Continuous, WorkloadKind::Random] {
         let s = spec(10, kind, Buffer::Bytes(2500), ErrorProfile::High);
-        let r = DumbbellSim::run(&s, 0).unwrap();
+        let r = dumbbell::Sim::run(&s, 0).unwrap();
         // Conservation is asserted inside the run; it must also balance here.
         assert!(r.conservation.holds());
         assert!(r.uplink.dropped_error + r.downlink.dropped_error > 0);
@@ -525,7 +523,7 @@ fn a_high_error_run_sees_every_kind_of_copy() {
         Buffer::Bytes(2500),
         ErrorProfile::High,
     );
-    let runs: Vec<_> = (0..4).map(|r| DumbbellSim::run(&s, r).unwrap()).collect();
+    let runs: Vec<_> = (0..4).map(|r| dumbbell::Sim::run(&s, r).unwrap()).collect();
     let t = Summary::of("tcp", 0, &runs).tcp.unwrap();
     assert!(t.unnecessary_requests > 0, "{t:?}");
     assert!(t.unnecessary_responses > 0, "{t:?}");
@@ -546,19 +544,19 @@ fn runs_are_deterministic() {
         Buffer::Bytes(2500),
         ErrorProfile::Medium,
     );
-    let a = DumbbellSim::run(&s, 3).unwrap();
-    let b = DumbbellSim::run(&s, 3).unwrap();
+    let a = dumbbell::Sim::run(&s, 3).unwrap();
+    let b = dumbbell::Sim::run(&s, 3).unwrap();
     assert_eq!(a, b);
-    let c = DumbbellSim::run(&s, 4).unwrap();
+    let c = dumbbell::Sim::run(&s, 4).unwrap();
     assert_ne!(a.clients, c.clients);
 }
 
 #[test]
 fn udp_and_tcp_clients_share_one_run() {
     let s = RunSpec {
-        network: Network {
+        network: Config {
             buffer: Buffer::Bytes(2500),
-            ..Network::default()
+            ..Config::default()
         },
         coap: Default::default(),
         groups: vec![
@@ -568,7 +566,7 @@ fn udp_and_tcp_clients_share_one_run() {
         ],
         seed: 11,
     };
-    let r = DumbbellSim::run(&s, 0).unwrap();
+    let r = dumbbell::Sim::run(&s, 0).unwrap();
     let groups: Vec<u32> = r.clients.iter().map(|c| c.group).collect();
     assert_eq!(groups, vec![0, 0, 0, 1, 1, 2, 2]);
     for c in &r.clients {
@@ -623,7 +621,7 @@ fn print_trace() {
     ));
     s.groups[0].workload.exchanges = 3;
     s.groups[0].workload.batch = [2, 2];
-    let r = DumbbellSim::run_with_tap(&s, 0, &mut Print).unwrap();
+    let r = dumbbell::Sim::run_with_tap(&s, 0, &mut Print).unwrap();
     println!("FCT {:?}", r.clients[0].fct);
 }
 
@@ -650,7 +648,7 @@ impl Tap for Syns {
 /// then, in the order they send it.
 fn first_syn_resends(name: &str) -> (Nanos, Vec<u32>) {
     let mut tap = Syns::default();
-    DumbbellSim::run_with_tap(
+    dumbbell::Sim::run_with_tap(
         &spec_of(
             name,
             100,

@@ -29,7 +29,7 @@ use support::{group, on_dumbbell};
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
 use coapcc_link::time::Nanos;
-use coapcc_sim::dumbbell::{DumbbellSim, RunSpec, Tap, TcpNote, TcpTrace, SERVER};
+use coapcc_sim::dumbbell::{self, RunSpec, Tap, TcpNote, TcpTrace, SERVER};
 use coapcc_sim::network::Tapped;
 use coapcc_tcp::Flags;
 use coapcc_workload::{AlgorithmSpec, WorkloadKind};
@@ -371,7 +371,7 @@ fn run(alg: &str, clients: u32, buffer: Buffer, reps: u32, horizon: f64) -> Sums
     let spec = spec(alg, clients, buffer);
     for rep in 0..reps {
         let mut c = Collect::default();
-        DumbbellSim::run_with_tap(&spec, rep, &mut c).unwrap();
+        dumbbell::Sim::run_with_tap(&spec, rep, &mut c).unwrap();
         analyse(&c.0, clients, horizon, &mut s);
     }
     s
@@ -386,7 +386,7 @@ fn udp_line(alg: &str, clients: u32, buffer: Buffer, reps: u32) -> String {
         (0u64, 0u64, Vec::new(), Vec::new());
     for rep in 0..reps {
         let mut c = Collect::default();
-        let r = DumbbellSim::run_with_tap(&spec, rep, &mut c).unwrap();
+        let r = dumbbell::Sim::run_with_tap(&spec, rep, &mut c).unwrap();
         fct.extend(r.clients.iter().map(|c| c.fct.unwrap()));
         let mut per: HashMap<(u32, u16), (Vec<Nanos>, u32)> = HashMap::new();
         for &(t, client, to_server, mid) in &c.1 {

@@ -5,10 +5,10 @@
 
 use crate::support;
 
-use coapcc_link::dumbbell::Buffer;
+use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_link::errors::ErrorProfile;
 use coapcc_link::time::{serialisation, Nanos};
-use coapcc_sim::dumbbell::{DumbbellSim, Group, Network, RunSpec, Tap, TcpTrace};
+use coapcc_sim::dumbbell::{self, Group, RunSpec, Tap, TcpTrace};
 use coapcc_sim::network::{SimNetwork, Tapped};
 use coapcc_workload::metrics::Summary;
 use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
@@ -55,7 +55,7 @@ fn one_continuous_lwip_client_takes_fifty_round_trips_exactly() {
     s.network.path_delay_ms = [15.0, 15.0];
     let rtt =
         serialisation(48, 60_000) + 200 * MS + 30 * MS + serialisation(104, 30_000) + 400 * MS;
-    let r = DumbbellSim::run(&s, 0).unwrap();
+    let r = dumbbell::Sim::run(&s, 0).unwrap();
     let c = &r.clients[0];
     assert!(
         (c.fct.unwrap() - (50 * rtt) as f64 / 1e9).abs() < 1e-9,
@@ -102,7 +102,7 @@ fn the_lwip_handshake_has_no_separate_ack() {
         ErrorProfile::None,
     );
     let mut tap = Segments::default();
-    DumbbellSim::run_with_tap(&s, 0, &mut tap).unwrap();
+    dumbbell::Sim::run_with_tap(&s, 0, &mut tap).unwrap();
     let sizes: Vec<usize> = tap.up.iter().take(3).map(|x| x.1).collect();
     assert_eq!(sizes, vec![44, 42, 48]);
     assert!(tap.up[0].2);
@@ -113,7 +113,7 @@ fn every_lwip_name_runs_and_completes_under_errors() {
     for name in LWIP {
         for kind in [WorkloadKind::Continuous, WorkloadKind::Random] {
             let s = spec(name, 10, kind, Buffer::Bytes(2500), ErrorProfile::High);
-            let r = DumbbellSim::run(&s, 0).unwrap();
+            let r = dumbbell::Sim::run(&s, 0).unwrap();
             assert!(r.conservation.holds());
             for c in &r.clients {
                 assert!(c.fct.is_some(), "{name} {kind:?}: a client did not finish");
@@ -152,7 +152,7 @@ fn the_backoff_variant_keeps_expired_timers_small() {
                     Buffer::Bytes(2500),
                     ErrorProfile::High,
                 );
-                let r = DumbbellSim::run(&s, rep).unwrap();
+                let r = dumbbell::Sim::run(&s, rep).unwrap();
                 r.clients
                     .iter()
                     .map(|c| c.max_expired_timer)
@@ -167,10 +167,10 @@ fn the_backoff_variant_keeps_expired_timers_small() {
 #[test]
 fn lwip_runs_are_deterministic_and_mix_with_linux() {
     let s = RunSpec {
-        network: Network {
+        network: Config {
             buffer: Buffer::Bytes(2500),
             errors: ErrorProfile::Medium,
-            ..Network::default()
+            ..Config::default()
         },
         coap: Default::default(),
         groups: vec![
@@ -190,8 +190,8 @@ fn lwip_runs_are_deterministic_and_mix_with_linux() {
         ],
         seed: 5,
     };
-    let a = DumbbellSim::run(&s, 1).unwrap();
-    let b = DumbbellSim::run(&s, 1).unwrap();
+    let a = dumbbell::Sim::run(&s, 1).unwrap();
+    let b = dumbbell::Sim::run(&s, 1).unwrap();
     assert_eq!(a, b);
     assert!(a.clients.iter().all(|c| c.fct.is_some()));
 }

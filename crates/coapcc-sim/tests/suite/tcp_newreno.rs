@@ -18,9 +18,9 @@ use crate::support;
 
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
-use coapcc_sim::dumbbell::{DumbbellSim, RunSpec};
+use coapcc_sim::dumbbell::{self, RunSpec};
 use coapcc_sim::network::SimNetwork;
-use coapcc_sim::star::{StarRunSpec, StarSim};
+use coapcc_sim::star;
 use coapcc_workload::metrics::Summary;
 use coapcc_workload::{AlgorithmSpec, WorkloadKind};
 use support::{group, on_dumbbell};
@@ -71,7 +71,7 @@ fn check(case: &str, full_json: &str, summary_json: &str) {
 
 fn dumbbell(case: &str, s: &RunSpec, replications: u32) {
     let runs: Vec<_> = (0..replications)
-        .map(|r| DumbbellSim::run(s, r).unwrap())
+        .map(|r| dumbbell::Sim::run(s, r).unwrap())
         .collect();
     let summary = Summary::of("tcp", 0, &runs);
     check(
@@ -131,7 +131,7 @@ fn continuous_clients_high_errors() {
 
 #[test]
 fn overloaded_star() {
-    let mut s = StarRunSpec {
+    let mut s = star::RunSpec {
         network: Default::default(),
         workload: Default::default(),
         algorithm: newreno(),
@@ -139,7 +139,7 @@ fn overloaded_star() {
     };
     s.network.stations = 40;
     s.workload.writes = 40;
-    let r = StarSim::run(&s, 0).unwrap();
+    let r = star::Sim::run(&s, 0).unwrap();
     let headline = (
         r.goodput_bps,
         r.events,

@@ -6,7 +6,7 @@ use crate::support;
 
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
-use coapcc_sim::dumbbell::{validate, DumbbellSim, RunSpec};
+use coapcc_sim::dumbbell::{self, validate, RunSpec};
 use coapcc_sim::network::SimNetwork;
 use coapcc_workload::{AlgorithmSpec, WorkloadKind};
 use support::{group, on_dumbbell};
@@ -28,7 +28,7 @@ fn spec(
 #[test]
 fn packet_sizes_come_from_the_encoded_messages() {
     // One client, no losses: 50 requests up, 50 responses down, nothing else.
-    let r = DumbbellSim::run(
+    let r = dumbbell::Sim::run(
         &spec(
             "default",
             1,
@@ -51,7 +51,7 @@ fn packet_sizes_come_from_the_encoded_messages() {
 fn one_client_takes_fifty_base_round_trips() {
     // Base RTT = 38 B at 60 kbit/s + 200 ms + 2 × U(10, 20) ms + 93 B at 30 kbit/s
     // + 400 ms = 629.867 ms + 2 × U(10, 20) ms; 50 of them, back to back.
-    let r = DumbbellSim::run(
+    let r = dumbbell::Sim::run(
         &spec(
             "default",
             1,
@@ -81,7 +81,7 @@ fn one_client_takes_fifty_base_round_trips() {
 #[test]
 fn fifty_clients_saturate_the_downlink() {
     // 50 × 50 responses of 93 bytes at 3750 B/s need 62 s of downlink time.
-    let r = DumbbellSim::run(
+    let r = dumbbell::Sim::run(
         &spec(
             "default",
             50,
@@ -105,7 +105,7 @@ fn fifty_clients_saturate_the_downlink() {
 
 #[test]
 fn small_buffers_drop_and_large_ones_do_not() {
-    let small = DumbbellSim::run(
+    let small = dumbbell::Sim::run(
         &spec(
             "default",
             100,
@@ -117,7 +117,7 @@ fn small_buffers_drop_and_large_ones_do_not() {
     )
     .unwrap();
     assert!(small.uplink.dropped_buffer + small.downlink.dropped_buffer > 0);
-    let inf = DumbbellSim::run(
+    let inf = dumbbell::Sim::run(
         &spec(
             "default",
             100,
@@ -136,7 +136,7 @@ fn small_buffers_drop_and_large_ones_do_not() {
 
 #[test]
 fn link_errors_drop_packets_and_are_recovered() {
-    let r = DumbbellSim::run(
+    let r = dumbbell::Sim::run(
         &spec(
             "default",
             10,
@@ -158,10 +158,10 @@ fn link_errors_drop_packets_and_are_recovered() {
 fn same_seed_same_result_other_replication_differs() {
     for kind in [WorkloadKind::Continuous, WorkloadKind::Random] {
         let s = spec("cocoa", 30, Buffer::Bytes(2500), ErrorProfile::Medium, kind);
-        let a = DumbbellSim::run(&s, 3).unwrap();
-        let b = DumbbellSim::run(&s, 3).unwrap();
+        let a = dumbbell::Sim::run(&s, 3).unwrap();
+        let b = dumbbell::Sim::run(&s, 3).unwrap();
         assert_eq!(a, b);
-        let c = DumbbellSim::run(&s, 4).unwrap();
+        let c = dumbbell::Sim::run(&s, 4).unwrap();
         assert_ne!(a.clients, c.clients);
     }
 }
@@ -172,7 +172,7 @@ fn conservation_holds_at_the_end_of_every_run() {
         (ErrorProfile::None, Buffer::Infinite),
         (ErrorProfile::High, Buffer::Bytes(2500)),
     ] {
-        let r = DumbbellSim::run(
+        let r = dumbbell::Sim::run(
             &spec("default", 60, buffer, errors, WorkloadKind::Random),
             1,
         )
@@ -234,7 +234,7 @@ fn fasor_token_keeps_up_with_fasor_on_a_lossy_link() {
                     ErrorProfile::High,
                     WorkloadKind::Continuous,
                 );
-                DumbbellSim::run(&s, rep).unwrap().clients
+                dumbbell::Sim::run(&s, rep).unwrap().clients
             })
             .map(|c| c.fct.expect("every client finishes"))
             .collect();

@@ -6,7 +6,7 @@
 use assert_cmd::Command;
 use coapcc::networks::dumbbell::bench::dumbbell_spec;
 use coapcc_link::dumbbell::Buffer;
-use coapcc_sim::dumbbell::DumbbellSim;
+use coapcc_sim::dumbbell;
 use coapcc_sim::network::SimNetwork;
 use coapcc_sim::NetworkScenario;
 
@@ -111,7 +111,7 @@ fn the_scale_tables_report_each_algorithm_of_the_file_from_its_own_process() {
     assert_eq!(runs.len(), 2);
     assert_eq!(cost.len(), 2);
     for (i, label) in ["default", "cocoa"].iter().enumerate() {
-        let r = DumbbellSim::run(&scenario.run_spec(i), 0).unwrap();
+        let r = dumbbell::Sim::run(&scenario.run_spec(i), 0).unwrap();
         let row = &runs[i];
         assert_eq!(row[..4], ["tiny", label, "20", &r.events.to_string()]);
         // the wall time may print as 0.0000 on a fast machine; the rates
@@ -190,7 +190,7 @@ fn the_matrix_without_reference_has_every_point_in_order() {
     for row in &rows {
         let clients: u32 = row[0].parse().unwrap();
         let buffer = Buffer::parse(row[1].trim_end_matches(" B")).unwrap();
-        let r = DumbbellSim::run(&dumbbell_spec(clients, buffer, "default", 1), 0).unwrap();
+        let r = dumbbell::Sim::run(&dumbbell_spec(clients, buffer, "default", 1), 0).unwrap();
         assert_eq!(row[2], r.events.to_string(), "{row:?}");
         assert!(row[3].parse::<f64>().unwrap() > 0.0);
         // coapcc's and the bare heap loop's nanoseconds per event.

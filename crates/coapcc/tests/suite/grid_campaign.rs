@@ -19,7 +19,6 @@ use coapcc::networks::grid::Grid;
 use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
 use coapcc_sim::grid;
-use coapcc_sim::grid::{GridSim, GridSummary, GridWorkloadKind};
 use coapcc_sim::network::SimNetwork;
 
 /// 2 periods × 2 algorithms × 2 replications of 60 s, and a bursty set of
@@ -98,12 +97,12 @@ fn a_grid_campaign_file_expands_to_its_cells_and_keys() {
     let b = &p.cells[6].spec.workload;
     assert_eq!(
         (b.kind, b.on_s, b.off_s, b.period_s, b.duration_s),
-        (GridWorkloadKind::Bursty, 40.0, 30.0, 14.0, 100.0)
+        (grid::WorkloadKind::Bursty, 40.0, 30.0, 14.0, 100.0)
     );
     let w = &p.cells[2].spec.workload;
     assert_eq!(
         (w.kind, w.period_s, w.duration_s),
-        (GridWorkloadKind::Periodic, 2.0, 60.0)
+        (grid::WorkloadKind::Periodic, 2.0, 60.0)
     );
 }
 
@@ -218,7 +217,7 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     // Stored runs are the simulator's, exactly.
     let c = &plan.cells[3];
     let stored = a.load_grid_run(&c.keys[1], true).unwrap().unwrap();
-    assert_eq!(stored, GridSim::run(&c.spec, 1).unwrap());
+    assert_eq!(stored, grid::Sim::run(&c.spec, 1).unwrap());
 }
 
 /// The tables exactly as layout-1 builds of coapcc created them.
@@ -418,7 +417,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
         ],
     );
 
-    // CSV: one row per plotted point, holding GridSummary's values for the runs.
+    // CSV: one row per plotted point, holding grid::Summary's values for the runs.
     let periodic = csv_rows(&out.join("grid-periodic.csv"));
     assert_eq!(periodic.len(), 1 + 2 * 2);
     let h = &periodic[0];
@@ -432,9 +431,9 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
         .find(|c| c.set == "periodic" && c.point == 8.0 && c.label == "pcocoa")
         .unwrap();
     let runs: Vec<_> = (0..2)
-        .map(|r| GridSim::run(&cell.spec, r).unwrap())
+        .map(|r| grid::Sim::run(&cell.spec, r).unwrap())
         .collect();
-    let s = GridSummary::of("pcocoa", &cell.spec, &runs);
+    let s = grid::Summary::of("pcocoa", &cell.spec, &runs);
     assert_eq!(row[col(h, "replications")], "2");
     assert_eq!(
         row[col(h, "nominal offered (B/s)")],
@@ -514,7 +513,7 @@ fn the_shipped_pcocoa_campaign_expands() {
         let w = &c.spec.workload;
         assert_eq!(
             (w.kind, w.off_s, w.period_s, w.duration_s),
-            (GridWorkloadKind::Bursty, 120.0, 14.0, 1000.0)
+            (grid::WorkloadKind::Bursty, 120.0, 14.0, 1000.0)
         );
         assert_eq!(w.interferers, [2, 8, 15, 32, 34]);
     }

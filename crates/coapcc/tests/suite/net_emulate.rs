@@ -7,14 +7,14 @@ use crate::net_support;
 
 use std::time::Duration;
 
-use coapcc_link::dumbbell::Buffer;
+use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_link::errors::ErrorProfile;
 use coapcc_net::emulate::networks::dumbbell::DumbbellReport;
 use coapcc_net::emulate::{self, EmulatorOptions};
 use coapcc_net::load::{self, LoadSpec};
 use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions};
-use coapcc_sim::dumbbell::{Coap, DumbbellSim, Group, Network, RunSpec};
+use coapcc_sim::dumbbell::{self, Coap, Group, RunSpec};
 use coapcc_sim::metrics::Summary;
 use coapcc_sim::network::SimNetwork;
 use coapcc_sim::{AlgorithmSpec, Workload};
@@ -22,11 +22,11 @@ use net_support::any_port;
 
 /// The testbed's network sped up ten times: 600/300 kbit/s, 20/40 ms,
 /// 1–2 ms to the server.
-fn fast_network(errors: ErrorProfile, buffer: Buffer) -> Network {
-    Network {
+fn fast_network(errors: ErrorProfile, buffer: Buffer) -> Config {
+    Config {
         errors,
         buffer,
-        ..Network::default()
+        ..Config::default()
     }
     .scaled(10.0)
 }
@@ -39,7 +39,7 @@ struct Outcome {
 }
 
 fn load_through_emulator(
-    net: &Network,
+    net: &Config,
     clients: u32,
     workload: Workload,
     alg: AlgorithmSpec,
@@ -84,7 +84,7 @@ fn load_through_emulator(
     }
 }
 
-fn simulated(net: &Network, clients: u32, workload: Workload, alg: &str, reps: u32) -> Summary {
+fn simulated(net: &Config, clients: u32, workload: Workload, alg: &str, reps: u32) -> Summary {
     let spec = RunSpec {
         network: net.clone(),
         coap: Coap::default(),
@@ -96,7 +96,7 @@ fn simulated(net: &Network, clients: u32, workload: Workload, alg: &str, reps: u
         seed: 11,
     };
     let runs: Vec<_> = (0..reps)
-        .map(|r| DumbbellSim::run(&spec, r).unwrap())
+        .map(|r| dumbbell::Sim::run(&spec, r).unwrap())
         .collect();
     Summary::of(alg, 0, &runs)
 }
@@ -151,7 +151,7 @@ fn load_through_emulator_matches_the_simulator() {
 /// complete every exchange; every transmission is accounted for.
 #[test]
 fn emulator_drops_and_clients_recover() {
-    let net = Network {
+    let net = Config {
         uplink_bps: 60_000,
         downlink_bps: 300_000,
         uplink_delay_ms: 20.0,
@@ -159,7 +159,7 @@ fn emulator_drops_and_clients_recover() {
         path_delay_ms: [1.0, 2.0],
         buffer: Buffer::Bytes(100),
         errors: ErrorProfile::Medium,
-        ..Network::default()
+        ..Config::default()
     };
     let alg = AlgorithmSpec {
         ack_timeout: Some(0.2),
@@ -203,10 +203,10 @@ fn emulator_drops_and_clients_recover() {
 /// final report. The server address is a socket that never answers.
 fn flood_the_uplink(buffer: Buffer) -> emulate::EmulatorReport {
     let sink = std::net::UdpSocket::bind(any_port()).unwrap();
-    let net = Network {
+    let net = Config {
         uplink_bps: 1,
         buffer,
-        ..Network::default()
+        ..Config::default()
     };
     let emu = emulate::spawn(
         any_port(),

@@ -5,10 +5,10 @@
 use std::process::Command;
 
 use coapcc::pcap::PcapTap;
-use coapcc_link::dumbbell::Buffer;
+use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_link::errors::ErrorProfile;
 use coapcc_proto::message::MessageView;
-use coapcc_sim::dumbbell::{DumbbellSim, Group, Network, RunSpec, Tap};
+use coapcc_sim::dumbbell::{self, Group, RunSpec, Tap};
 use coapcc_sim::network::Tapped;
 use coapcc_sim::{AlgorithmSpec, Workload};
 
@@ -40,10 +40,10 @@ fn tshark_decodes_the_simulated_traffic_as_coap() {
     // Retransmissions and duplicates included: 30 clients behind a small buffer
     // with link errors.
     let spec = RunSpec {
-        network: Network {
+        network: Config {
             buffer: Buffer::Bytes(2500),
             errors: ErrorProfile::Medium,
-            ..Network::default()
+            ..Config::default()
         },
         coap: Default::default(),
         groups: vec![Group {
@@ -59,10 +59,10 @@ fn tshark_decodes_the_simulated_traffic_as_coap() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.pcap");
     let mut pcap = PcapTap::create(&path).unwrap();
-    DumbbellSim::run_with_tap(&spec, 0, &mut pcap).unwrap();
+    dumbbell::Sim::run_with_tap(&spec, 0, &mut pcap).unwrap();
     let written = pcap.finish().unwrap();
     let mut expected = Recorder::default();
-    DumbbellSim::run_with_tap(&spec, 0, &mut expected).unwrap();
+    dumbbell::Sim::run_with_tap(&spec, 0, &mut expected).unwrap();
     assert_eq!(written, expected.0.len() as u64);
     assert!(expected.0.iter().any(|&(_, t, _)| t == 0), "requests");
     assert!(
@@ -129,7 +129,7 @@ fn tshark_decodes_coap_over_tcp_segments() {
 
 fn check_tcp_pcap(tshark: &str, profile: &str, syn_len: &str) {
     let spec = RunSpec {
-        network: Network::default(),
+        network: Config::default(),
         coap: Default::default(),
         groups: vec![Group {
             algorithm: AlgorithmSpec::named(profile),
@@ -145,7 +145,7 @@ fn check_tcp_pcap(tshark: &str, profile: &str, syn_len: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tcp.pcap");
     let mut pcap = PcapTap::create(&path).unwrap();
-    let result = DumbbellSim::run_with_tap(&spec, 0, &mut pcap).unwrap();
+    let result = dumbbell::Sim::run_with_tap(&spec, 0, &mut pcap).unwrap();
     let written = pcap.finish().unwrap();
     assert_eq!(
         written, result.conservation.sent,

@@ -11,7 +11,7 @@ use coapcc::pcap::Ieee802154Tap;
 use coapcc_link::grid::sixlowpan;
 use coapcc_link::grid::{FrameTrace, TracedFrame};
 use coapcc_proto::message::MessageView;
-use coapcc_sim::grid::{GridRunSpec, GridSim, GridTap};
+use coapcc_sim::grid;
 use coapcc_sim::network::Tapped;
 use coapcc_sim::AlgorithmSpec;
 
@@ -32,7 +32,7 @@ struct Recorder {
     hops: HashMap<(u32, u32, u32), HopFrames>,
 }
 
-impl GridTap for Recorder {
+impl grid::Tap for Recorder {
     fn frame(&mut self, f: &FrameTrace, coap: &[u8]) {
         self.frames += 1;
         let TracedFrame::Data {
@@ -54,8 +54,8 @@ impl GridTap for Recorder {
     }
 }
 
-fn spec() -> GridRunSpec {
-    let mut s = GridRunSpec {
+fn spec() -> grid::RunSpec {
+    let mut s = grid::RunSpec {
         network: Default::default(),
         coap: Default::default(),
         workload: Default::default(),
@@ -80,10 +80,10 @@ fn tshark_reassembles_the_grid_frames_into_the_coap_messages_sent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("grid.pcap");
     let mut tap = Ieee802154Tap::create(&path).unwrap();
-    GridSim::run_with_tap(&spec(), 0, &mut tap).unwrap();
+    grid::Sim::run_with_tap(&spec(), 0, &mut tap).unwrap();
     let written = tap.finish().unwrap();
     let mut rec = Recorder::default();
-    GridSim::run_with_tap(&spec(), 0, &mut rec).unwrap();
+    grid::Sim::run_with_tap(&spec(), 0, &mut rec).unwrap();
     assert_eq!(written, rec.frames);
     let expected: BTreeSet<Key> = rec
         .hops

@@ -21,7 +21,6 @@ use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::report;
 use coapcc_sim::network::SimNetwork;
 use coapcc_sim::star;
-use coapcc_sim::star::{StarSim, StarSummary};
 
 /// Three flavours; a "published" set of 12 stations (12 × 1024 B / 0.1 s =
 /// 983 kbit/s offered, half the air's 2 Mbit/s) and a "loaded" set of 18 and
@@ -172,7 +171,7 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     // Stored runs are the simulator's, exactly, traces included.
     let c = &plan.cells[4];
     let stored = a.load_star_run(&c.keys[1], true).unwrap().unwrap();
-    assert_eq!(stored, StarSim::run(&c.spec, 1).unwrap());
+    assert_eq!(stored, star::Sim::run(&c.spec, 1).unwrap());
 }
 
 /// What layout 2 added to layout 1, exactly as layout-2 builds created it.
@@ -344,7 +343,7 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
 
     let st = coapcc::networks::open_store_read_only(&path).unwrap();
     let plan = star_plan(SMALL, "small.toml");
-    let summary = |set: &str, stations: u32, label: &str| -> StarSummary {
+    let summary = |set: &str, stations: u32, label: &str| -> star::Summary {
         let c = plan
             .cells
             .iter()
@@ -355,7 +354,7 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
             .iter()
             .map(|k| st.load_star_run(k, true).unwrap().unwrap())
             .collect();
-        StarSummary::of(label, &c.spec, &runs)
+        star::Summary::of(label, &c.spec, &runs)
     };
 
     // Bars: a bar per flavour, an error bar where the replications differ.
@@ -444,7 +443,7 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
         ],
     );
 
-    // The points table: one row per bar, holding StarSummary's values for
+    // The points table: one row per bar, holding star::Summary's values for
     // the stored runs, in the page as in its CSV file.
     let points = csv_rows(&out.join("star-points.csv"));
     assert_eq!(points.len(), 1 + 3 * FLAVOURS);
@@ -562,7 +561,7 @@ fn the_shipped_lwip_campaign_expands() {
     // The published star: 12 stations, the paper's workload.
     let first = &p.cells[0];
     assert_eq!((first.set.as_str(), first.stations), ("published", 12));
-    assert_eq!(first.spec.workload, star::StarWorkload::default());
+    assert_eq!(first.spec.workload, star::Workload::default());
     assert_eq!(first.spec.seed, 2023);
     let mut net = first.spec.network.clone();
     net.stations = coapcc_link::star::Config::default().stations;

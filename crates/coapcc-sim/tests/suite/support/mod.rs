@@ -1,9 +1,9 @@
 //! Run specifications shared by the testbed's integration tests: the
 //! constrained dumbbell of docs/spec/testbed.md §1 with one group of clients.
 
-use coapcc_link::dumbbell::Buffer;
+use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_link::errors::ErrorProfile;
-use coapcc_sim::dumbbell::{Group, Network, RunSpec};
+use coapcc_sim::dumbbell::{Group, RunSpec};
 use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
 
 /// `clients` clients of `algorithm` with the default workload of `kind`.
@@ -22,10 +22,10 @@ pub fn group(algorithm: AlgorithmSpec, clients: u32, kind: WorkloadKind) -> Grou
 /// settings, and one `group`.
 pub fn on_dumbbell(group: Group, buffer: Buffer, errors: ErrorProfile, seed: u64) -> RunSpec {
     RunSpec {
-        network: Network {
+        network: Config {
             buffer,
             errors,
-            ..Network::default()
+            ..Config::default()
         },
         coap: Default::default(),
         groups: vec![group],

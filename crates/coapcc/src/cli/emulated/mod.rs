@@ -88,7 +88,7 @@ mod tests {
     use coapcc_link::{grid, star};
     use coapcc_net::emulate::networks::grid::{EmulatedGrid, GridReport};
     use coapcc_net::emulate::{EmulatorReport, NetworkPart};
-    use coapcc_sim::dumbbell::Network;
+    use coapcc_link::dumbbell::Config as DumbbellConfig;
     use std::net::SocketAddr;
 
     #[derive(Parser)]
@@ -104,9 +104,9 @@ mod tests {
     }
 
     /// The dumbbell `args` describe.
-    fn dumbbell(args: &[&str]) -> Network {
+    fn dumbbell(args: &[&str]) -> DumbbellConfig {
         let net = network(args).unwrap();
-        net.parameters::<Network>().expect("the dumbbell").clone()
+        net.parameters::<DumbbellConfig>().expect("the dumbbell").clone()
     }
 
     fn error(args: &[&str]) -> String {
@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn the_dumbbell_by_default_with_its_options_and_scale() {
         let n = dumbbell(&[]);
-        assert_eq!(n, Network::default());
+        assert_eq!(n, DumbbellConfig::default());
         let n = dumbbell(&[
             "--buffer",
             "2500",

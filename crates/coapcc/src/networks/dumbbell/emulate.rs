@@ -8,7 +8,6 @@ use coapcc_link::dumbbell::{self, Buffer};
 use coapcc_link::errors::ErrorProfile;
 use coapcc_net::emulate::networks::dumbbell::DumbbellReport;
 use coapcc_net::emulate::{DatagramCounts, EmulatedNetwork, EmulatorReport};
-use coapcc_sim::dumbbell::Network;
 
 use crate::duration::delay_ms;
 use crate::emulate::{parameters, plain_startup, EmulateOptions, Emulator, EmulatorHelp};
@@ -45,7 +44,7 @@ impl Emulator for Emulate {
                  (choose the grid with --network grid or a scenario with kind = \"grid\")"
             );
         }
-        let mut net: Network = parameters(file, origin)?;
+        let mut net: dumbbell::Config = parameters(file, origin)?;
         if let Some(s) = &args.path_delay_ms {
             let parsed = s.split_once(',').and_then(|(lo, hi)| {
                 Some((

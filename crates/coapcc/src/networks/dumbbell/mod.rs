@@ -22,7 +22,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
-use coapcc_sim::dumbbell::{DumbbellSim, RunSpec, Scenario};
+use coapcc_sim::dumbbell::{self, RunSpec, Scenario};
 use coapcc_sim::metrics::ClientRecord;
 use coapcc_sim::metrics::Conservation;
 use coapcc_sim::NetworkScenario;
@@ -57,7 +57,7 @@ impl LabNetwork for Dumbbell {
     const TABLES: NetworkTables = store::TABLES;
     const ABOUT: &'static str = "the constrained, asymmetric link of the Helsinki testbed (60/30 kbit/s, 200/400 ms, MTU 296; the default when `[network]` gives no `kind`). `coapcc run` prints flow completion times, retransmissions and link figures per algorithm. Scenarios: scenarios/*.toml; campaigns: scenarios/campaigns/ (all but pcocoa.toml and lwip.toml).";
 
-    type Sim = DumbbellSim;
+    type Sim = dumbbell::Sim;
     type Scenario = Scenario;
     type Spec = RunSpec;
     type RunResult = RunResult;
@@ -123,13 +123,13 @@ impl LabNetwork for Dumbbell {
     fn items(r: &RunResult) -> &[ClientRecord] {
         &r.clients
     }
-    fn table(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
+    fn table(s: &Scenario, r: &ScenarioResult<dumbbell::Sim>) -> String {
         output::table(s, &r.summaries)
     }
-    fn markdown(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
+    fn markdown(s: &Scenario, r: &ScenarioResult<dumbbell::Sim>) -> String {
         output::markdown(s, &r.summaries)
     }
-    fn histograms(s: &Scenario, r: &ScenarioResult<DumbbellSim>) -> String {
+    fn histograms(s: &Scenario, r: &ScenarioResult<dumbbell::Sim>) -> String {
         output::histograms(s, &r.runs)
     }
     fn pcap_unit() -> Result<&'static str> {
@@ -137,7 +137,7 @@ impl LabNetwork for Dumbbell {
     }
     fn write_pcap(s: &Scenario, i: usize, file: &Path) -> Result<u64> {
         let mut tap = crate::pcap::PcapTap::create(file)?;
-        DumbbellSim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
+        dumbbell::Sim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
         tap.finish()
     }
 

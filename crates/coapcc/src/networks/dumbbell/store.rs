@@ -291,12 +291,12 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::digest;
-    use coapcc_sim::dumbbell::{Group, Network};
+    use coapcc_sim::dumbbell::Group;
     use coapcc_sim::{AlgorithmSpec, Workload};
 
     fn spec() -> RunSpec {
         RunSpec {
-            network: Network::default(),
+            network: coapcc_link::dumbbell::Config::default(),
             coap: Default::default(),
             groups: vec![
                 Group {

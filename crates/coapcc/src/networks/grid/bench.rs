@@ -2,8 +2,8 @@
 //! same grid (`../shared/baselines/ns3-grid`).
 
 use anyhow::{anyhow, bail, Result};
-use coapcc_link::grid::{self, layout::Routing, sixlowpan::Addressing, MacProfile};
-use coapcc_sim::grid::{GridRunSpec, GridSim, GridSummary, GridWorkload};
+use coapcc_link::grid::{layout::Routing, sixlowpan::Addressing, Config, MacProfile, Reassembly};
+use coapcc_sim::grid;
 use coapcc_sim::network::SimNetwork;
 use coapcc_sim::AlgorithmSpec;
 
@@ -14,24 +14,24 @@ use crate::bench::{check_reference, median, parse_kv, run_reference, BenchOption
 /// queues, Default CoAP with RTO [3, 4.5] s and MAX_RETRANSMIT 4, period
 /// `period`, 60 s warm-up, 800 s; the MAC profile `mac`. With the `contiki`
 /// profile, the pCoCoA paper's grid instead (the defaults of the grid).
-pub fn grid_reference_spec(period: f64, mac: MacProfile, seed: u64) -> GridRunSpec {
+pub fn grid_reference_spec(period: f64, mac: MacProfile, seed: u64) -> grid::RunSpec {
     let network = match mac {
-        MacProfile::Ieee802154 => grid::Config {
+        MacProfile::Ieee802154 => Config {
             mac,
             routing: Routing::Root,
             addressing: Addressing::Short,
             hop_by_hop: false,
-            reassembly: grid::Reassembly::PerSender,
-            ..grid::Config::default()
+            reassembly: Reassembly::PerSender,
+            ..Config::default()
         },
-        MacProfile::Contiki => grid::Config::default(),
+        MacProfile::Contiki => Config::default(),
     };
-    GridRunSpec {
+    grid::RunSpec {
         network,
         coap: Default::default(),
-        workload: GridWorkload {
+        workload: grid::Workload {
             period_s: period,
-            ..GridWorkload::default()
+            ..grid::Workload::default()
         },
         algorithm: AlgorithmSpec {
             ack_timeout: Some(3.0),
@@ -74,17 +74,17 @@ pub fn run(
         check_reference(ns3)?;
     }
     let spec = grid_reference_spec(period, mac, seed);
-    coapcc_sim::grid::validate(&spec).map_err(|e| anyhow!("{e}"))?;
+    grid::validate(&spec).map_err(|e| anyhow!("{e}"))?;
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
-        let (result, wall) = GridSim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        let (result, wall) = grid::Sim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
         walls.push(wall.as_secs_f64());
         last = Some(result);
     }
     let ours = median(&mut walls);
     let result = last.expect("at least one run");
-    let s = GridSummary::of("default", &spec, std::slice::from_ref(&result));
+    let s = grid::Summary::of("default", &spec, std::slice::from_ref(&result));
     let mac_drops: u64 = result.nodes.iter().map(|n| n.mac.mac_drops).sum();
     let overflows: u64 = result.nodes.iter().map(|n| n.mac.overflows).sum();
     let mac_name = match mac {

@@ -1,7 +1,7 @@
 //! What one grid run will cost, estimated from its spec before it starts
 //! (checked by [`crate::budget`]; [`crate::cost`] says what is measured).
 
-use coapcc_sim::grid::{GridNodeResult, GridRunSpec};
+use coapcc_sim::grid;
 
 use crate::cost::{count, size, RunCost, LIVE_BYTES_PER_NODE};
 
@@ -10,13 +10,13 @@ use crate::cost::{count, size, RunCost, LIVE_BYTES_PER_NODE};
 pub const EVENTS_PER_REQUEST: u64 = 80;
 
 /// One run on the grid.
-pub fn run_cost(spec: &GridRunSpec) -> RunCost {
+pub fn run_cost(spec: &grid::RunSpec) -> RunCost {
     let nodes = spec.network.nodes() as u64;
     let w = &spec.workload;
     let requests_per_node = count(w.duration_s / w.period_s);
     RunCost {
         live: nodes.saturating_mul(LIVE_BYTES_PER_NODE),
-        result: nodes.saturating_mul(size::<GridNodeResult>()),
+        result: nodes.saturating_mul(size::<grid::NodeResult>()),
         memory_field: "network",
         events: nodes
             .saturating_mul(requests_per_node)
@@ -33,7 +33,7 @@ pub const STORED_BYTES_PER_TRACE: u64 = 48;
 
 /// The bytes a grid run leaves in the store: its row, one row per node and,
 /// with a traced node, a row per traced request and response of it.
-pub fn stored_bytes(spec: &GridRunSpec) -> u64 {
+pub fn stored_bytes(spec: &grid::RunSpec) -> u64 {
     let nodes = spec.network.nodes() as u64;
     let w = &spec.workload;
     let traced = if w.trace_node.is_some() {

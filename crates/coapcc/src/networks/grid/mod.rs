@@ -20,8 +20,7 @@ pub mod store;
 use std::path::Path;
 
 use anyhow::Result;
-use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec};
-use coapcc_sim::grid::{GridScenario, GridSim};
+use coapcc_sim::grid;
 use coapcc_sim::metrics::Conservation;
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::{ScenarioResult, Tapped};
@@ -44,18 +43,18 @@ impl LabNetwork for Grid {
     const TABLES: NetworkTables = store::TABLES;
     const ABOUT: &'static str = "the 6 × 6 IEEE 802.15.4 grid of the pCoCoA evaluation. `coapcc run` prints offered and carried load, transmissions and ACKs per transaction, MAC overflows and drops, with 95 % confidence intervals. Scenarios: scenarios/pcocoa/; campaign: scenarios/campaigns/pcocoa.toml.";
 
-    type Sim = GridSim;
-    type Scenario = GridScenario;
-    type Spec = GridRunSpec;
-    type RunResult = GridRunResult;
-    type Item = GridNodeResult;
+    type Sim = grid::Sim;
+    type Scenario = grid::Scenario;
+    type Spec = grid::RunSpec;
+    type RunResult = grid::RunResult;
+    type Item = grid::NodeResult;
     type File = campaign::file::GridCampaignFile;
     type Cell = GridCell;
 
-    fn parse_scenario(text: &str, origin: &str) -> Result<GridScenario> {
-        scenario_file::parse_toml(text, origin, GridScenario::validate)
+    fn parse_scenario(text: &str, origin: &str) -> Result<grid::Scenario> {
+        scenario_file::parse_toml(text, origin, grid::Scenario::validate)
     }
-    fn apply(o: &Overrides, mut s: GridScenario, origin: &str) -> Result<GridScenario> {
+    fn apply(o: &Overrides, mut s: grid::Scenario, origin: &str) -> Result<grid::Scenario> {
         Overrides::refuse(
             &[
                 ("--clients", o.clients.is_some()),
@@ -74,39 +73,39 @@ impl LabNetwork for Grid {
         if let Some(p) = o.period {
             s.workload.period_s = p;
         }
-        revalidate(s, origin, GridScenario::validate)
+        revalidate(s, origin, grid::Scenario::validate)
     }
     /// One replication, a traffic window of at most 240 s (one ON/OFF cycle
     /// of the bursty interferers).
-    fn reduce(s: &mut GridScenario) -> bool {
+    fn reduce(s: &mut grid::Scenario) -> bool {
         s.replications = 1;
         s.workload.duration_s = s.workload.duration_s.min(240.0);
         true
     }
-    fn run_cost(spec: &GridRunSpec) -> RunCost {
+    fn run_cost(spec: &grid::RunSpec) -> RunCost {
         cost::run_cost(spec)
     }
-    fn events(r: &GridRunResult) -> u64 {
+    fn events(r: &grid::RunResult) -> u64 {
         r.events
     }
-    fn duration_and_conservation(r: &GridRunResult) -> (f64, &Conservation) {
+    fn duration_and_conservation(r: &grid::RunResult) -> (f64, &Conservation) {
         (r.duration, &r.conservation)
     }
-    fn items(r: &GridRunResult) -> &[GridNodeResult] {
+    fn items(r: &grid::RunResult) -> &[grid::NodeResult] {
         &r.nodes
     }
-    fn table(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
+    fn table(s: &grid::Scenario, r: &ScenarioResult<grid::Sim>) -> String {
         output::table(s, r)
     }
-    fn markdown(s: &GridScenario, r: &ScenarioResult<GridSim>) -> String {
+    fn markdown(s: &grid::Scenario, r: &ScenarioResult<grid::Sim>) -> String {
         output::markdown(s, &r.summaries)
     }
     fn pcap_unit() -> Result<&'static str> {
         Ok("frames")
     }
-    fn write_pcap(s: &GridScenario, i: usize, file: &Path) -> Result<u64> {
+    fn write_pcap(s: &grid::Scenario, i: usize, file: &Path) -> Result<u64> {
         let mut tap = crate::pcap::Ieee802154Tap::create(file)?;
-        GridSim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
+        grid::Sim::run_with_tap(&s.run_spec(i), 0, &mut tap)?;
         tap.finish()
     }
 
@@ -125,7 +124,7 @@ impl LabNetwork for Grid {
     fn emulator() -> Option<&'static dyn crate::emulate::Emulator> {
         Some(&emulate::Emulate)
     }
-    fn campaign(p: &GridPlan) -> &dyn Campaign<Result = GridRunResult> {
+    fn campaign(p: &GridPlan) -> &dyn Campaign<Result = grid::RunResult> {
         p
     }
     fn cell_algorithm(c: &GridCell) -> &str {

@@ -5,17 +5,17 @@
 
 use std::fmt::Write;
 
-use coapcc_sim::grid::{GridScenario, GridSim, GridSummary};
+use coapcc_sim::grid;
 use coapcc_sim::ScenarioResult;
 
 use crate::networks::estimate_text as est;
 
 /// The line describing the scenario.
-pub fn header(s: &GridScenario) -> String {
+pub fn header(s: &grid::Scenario) -> String {
     let w = &s.workload;
     let what = match w.kind {
-        coapcc_sim::grid::GridWorkloadKind::Periodic => format!("periodic T = {} s", w.period_s),
-        coapcc_sim::grid::GridWorkloadKind::Bursty => format!(
+        coapcc_sim::grid::WorkloadKind::Periodic => format!("periodic T = {} s", w.period_s),
+        coapcc_sim::grid::WorkloadKind::Bursty => format!(
             "bursty: nodes {:?} ON {} s / OFF {} s, the others T = {} s",
             w.interferers, w.on_s, w.off_s, w.period_s
         ),
@@ -37,7 +37,7 @@ pub fn header(s: &GridScenario) -> String {
     )
 }
 
-fn mac_name(s: &GridScenario) -> &'static str {
+fn mac_name(s: &grid::Scenario) -> &'static str {
     match s.network.mac {
         coapcc_link::grid::MacProfile::Contiki => "contiki",
         coapcc_link::grid::MacProfile::Ieee802154 => "ieee802154",
@@ -45,7 +45,7 @@ fn mac_name(s: &GridScenario) -> &'static str {
 }
 
 /// A table per algorithm.
-pub fn table(scenario: &GridScenario, result: &ScenarioResult<GridSim>) -> String {
+pub fn table(scenario: &grid::Scenario, result: &ScenarioResult<grid::Sim>) -> String {
     let mut out = header(scenario);
     out.push('\n');
     let cols = scenario.network.cols.max(1) as usize;
@@ -100,7 +100,7 @@ pub fn table(scenario: &GridScenario, result: &ScenarioResult<GridSim>) -> Strin
 }
 
 /// One Markdown table, a row per algorithm.
-pub fn markdown(scenario: &GridScenario, summaries: &[GridSummary]) -> String {
+pub fn markdown(scenario: &grid::Scenario, summaries: &[grid::Summary]) -> String {
     let head = [
         "algorithm",
         "offered (B/s)",

@@ -1,13 +1,13 @@
 //! Grid campaigns in the store (layout 2): their definitions and cells, and
 //! every finished grid run — its totals (`grid_runs`), one row per node with
-//! every field of [`GridNodeResult`] and its MAC counters (`grid_nodes`), and
+//! every field of [`grid::NodeResult`] and its MAC counters (`grid_nodes`), and
 //! the trace node's RTO and RTT samples (`grid_traces`).
 
 use std::collections::HashSet;
 
 use anyhow::Result;
 use coapcc_link::grid::{DropCounts, NodeRecord};
-use coapcc_sim::grid::{GridNodeResult, GridRunResult, GridRunSpec, Role, TraceKind, TracePoint};
+use coapcc_sim::grid::{self, Role, TraceKind, TracePoint};
 use coapcc_sim::metrics::Conservation;
 use rusqlite::params;
 
@@ -151,13 +151,13 @@ impl Store {
     pub fn insert_grid_run(
         &mut self,
         key: &str,
-        spec: &GridRunSpec,
+        spec: &grid::RunSpec,
         replication: u32,
-        result: &GridRunResult,
+        result: &grid::RunResult,
     ) -> Result<()> {
         self.require_grid_layout()?;
         let clients = || result.nodes.iter().filter(|n| n.role == Role::Client);
-        let total = |f: &dyn Fn(&GridNodeResult) -> u64| clients().map(f).sum::<u64>() as i64;
+        let total = |f: &dyn Fn(&grid::NodeResult) -> u64| clients().map(f).sum::<u64>() as i64;
         let d = &result.drops;
         self.insert_run_with(
             &TABLES.runs,
@@ -239,7 +239,7 @@ impl Store {
 
     /// The stored result of a grid run, if finished; with `trace = false` its
     /// `trace` is left empty (cheaper when only the metrics are wanted).
-    pub fn load_grid_run(&self, key: &str, trace: bool) -> Result<Option<GridRunResult>> {
+    pub fn load_grid_run(&self, key: &str, trace: bool) -> Result<Option<grid::RunResult>> {
         if self.layout() < 2 {
             return Ok(None);
         }
@@ -253,7 +253,7 @@ impl Store {
             |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
-                    GridRunResult {
+                    grid::RunResult {
                         nodes: Vec::new(),
                         drops: DropCounts {
                             mac_queue: u(r, 6)?,
@@ -288,7 +288,7 @@ impl Store {
             "grid_nodes",
             &format!("grid run {key}"),
             |r| {
-                Ok(GridNodeResult {
+                Ok(grid::NodeResult {
                     node: r.get(1)?,
                     role: parse_role(&r.get::<_, String>(2)?).ok_or_else(|| bad_text(2, "role"))?,
                     generated: u(r, 3)?,
@@ -342,7 +342,7 @@ impl Store {
         self.check_item_rows(
             ("grid_runs", "grid_nodes"),
             ("grid run", "node"),
-            |spec: &GridRunSpec| spec.network.nodes() as i64,
+            |spec: &grid::RunSpec| spec.network.nodes() as i64,
             |_| Ok(()),
         )
     }
@@ -378,11 +378,11 @@ mod tests {
     use crate::networks::NetworkKind;
     use coapcc_sim::AlgorithmSpec;
 
-    fn spec() -> GridRunSpec {
-        GridRunSpec {
+    fn spec() -> grid::RunSpec {
+        grid::RunSpec {
             network: Default::default(),
             coap: Default::default(),
-            workload: coapcc_sim::grid::GridWorkload {
+            workload: coapcc_sim::grid::Workload {
                 duration_s: 30.0,
                 period_s: 4.0,
                 trace_node: Some(36),
@@ -398,8 +398,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.sqlite");
         let mut store = crate::networks::open_store(&path).unwrap();
-        let result =
-            <coapcc_sim::grid::GridSim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
+        let result = <coapcc_sim::grid::Sim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
         assert!(!result.trace.is_empty(), "node 36 is traced");
         assert!(result.nodes.iter().any(|n| n.mac.airtime > 0.0));
         assert!(store.load_grid_run("k", true).unwrap().is_none());

@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use coapcc_sim::network::SimNetwork;
-use coapcc_sim::star::StarSim;
+use coapcc_sim::star;
 use coapcc_sim::AlgorithmSpec;
 
 use crate::bench::{check_reference, median, parse_kv, run_reference, BenchOptions};
@@ -39,7 +39,7 @@ pub fn run(
     if ns3 != "none" {
         check_reference(ns3)?;
     }
-    let spec = coapcc_sim::star::StarRunSpec {
+    let spec = coapcc_sim::star::RunSpec {
         network: coapcc_link::star::Config {
             stations,
             ..Default::default()
@@ -52,7 +52,7 @@ pub fn run(
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
-        let (result, wall) = StarSim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
+        let (result, wall) = star::Sim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
         walls.push(wall.as_secs_f64());
         last = Some(result);
     }

@@ -1,7 +1,7 @@
 //! What one star run will cost, estimated from its spec before it starts
 //! (checked by [`crate::budget`]; [`crate::cost`] says what is measured).
 
-use coapcc_sim::star::{StarRunSpec, StationResult};
+use coapcc_sim::star::{self, StationResult};
 
 use crate::cost::{count, size, RunCost, LIVE_BYTES_PER_NODE};
 
@@ -14,7 +14,7 @@ pub const BYTES_PER_SAMPLE: u64 = 64;
 /// One run on the star: its traces grow with the time the writes take
 /// over `sample_s` (the run usually ends soon after the last write, so
 /// `drain_s` is left out).
-pub fn run_cost(spec: &StarRunSpec) -> RunCost {
+pub fn run_cost(spec: &star::RunSpec) -> RunCost {
     let stations = u64::from(spec.network.stations);
     let w = &spec.workload;
     let span = w.start_s + w.interval_s * (f64::from(w.writes) + 1.0);
@@ -60,7 +60,7 @@ pub const STORED_BYTES_PER_SAMPLE: u64 = 16;
 
 /// The bytes a star run leaves in the store: its row, one row per station
 /// and the stations' sampled state.
-pub fn stored_bytes(spec: &StarRunSpec) -> u64 {
+pub fn stored_bytes(spec: &star::RunSpec) -> u64 {
     let stations = u64::from(spec.network.stations);
     let w = &spec.workload;
     let samples = count((w.start_s + w.interval_s * (f64::from(w.writes) + 1.0)) / w.sample_s);
@@ -79,7 +79,7 @@ mod tests {
     use crate::networks::AnyScenario;
     use coapcc_sim::NetworkScenario;
 
-    fn star_spec(workload: &str) -> StarRunSpec {
+    fn star_spec(workload: &str) -> star::RunSpec {
         let text = format!(
             "[network]\nkind = \"star\"\nstations = 12\n[workload]\n{workload}\n\
              [[algorithm]]\nname = \"tcp-lwip\"\n"

@@ -22,8 +22,8 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 use coapcc_sim::metrics::Conservation;
-use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
-use coapcc_sim::star::{StarScenario, StarSim};
+use coapcc_sim::star;
+use coapcc_sim::star::{StationResult};
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::ScenarioResult;
 
@@ -45,18 +45,18 @@ impl LabNetwork for Star {
     const TABLES: NetworkTables = store::TABLES;
     const ABOUT: &'static str = "the 12-station IEEE 802.11 star of the lwIP evaluation. `coapcc run` prints goodput and retransmissions per TCP flavour. Scenarios: scenarios/lwip/; campaign: scenarios/campaigns/lwip.toml.";
 
-    type Sim = StarSim;
-    type Scenario = StarScenario;
-    type Spec = StarRunSpec;
-    type RunResult = StarRunResult;
+    type Sim = star::Sim;
+    type Scenario = star::Scenario;
+    type Spec = star::RunSpec;
+    type RunResult = star::RunResult;
     type Item = StationResult;
     type File = campaign::file::StarCampaignFile;
     type Cell = StarCell;
 
-    fn parse_scenario(text: &str, origin: &str) -> Result<StarScenario> {
-        scenario_file::parse_toml(text, origin, StarScenario::validate)
+    fn parse_scenario(text: &str, origin: &str) -> Result<star::Scenario> {
+        scenario_file::parse_toml(text, origin, star::Scenario::validate)
     }
-    fn apply(o: &Overrides, mut s: StarScenario, origin: &str) -> Result<StarScenario> {
+    fn apply(o: &Overrides, mut s: star::Scenario, origin: &str) -> Result<star::Scenario> {
         Overrides::refuse(
             &[
                 ("--clients", o.clients.is_some()),
@@ -68,36 +68,36 @@ impl LabNetwork for Star {
             || format!("does not apply to {origin}, which runs on the Wi-Fi star"),
         )?;
         o.apply_common(&mut s.algorithms, &mut s.replications, &mut s.seed)?;
-        revalidate(s, origin, StarScenario::validate)
+        revalidate(s, origin, star::Scenario::validate)
     }
     /// One replication, at most 60 writes per station.
-    fn reduce(s: &mut StarScenario) -> bool {
+    fn reduce(s: &mut star::Scenario) -> bool {
         s.replications = 1;
         s.workload.writes = s.workload.writes.min(60);
         true
     }
-    fn run_cost(spec: &StarRunSpec) -> RunCost {
+    fn run_cost(spec: &star::RunSpec) -> RunCost {
         cost::run_cost(spec)
     }
-    fn events(r: &StarRunResult) -> u64 {
+    fn events(r: &star::RunResult) -> u64 {
         r.events
     }
-    fn duration_and_conservation(r: &StarRunResult) -> (f64, &Conservation) {
+    fn duration_and_conservation(r: &star::RunResult) -> (f64, &Conservation) {
         (r.duration, &r.conservation)
     }
-    fn items(r: &StarRunResult) -> &[StationResult] {
+    fn items(r: &star::RunResult) -> &[StationResult] {
         &r.stations
     }
-    fn table(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
+    fn table(s: &star::Scenario, r: &ScenarioResult<star::Sim>) -> String {
         output::table(s, &r.summaries)
     }
-    fn markdown(s: &StarScenario, r: &ScenarioResult<StarSim>) -> String {
+    fn markdown(s: &star::Scenario, r: &ScenarioResult<star::Sim>) -> String {
         output::markdown(s, &r.summaries)
     }
     fn pcap_unit() -> Result<&'static str> {
         bail!("--pcap: not available on the Wi-Fi star yet")
     }
-    fn write_pcap(_s: &StarScenario, _i: usize, _file: &Path) -> Result<u64> {
+    fn write_pcap(_s: &star::Scenario, _i: usize, _file: &Path) -> Result<u64> {
         Self::pcap_unit().map(|_| 0)
     }
 
@@ -116,7 +116,7 @@ impl LabNetwork for Star {
     fn emulator() -> Option<&'static dyn crate::emulate::Emulator> {
         Some(&emulate::Emulate)
     }
-    fn campaign(p: &StarPlan) -> &dyn Campaign<Result = StarRunResult> {
+    fn campaign(p: &StarPlan) -> &dyn Campaign<Result = star::RunResult> {
         p
     }
     fn cell_algorithm(c: &StarCell) -> &str {

@@ -4,12 +4,12 @@
 
 use std::fmt::Write;
 
-use coapcc_sim::star::{StarScenario, StarSummary};
+use coapcc_sim::star;
 
 use crate::networks::estimate_text as est;
 
 /// The line describing the scenario.
-pub fn header(s: &StarScenario) -> String {
+pub fn header(s: &star::Scenario) -> String {
     let w = &s.workload;
     format!(
         "{} — {} stations around an 802.11 access point at {} Mbit/s, each writing {} bytes every {} s {} times over TCP (MSS {}), {} replication(s), seed {}",
@@ -26,7 +26,7 @@ pub fn header(s: &StarScenario) -> String {
 }
 
 /// A table per TCP flavour.
-pub fn table(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
+pub fn table(scenario: &star::Scenario, summaries: &[star::Summary]) -> String {
     let mut out = header(scenario);
     out.push('\n');
     for s in summaries {
@@ -69,7 +69,7 @@ pub fn table(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
 }
 
 /// One Markdown table, a row per TCP flavour.
-pub fn markdown(scenario: &StarScenario, summaries: &[StarSummary]) -> String {
+pub fn markdown(scenario: &star::Scenario, summaries: &[star::Summary]) -> String {
     let head = [
         "TCP",
         "goodput (bit/s)",

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use anyhow::{bail, Context, Result};
 use coapcc_link::star::StarRecord;
 use coapcc_sim::metrics::Conservation;
-use coapcc_sim::star::{StarRunResult, StarRunSpec, StationResult};
+use coapcc_sim::star::{self, StationResult};
 use rusqlite::{params, OptionalExtension};
 
 use super::campaign::plan::{StarCell, StarPlan};
@@ -101,9 +101,9 @@ impl Store {
     pub fn insert_star_run(
         &mut self,
         key: &str,
-        spec: &StarRunSpec,
+        spec: &star::RunSpec,
         replication: u32,
-        result: &StarRunResult,
+        result: &star::RunResult,
     ) -> Result<()> {
         self.require_star_layout()?;
         let total =
@@ -168,7 +168,7 @@ impl Store {
     /// The stored result of a star run, if finished; with `traces = false`
     /// every station's `trace` is left empty (cheaper when only the counters
     /// are wanted).
-    pub fn load_star_run(&self, key: &str, traces: bool) -> Result<Option<StarRunResult>> {
+    pub fn load_star_run(&self, key: &str, traces: bool) -> Result<Option<star::RunResult>> {
         if self.layout() < 3 {
             return Ok(None);
         }
@@ -182,7 +182,7 @@ impl Store {
             |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
-                    StarRunResult {
+                    star::RunResult {
                         stations: Vec::new(),
                         goodput_bps: r.get(3)?,
                         mac: StarRecord {
@@ -278,7 +278,7 @@ impl Store {
         self.check_item_rows(
             ("star_runs", "star_stations"),
             ("star run", "station"),
-            |spec: &StarRunSpec| i64::from(spec.network.stations),
+            |spec: &star::RunSpec| i64::from(spec.network.stations),
             |key| self.load_star_run(key, true).map(drop),
         )
     }
@@ -314,10 +314,10 @@ mod tests {
     use crate::networks::NetworkKind;
     use coapcc_sim::AlgorithmSpec;
 
-    fn spec() -> StarRunSpec {
-        let mut s = StarRunSpec {
+    fn spec() -> star::RunSpec {
+        let mut s = star::RunSpec {
             network: Default::default(),
-            workload: coapcc_sim::star::StarWorkload {
+            workload: coapcc_sim::star::Workload {
                 writes: 40,
                 ..Default::default()
             },
@@ -333,8 +333,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
         let mut store = crate::networks::open_store(&path).unwrap();
-        let result =
-            <coapcc_sim::star::StarSim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
+        let result = <coapcc_sim::star::Sim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
         assert!(result.stations.iter().all(|s| !s.trace.is_empty()));
         assert!(store.load_star_run("k", true).unwrap().is_none());
         store.insert_star_run("k", &spec(), 0, &result).unwrap();

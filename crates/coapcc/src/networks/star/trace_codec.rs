@@ -5,7 +5,7 @@
 //! (`scenarios/campaigns/lwip.toml`: 11.0 million samples) would take about
 //! 60 bytes per sample, some 650 MB; this encoding takes 1.45 bytes per
 //! sample (16 MB) and decodes to exactly the same values (every bit of every
-//! float), so [`StarSummary`](coapcc_sim::star::StarSummary) computed from a
+//! float), so [`star::Summary`](coapcc_sim::star::Summary) computed from a
 //! stored run equals the one computed from the run itself.
 //!
 //! **Format** (version 1): the version byte, the number of stations (LEB128),

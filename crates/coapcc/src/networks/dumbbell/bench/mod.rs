@@ -6,10 +6,10 @@ pub mod matrix;
 pub mod scale;
 
 use anyhow::{anyhow, Result};
-use coapcc_link::dumbbell::Buffer;
-use coapcc_sim::dumbbell::{DumbbellSim, Group, Network, RunSpec};
+use coapcc_link::dumbbell::{Buffer, Config};
+use coapcc_sim::dumbbell::{self, Group, RunSpec};
 use coapcc_sim::network::SimNetwork;
-use coapcc_sim::{dumbbell, RunResult, Workload};
+use coapcc_sim::{RunResult, Workload};
 
 use crate::bench::{check_reference, median, parse_ns3, run_reference, BenchOptions, Ns3};
 use crate::calibrate::published_settings;
@@ -19,9 +19,9 @@ use crate::calibrate::published_settings;
 /// otherwise.
 pub fn dumbbell_spec(clients: u32, buffer: Buffer, algorithm: &str, seed: u64) -> RunSpec {
     RunSpec {
-        network: Network {
+        network: Config {
             buffer,
-            ..Network::default()
+            ..Config::default()
         },
         coap: Default::default(),
         groups: vec![Group {
@@ -40,7 +40,7 @@ pub fn time_dumbbell(spec: &RunSpec, repeat: usize) -> Result<(RunResult, f64)> 
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..repeat.max(1) {
-        let (result, wall) = DumbbellSim::run_timed(spec, 0).map_err(|e| anyhow!("{e}"))?;
+        let (result, wall) = dumbbell::Sim::run_timed(spec, 0).map_err(|e| anyhow!("{e}"))?;
         walls.push(wall.as_secs_f64());
         last = Some(result);
     }

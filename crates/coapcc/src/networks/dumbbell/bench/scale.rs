@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
-use coapcc_sim::dumbbell::DumbbellSim;
+use coapcc_sim::dumbbell;
 use coapcc_sim::{NetworkScenario, SimNetwork};
 
 use crate::bench::{parse_kv, peak_rss};
@@ -71,7 +71,7 @@ pub fn child(file: &Path, index: usize) -> Result<String> {
         );
     }
     let (result, wall) =
-        DumbbellSim::run_timed(&s.run_spec(index), 0).map_err(|e| anyhow!("{e}"))?;
+        dumbbell::Sim::run_timed(&s.run_spec(index), 0).map_err(|e| anyhow!("{e}"))?;
     let peak = peak_rss::own()?;
     Ok(format!(
         "events={} wall_s={:.6} packets={} peak_rss_bytes={peak}",

@@ -5,9 +5,9 @@
 
 use std::fmt;
 
-use coapcc_link::dumbbell::Buffer;
+use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_link::errors::ErrorProfile;
-use coapcc_sim::dumbbell::{Coap, Network};
+use coapcc_sim::dumbbell::Coap;
 use coapcc_sim::{Workload, WorkloadKind};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -24,7 +24,7 @@ sets::campaign_file! {
         /// The network of every run; a set's `buffers` and `errors` replace its
         /// `buffer` and `errors`.
         #[serde(default)]
-        pub network: Network,
+        pub network: Config,
         /// CoAP settings of every run.
         #[serde(default)]
         pub coap: Coap,

@@ -8,7 +8,7 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::dumbbell::{DumbbellSim, RunSpec};
+use coapcc_sim::dumbbell::{self, RunSpec};
 use coapcc_sim::RunResult;
 
 use crate::campaign::NetworkPlan;
@@ -26,7 +26,7 @@ pub fn weight(spec: &RunSpec) -> u64 {
 
 impl NetworkPlan for DumbbellPlan {
     type Cell = DumbbellCell;
-    type Network = DumbbellSim;
+    type Network = dumbbell::Sim;
     fn cells(&self) -> &[DumbbellCell] {
         &self.cells
     }

@@ -5,7 +5,7 @@
 //! `docs/spec/radio.md` §1.7). See `docs/campaigns.md`.
 
 use coapcc_link::grid::Config;
-use coapcc_sim::grid::{GridCoap, GridWorkload};
+use coapcc_sim::grid;
 
 use crate::campaign::sets;
 use serde::Deserialize;
@@ -20,12 +20,12 @@ sets::campaign_file! {
         pub network: Config,
         /// CoAP settings of every run.
         #[serde(default)]
-        pub coap: GridCoap,
+        pub coap: grid::Coap,
         /// The workload of every run; a set's sweep sets `kind` and replaces
         /// `period_s` (periodic) or `on_s` (bursty), and its `duration_s` (if
         /// given) replaces `duration_s`.
         #[serde(default)]
-        pub workload: GridWorkload,
+        pub workload: grid::Workload,
     }
     /// Algorithms of the clients under test, in every set that does not list
     /// its own.

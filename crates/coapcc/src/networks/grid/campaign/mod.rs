@@ -13,7 +13,7 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::grid::{GridRunResult, GridRunSpec, GridSim, GridWorkloadKind};
+use coapcc_sim::grid;
 
 use crate::campaign::NetworkPlan;
 use crate::store::Store;
@@ -23,10 +23,10 @@ pub use plan::{parse, GridCell, GridPlan};
 /// its clients try to send, capped at 8 (about where the grid saturates and
 /// the work per second stops growing); an interferer counts 3 requests per
 /// second while ON. In milli-units, so that short runs still weigh something.
-pub fn weight(spec: &GridRunSpec) -> u64 {
+pub fn weight(spec: &grid::RunSpec) -> u64 {
     let w = &spec.workload;
     let nodes = spec.network.nodes() as f64;
-    let bursty = w.kind == GridWorkloadKind::Bursty;
+    let bursty = w.kind == grid::WorkloadKind::Bursty;
     let interferers = if bursty {
         w.interferers.len() as f64
     } else {
@@ -42,11 +42,11 @@ pub fn weight(spec: &GridRunSpec) -> u64 {
 
 impl NetworkPlan for GridPlan {
     type Cell = GridCell;
-    type Network = GridSim;
+    type Network = grid::Sim;
     fn cells(&self) -> &[GridCell] {
         &self.cells
     }
-    fn weight(spec: &GridRunSpec) -> u64 {
+    fn weight(spec: &grid::RunSpec) -> u64 {
         weight(spec)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
@@ -58,9 +58,9 @@ impl NetworkPlan for GridPlan {
     fn insert(
         store: &mut Store,
         key: &str,
-        spec: &GridRunSpec,
+        spec: &grid::RunSpec,
         replication: u32,
-        result: &GridRunResult,
+        result: &grid::RunResult,
     ) -> Result<()> {
         store.insert_grid_run(key, spec, replication, result)
     }

@@ -5,7 +5,7 @@
 //! Order: sets as written; within a set, points as written × algorithms.
 
 use anyhow::{bail, Result};
-use coapcc_sim::grid::{self, GridRunSpec, GridWorkloadKind};
+use coapcc_sim::grid;
 
 use super::file::{GridCampaignFile, GridSetFile};
 use crate::campaign::sets;
@@ -17,23 +17,23 @@ pub struct GridCell {
     pub set: String,
     /// The sweep: periodic (the point is the period T) or bursty (the point is
     /// the interferers' ON duration).
-    pub kind: GridWorkloadKind,
+    pub kind: grid::WorkloadKind,
     /// The period T or the ON duration (s).
     pub point: f64,
     /// The algorithm's label.
     pub label: String,
     /// The run (its `algorithm` is the cell's).
-    pub spec: GridRunSpec,
+    pub spec: grid::RunSpec,
     /// One key per replication.
     pub keys: Vec<String>,
 }
 
 impl crate::campaign::PlanCell for GridCell {
-    type Spec = GridRunSpec;
+    type Spec = grid::RunSpec;
     fn keys(&self) -> &[String] {
         &self.keys
     }
-    fn spec(&self) -> &GridRunSpec {
+    fn spec(&self) -> &grid::RunSpec {
         &self.spec
     }
 }
@@ -63,7 +63,7 @@ const MARKER: &str = "coapcc-grid-campaign";
 /// A set's sweep, checked: its kind, the field it sweeps, its points and
 /// its algorithms.
 type Sweep<'a> = (
-    GridWorkloadKind,
+    grid::WorkloadKind,
     &'static str,
     &'a [f64],
     &'a [sets::AlgorithmEntry<GridCampaignFile>],
@@ -73,8 +73,8 @@ type Sweep<'a> = (
 fn sweep_of<'a>(file: &'a GridCampaignFile, set: &'a GridSetFile) -> Result<Sweep<'a>> {
     sets::check_replications(set.replications)?;
     let (kind, field, points) = match (&set.periods_s, &set.on_s) {
-        (Some(p), None) => (GridWorkloadKind::Periodic, "periods_s", p),
-        (None, Some(o)) => (GridWorkloadKind::Bursty, "on_s", o),
+        (Some(p), None) => (grid::WorkloadKind::Periodic, "periods_s", p),
+        (None, Some(o)) => (grid::WorkloadKind::Bursty, "on_s", o),
         _ => {
             bail!(
                 "expected exactly one of `periods_s` (a periodic sweep of the request period) \
@@ -98,20 +98,20 @@ fn sweep_of<'a>(file: &'a GridCampaignFile, set: &'a GridSetFile) -> Result<Swee
 fn run_at(
     file: &GridCampaignFile,
     set: &GridSetFile,
-    kind: GridWorkloadKind,
+    kind: grid::WorkloadKind,
     point: f64,
     algorithm: &coapcc_sim::AlgorithmSpec,
-) -> GridRunSpec {
+) -> grid::RunSpec {
     let mut workload = file.workload.clone();
     workload.kind = kind;
     match kind {
-        GridWorkloadKind::Periodic => workload.period_s = point,
-        GridWorkloadKind::Bursty => workload.on_s = point,
+        grid::WorkloadKind::Periodic => workload.period_s = point,
+        grid::WorkloadKind::Bursty => workload.on_s = point,
     }
     if let Some(d) = set.duration_s {
         workload.duration_s = d;
     }
-    GridRunSpec {
+    grid::RunSpec {
         network: file.network.clone(),
         coap: file.coap.clone(),
         workload,
@@ -196,7 +196,7 @@ mod tests {
         let c = &p.cells[1];
         assert_eq!(
             (c.set.as_str(), c.kind, c.point, c.label.as_str()),
-            ("periodic", GridWorkloadKind::Periodic, 2.0, "cocoa-plus")
+            ("periodic", grid::WorkloadKind::Periodic, 2.0, "cocoa-plus")
         );
         assert_eq!(c.spec.workload.period_s, 2.0);
         assert_eq!(c.spec.workload.duration_s, 100.0);
@@ -206,9 +206,9 @@ mod tests {
         let b = &p.cells[6];
         assert_eq!(
             (b.kind, b.point, b.label.as_str()),
-            (GridWorkloadKind::Bursty, 10.0, "pcocoa")
+            (grid::WorkloadKind::Bursty, 10.0, "pcocoa")
         );
-        assert_eq!(b.spec.workload.kind, GridWorkloadKind::Bursty);
+        assert_eq!(b.spec.workload.kind, grid::WorkloadKind::Bursty);
         assert_eq!(
             (b.spec.workload.period_s, b.spec.workload.on_s),
             (14.0, 10.0)

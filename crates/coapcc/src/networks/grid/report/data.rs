@@ -1,10 +1,10 @@
 //! What a grid report shows, read from a store: for one grid campaign
-//! definition, every cell's [`GridSummary`] over its finished replications
+//! definition, every cell's [`grid::Summary`] over its finished replications
 //! (the metrics are computed there, spec `docs/spec/testbed.md` §3), the sets with the
 //! points where per-node maps and traces are drawn, and those traces.
 
 use anyhow::Result;
-use coapcc_sim::grid::{GridSummary, GridWorkloadKind, TracePoint};
+use coapcc_sim::grid::{self, TracePoint};
 
 use crate::networks::grid::campaign::GridCell;
 use crate::report::{push_new, set_named};
@@ -24,7 +24,7 @@ pub struct GridCellResult {
     /// Replications found in the store.
     pub done: u32,
     /// The metrics over them.
-    pub summary: GridSummary,
+    pub summary: grid::Summary,
 }
 
 /// One traced run: the trace node's RTO and RTT samples.
@@ -46,7 +46,7 @@ pub struct GridSet {
     /// Its name.
     pub name: String,
     /// Periodic or bursty.
-    pub kind: GridWorkloadKind,
+    pub kind: grid::WorkloadKind,
     /// Its points (periods or ON durations), ascending.
     pub points: Vec<f64>,
     /// Its algorithm labels, in campaign order.
@@ -118,7 +118,7 @@ pub fn gather(
                 runs.push(r);
             }
         }
-        let summary = GridSummary::of(&cell.label, &cell.spec, &runs);
+        let summary = grid::Summary::of(&cell.label, &cell.spec, &runs);
         push_new(&mut labels, cell.label.clone());
         let s = set_named(
             &mut sets,
@@ -143,7 +143,7 @@ pub fn gather(
     }
     for s in &mut sets {
         s.points.sort_by(f64::total_cmp);
-        if s.kind == GridWorkloadKind::Periodic {
+        if s.kind == grid::WorkloadKind::Periodic {
             s.heat_points = nearest(&s.points, &HEAT_PERIODS);
             s.trace_points = nearest(&s.points, &TRACE_PERIODS);
         }

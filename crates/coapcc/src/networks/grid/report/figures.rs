@@ -6,7 +6,7 @@
 //! transaction and carried load against the ON duration. Every point is a
 //! mean over replications with its 95 % confidence interval.
 
-use coapcc_sim::grid::{GridSummary, GridWorkloadKind, TraceKind};
+use coapcc_sim::grid::{self, TraceKind};
 use coapcc_sim::metrics::Estimate;
 
 use super::data::{GridReport, GridSet};
@@ -25,7 +25,7 @@ struct Metric {
     /// The y axis.
     unit: &'static str,
     /// Its value in a summary.
-    get: fn(&GridSummary) -> Estimate,
+    get: fn(&grid::Summary) -> Estimate,
     /// Whether the y axis starts at zero.
     from_zero: bool,
 }
@@ -95,8 +95,8 @@ fn series_of(
     r: &GridReport,
     set: &GridSet,
     label: &str,
-    x: &dyn Fn(f64, &GridSummary) -> f64,
-    y: fn(&GridSummary) -> Estimate,
+    x: &dyn Fn(f64, &grid::Summary) -> f64,
+    y: fn(&grid::Summary) -> Estimate,
     legend: String,
     dashed: bool,
 ) -> Series {
@@ -123,7 +123,7 @@ fn series_of(
 }
 
 fn periodic(r: &GridReport, set: &GridSet, out: &mut Vec<Figure>) {
-    let offered = |_: f64, s: &GridSummary| s.offered;
+    let offered = |_: f64, s: &grid::Summary| s.offered;
     for m in &PERIODIC {
         let mut series = Vec::new();
         for label in &set.labels {
@@ -267,7 +267,7 @@ fn periodic(r: &GridReport, set: &GridSet, out: &mut Vec<Figure>) {
 }
 
 fn bursty(r: &GridReport, set: &GridSet, out: &mut Vec<Figure>) {
-    let on = |p: f64, _: &GridSummary| p;
+    let on = |p: f64, _: &grid::Summary| p;
     for m in &BURSTY {
         let series: Vec<Series> = set
             .labels
@@ -291,8 +291,8 @@ pub fn figures(r: &GridReport) -> Vec<Figure> {
     let mut out = Vec::new();
     for set in &r.sets {
         match set.kind {
-            GridWorkloadKind::Periodic => periodic(r, set, &mut out),
-            GridWorkloadKind::Bursty => bursty(r, set, &mut out),
+            grid::WorkloadKind::Periodic => periodic(r, set, &mut out),
+            grid::WorkloadKind::Bursty => bursty(r, set, &mut out),
         }
     }
     out

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use coapcc_sim::grid::GridWorkloadKind;
+use coapcc_sim::grid;
 
 use super::data::{GridReport, GridSet};
 use crate::networks::grid::campaign::plan::point_text;
@@ -21,12 +21,12 @@ fn describe(r: &GridReport, set: &GridSet) -> String {
     let w = &c.cell.spec.workload;
     let points: Vec<String> = set.points.iter().map(|&p| point_text(p)).collect();
     let what = match set.kind {
-        GridWorkloadKind::Periodic => format!(
+        grid::WorkloadKind::Periodic => format!(
             "Every client under test sends a {}-byte Confirmable POST every T ∈ {{{}}} s",
             c.cell.spec.coap.request_size,
             points.join(", ")
         ),
-        GridWorkloadKind::Bursty => format!(
+        grid::WorkloadKind::Bursty => format!(
             "Nodes {:?} interfere ON {{{}}} s / OFF {} s; the other clients send every {} s",
             w.interferers,
             points.join(", "),
@@ -61,7 +61,7 @@ pub fn page(r: &GridReport, figures: &[Figure], tables: &[Table]) -> String {
             s,
             "<li><a href=\"#set-{}\">{} sweep <code>{}</code></a></li>",
             stem(&set.name),
-            if set.kind == GridWorkloadKind::Periodic {
+            if set.kind == grid::WorkloadKind::Periodic {
                 "Periodic"
             } else {
                 "Bursty"
@@ -75,7 +75,7 @@ pub fn page(r: &GridReport, figures: &[Figure], tables: &[Table]) -> String {
             s,
             "<h2 id=\"set-{}\">{} sweep <code>{}</code></h2>\n<p>{}</p>",
             stem(&set.name),
-            if set.kind == GridWorkloadKind::Periodic {
+            if set.kind == grid::WorkloadKind::Periodic {
                 "Periodic"
             } else {
                 "Bursty"
@@ -84,7 +84,7 @@ pub fn page(r: &GridReport, figures: &[Figure], tables: &[Table]) -> String {
             esc(&describe(r, set))
         );
         match set.kind {
-            GridWorkloadKind::Periodic => {
+            grid::WorkloadKind::Periodic => {
                 s.push_str("<h3>Loads, transmissions and MAC losses vs offered load</h3>\n");
                 figure_row(&mut s, figures, "periodic", &set.name);
                 s.push_str(
@@ -121,7 +121,7 @@ pub fn page(r: &GridReport, figures: &[Figure], tables: &[Table]) -> String {
                     ),
                 }
             }
-            GridWorkloadKind::Bursty => {
+            grid::WorkloadKind::Bursty => {
                 s.push_str(
                     "<h3>Transmissions per transaction and carried load vs ON duration</h3>\n",
                 );

@@ -9,7 +9,7 @@ use super::data::GridReport;
 use crate::networks::grid::campaign::plan::point_text;
 use crate::networks::grid::store::trace_kind_name;
 use crate::report::tables::Table;
-use coapcc_sim::grid::GridWorkloadKind;
+use coapcc_sim::grid;
 
 fn f3(v: f64) -> String {
     format!("{v:.3}")
@@ -33,7 +33,7 @@ fn header(fixed: &[&str], estimates: &[&str], tail: &[&str]) -> Vec<String> {
 /// then algorithms, then points ascending.
 fn rows_of<'a>(
     r: &'a GridReport,
-    kind: GridWorkloadKind,
+    kind: grid::WorkloadKind,
 ) -> impl Iterator<Item = &'a super::data::GridCellResult> + 'a {
     r.sets
         .iter()
@@ -47,7 +47,7 @@ fn rows_of<'a>(
 
 /// The periodic sets' metrics against the period and the nominal offered load.
 pub fn periodic(r: &GridReport) -> Table {
-    let rows = rows_of(r, GridWorkloadKind::Periodic)
+    let rows = rows_of(r, grid::WorkloadKind::Periodic)
         .map(|c| {
             let s = &c.summary;
             let mut row = vec![
@@ -106,7 +106,7 @@ pub fn periodic(r: &GridReport) -> Table {
 
 /// The bursty sets' metrics against the ON duration.
 pub fn bursty(r: &GridReport) -> Table {
-    let rows = rows_of(r, GridWorkloadKind::Bursty)
+    let rows = rows_of(r, grid::WorkloadKind::Bursty)
         .map(|c| {
             let s = &c.summary;
             let w = &c.cell.spec.workload;

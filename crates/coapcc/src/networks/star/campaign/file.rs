@@ -4,7 +4,7 @@
 //! count (spec `docs/spec/testbed.md` §5, `docs/spec/radio.md` §2). See `docs/campaigns.md`.
 
 use coapcc_link::star::Config;
-use coapcc_sim::star::StarWorkload;
+use coapcc_sim::star;
 use coapcc_sim::AlgorithmSpec;
 
 use crate::campaign::sets;
@@ -18,7 +18,7 @@ sets::campaign_file! {
         pub network: Config,
         /// The bulk senders of every run.
         #[serde(default)]
-        pub workload: StarWorkload,
+        pub workload: star::Workload,
     }
     /// The TCP flavours, in every set that does not list its own.
     algorithms: StarAlgorithmEntry,
@@ -64,7 +64,7 @@ mod tests {
         assert_eq!(f.algorithms[1].0.label(), "lwIP");
         assert_eq!(f.seed, 1);
         assert_eq!(f.network, Config::default());
-        assert_eq!(f.workload, StarWorkload::default());
+        assert_eq!(f.workload, star::Workload::default());
         assert_eq!(f.sets[0].stations, [12]);
     }
 

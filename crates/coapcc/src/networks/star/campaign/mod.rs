@@ -13,7 +13,7 @@ pub mod plan;
 use std::collections::HashSet;
 
 use anyhow::Result;
-use coapcc_sim::star::{StarRunResult, StarRunSpec, StarSim};
+use coapcc_sim::star;
 
 use crate::campaign::NetworkPlan;
 use crate::store::Store;
@@ -23,7 +23,7 @@ pub use plan::{parse, StarCell, StarPlan};
 /// (stations × writes × segments per write). Measured: a run's time grows
 /// about linearly with the stations (0.05 s for 12, 0.2 s for 36, 0.3 s for
 /// 72; saturated runs lose segments and end no later).
-pub fn weight(spec: &StarRunSpec) -> u64 {
+pub fn weight(spec: &star::RunSpec) -> u64 {
     let w = &spec.workload;
     let segments = u64::from(w.write_bytes).div_ceil(u64::from(w.mss.max(1)));
     (u64::from(spec.network.stations) * u64::from(w.writes) * segments).max(1)
@@ -31,11 +31,11 @@ pub fn weight(spec: &StarRunSpec) -> u64 {
 
 impl NetworkPlan for StarPlan {
     type Cell = StarCell;
-    type Network = StarSim;
+    type Network = star::Sim;
     fn cells(&self) -> &[StarCell] {
         &self.cells
     }
-    fn weight(spec: &StarRunSpec) -> u64 {
+    fn weight(spec: &star::RunSpec) -> u64 {
         weight(spec)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
@@ -47,9 +47,9 @@ impl NetworkPlan for StarPlan {
     fn insert(
         store: &mut Store,
         key: &str,
-        spec: &StarRunSpec,
+        spec: &star::RunSpec,
         replication: u32,
-        result: &StarRunResult,
+        result: &star::RunResult,
     ) -> Result<()> {
         store.insert_star_run(key, spec, replication, result)
     }

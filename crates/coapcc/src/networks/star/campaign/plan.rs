@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Result};
 use coapcc_link::star::Config;
-use coapcc_sim::star::{self, StarRunSpec};
+use coapcc_sim::star;
 
 use super::file::{StarCampaignFile, StarSetFile};
 use crate::campaign::sets;
@@ -21,17 +21,17 @@ pub struct StarCell {
     /// The flavour's label.
     pub label: String,
     /// The run (its `network.stations` and `algorithm` are the cell's).
-    pub spec: StarRunSpec,
+    pub spec: star::RunSpec,
     /// One key per replication.
     pub keys: Vec<String>,
 }
 
 impl crate::campaign::PlanCell for StarCell {
-    type Spec = StarRunSpec;
+    type Spec = star::RunSpec;
     fn keys(&self) -> &[String] {
         &self.keys
     }
-    fn spec(&self) -> &StarRunSpec {
+    fn spec(&self) -> &star::RunSpec {
         &self.spec
     }
 }
@@ -83,8 +83,8 @@ fn run_at(
     file: &StarCampaignFile,
     stations: u32,
     algorithm: &coapcc_sim::AlgorithmSpec,
-) -> StarRunSpec {
-    StarRunSpec {
+) -> star::RunSpec {
+    star::RunSpec {
         network: Config {
             stations,
             ..file.network.clone()

@@ -1,10 +1,10 @@
 //! What a star report shows, read from a store: for one star campaign
-//! definition, every cell's [`StarSummary`] over its finished replications
+//! definition, every cell's [`star::Summary`] over its finished replications
 //! (every metric is computed there, spec `docs/spec/testbed.md` §3), the sets with
 //! their station counts, and the points whose TCP time series are drawn.
 
 use anyhow::Result;
-use coapcc_sim::star::StarSummary;
+use coapcc_sim::star;
 
 use crate::networks::star::campaign::StarCell;
 use crate::report::{push_new, set_named};
@@ -26,14 +26,14 @@ pub struct StarCellResult {
     pub cell: StarCell,
     /// Replications found in the store.
     pub done: u32,
-    /// The replication whose station 1 is [`StarSummary::one_station`] (the
+    /// The replication whose station 1 is [`star::Summary::one_station`] (the
     /// first one stored), if any.
     pub shown: Option<u32>,
     /// The metrics over the finished replications. Its time series
     /// (`one_station`, `mean`) are filled only at the points in
     /// [`StarReport::series_points`]: the other metrics do not read traces,
     /// so the other cells are summarised without loading them.
-    pub summary: StarSummary,
+    pub summary: star::Summary,
 }
 
 /// A set of the campaign, as the report draws it.
@@ -127,7 +127,7 @@ pub fn gather(
                 runs.push(run);
             }
         }
-        let summary = StarSummary::of(&cell.label, &cell.spec, &runs);
+        let summary = star::Summary::of(&cell.label, &cell.spec, &runs);
         cells.push(StarCellResult {
             done: runs.len() as u32,
             shown,

@@ -8,10 +8,10 @@
 //! the first [`ZOOM_S`] s of cwnd on their own.
 //!
 //! Every bar and point is a mean over replications with its 95 % confidence
-//! interval (`StarSummary`).
+//! interval (`star::Summary`).
 
 use coapcc_sim::metrics::Estimate;
-use coapcc_sim::star::{MeanSample, StarSummary, TcpSample};
+use coapcc_sim::star::{self, MeanSample, TcpSample};
 
 use super::data::{StarReport, StarSet, ZOOM_S};
 use crate::report::svg::bars::{bar_chart, Bar};
@@ -29,7 +29,7 @@ pub struct Metric {
     /// The y axis.
     pub unit: &'static str,
     /// Its value in a summary, in the axis' unit.
-    pub get: fn(&StarSummary) -> Estimate,
+    pub get: fn(&star::Summary) -> Estimate,
 }
 
 fn scaled(e: Estimate, f: f64) -> Estimate {
@@ -244,7 +244,7 @@ fn sweep(r: &StarReport, set: &StarSet, out: &mut Vec<Figure>) {
 }
 
 /// The points of one flavour's time series of `v`, up to `until` s.
-pub fn series_points(s: &StarSummary, v: &Variable, which: Which, until: f64) -> Vec<XyPoint> {
+pub fn series_points(s: &star::Summary, v: &Variable, which: Which, until: f64) -> Vec<XyPoint> {
     let pt = |t: f64, y: Option<f64>| {
         y.filter(|_| t <= until)
             .map(|y| XyPoint { x: t, y, ci: 0.0 })

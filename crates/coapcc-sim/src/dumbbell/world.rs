@@ -31,7 +31,7 @@ use super::clients::{self, is_tcp};
 use super::config::{validate, Group, RunSpec, UDP_HEADER};
 use super::packets::PacketStore;
 use super::tcp::{TcpTrace, TcpWorld};
-use crate::event_loop::{Core, World};
+use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
 /// Largest CoAP message a packet can carry (the testbed's 296-byte MTU less
@@ -78,7 +78,7 @@ struct SimClient {
     /// When it first sent ([`NEVER`]: not yet).
     started: Nanos,
     /// The deadline its timer is armed for ([`NEVER`]: none), and the
-    /// scheduling order taken when it was armed (see [`Testbed::arm`]).
+    /// scheduling order taken when it was armed (see [`World::arm`]).
     armed: Nanos,
     armed_seq: u64,
     /// When the client's earliest timer event in the agenda is due
@@ -108,7 +108,7 @@ enum Slot {
 }
 
 /// One replication on the dumbbell in progress.
-pub struct Testbed<'a> {
+pub struct World<'a> {
     /// The network, the endpoints' timers, the clock.
     core: Core<Dumbbell, Event>,
     packets: PacketStore,
@@ -134,7 +134,7 @@ pub struct Testbed<'a> {
     tap: Option<&'a mut dyn Tap>,
 }
 
-impl<'a> Testbed<'a> {
+impl<'a> World<'a> {
     /// Replication `replication` of `spec`, before time 0.
     pub(super) fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
@@ -211,7 +211,7 @@ impl<'a> Testbed<'a> {
             ClientConfig::default().max_message_size,
         )
         .expect("a validated path encodes");
-        Ok(Testbed {
+        Ok(World {
             core: Core::new(
                 Dumbbell::new(n, seed, 2 * order.len() + 64),
                 Agenda::new(0, 2 * order.len() + 64),
@@ -554,7 +554,7 @@ impl<'a> Testbed<'a> {
     /// An armed timer takes its scheduling order now, but its event enters
     /// the agenda only if no event of the client is queued at or before the
     /// deadline; otherwise the queued one, when it comes up, schedules the
-    /// armed timer with the order taken here ([`Testbed::client_timer`]). So
+    /// armed timer with the order taken here ([`World::client_timer`]). So
     /// events come out in exactly the order of one event per arming, while a
     /// client whose deadline moves later with each exchange keeps one event
     /// in the agenda instead of one per exchange
@@ -651,7 +651,7 @@ impl<'a> Testbed<'a> {
     }
 }
 
-impl<'a> World for Testbed<'a> {
+impl<'a> EventWorld for World<'a> {
     type Net = Dumbbell;
     type Timer = Event;
     type Result = RunResult;
