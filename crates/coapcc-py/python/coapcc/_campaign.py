@@ -25,7 +25,7 @@ class Campaign:
     force: bool
     """Whether the campaign ceilings were skipped (``force=True``)."""
     network: str
-    """``dumbbell``, ``grid`` or ``star``."""
+    """The network the campaign runs on (its ``[network] kind``)."""
     name: str
     """The campaign's name."""
     definition: str

@@ -24,7 +24,7 @@ class Result:
     """
 
     network: str
-    """``dumbbell``, ``grid`` or ``star``: the network the scenario ran on."""
+    """The network the scenario ran on (its ``[network] kind``)."""
     json: str
     """What ``coapcc run --format json`` prints for this scenario (no final newline)."""
     table: str

@@ -88,7 +88,7 @@ class Store:
 
     @property
     def network(self) -> str:
-        """``dumbbell``, ``grid`` or ``star``."""
+        """The network's name (its ``[network] kind``; ``coapcc._core.networks()`` lists them)."""
         return str(self.definition["network"])
 
     @cached_property
