@@ -48,7 +48,7 @@ fn runs_in(store: &Path) -> u64 {
         return 0;
     }
     coapcc::networks::open_store_read_only(store)
-        .and_then(|s| s.run_count())
+        .and_then(|s| coapcc::networks::dumbbell::store::run_count(&s))
         .unwrap_or(0)
 }
 
@@ -201,7 +201,10 @@ fn a_killed_campaign_resumes_to_the_same_store() {
         coapcc::networks::open_store_read_only(&whole).unwrap(),
     );
     coapcc::networks::verify(&a).unwrap();
-    assert_eq!(a.run_count().unwrap(), SMALL_RUNS);
+    assert_eq!(
+        coapcc::networks::dumbbell::store::run_count(&a).unwrap(),
+        SMALL_RUNS
+    );
     let (da, db) = (
         coapcc::networks::dump(&a).unwrap(),
         coapcc::networks::dump(&b).unwrap(),

@@ -194,8 +194,15 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (SMALL_RUNS, 0));
     coapcc::networks::verify(&store).unwrap();
-    assert_eq!(store.grid_run_count().unwrap(), SMALL_RUNS as u64);
-    assert_eq!(store.run_count().unwrap(), 0, "no dumbbell run");
+    assert_eq!(
+        coapcc::networks::grid::store::run_count(&store).unwrap(),
+        SMALL_RUNS as u64
+    );
+    assert_eq!(
+        coapcc::networks::dumbbell::store::run_count(&store).unwrap(),
+        0,
+        "no dumbbell run"
+    );
 
     let a = coapcc::networks::open_store_read_only(&one).unwrap();
     coapcc::networks::verify(&a).unwrap();
@@ -216,7 +223,9 @@ fn a_small_grid_campaign_runs_resumes_and_ignores_the_thread_count() {
     );
     // Stored runs are the simulator's, exactly.
     let c = &plan.cells[3];
-    let stored = a.load_grid_run(&c.keys[1], true).unwrap().unwrap();
+    let stored = coapcc::networks::grid::store::load_run(&a, &c.keys[1], true)
+        .unwrap()
+        .unwrap();
     assert_eq!(stored, grid::Sim::run(&c.spec, 1).unwrap());
 }
 
@@ -290,12 +299,17 @@ fn a_layout_1_store_is_upgraded_in_place_without_losing_runs() {
     // Read-only, it is read as it is: a dumbbell definition, reportable.
     let ro = coapcc::networks::open_store_read_only(&old).unwrap();
     assert_eq!(ro.layout(), 1);
-    assert_eq!(ro.run_count().unwrap(), plan.runs() as u64);
+    assert_eq!(
+        coapcc::networks::dumbbell::store::run_count(&ro).unwrap(),
+        plan.runs() as u64
+    );
     let (def, others) = report::choose(&ro, None).unwrap();
     assert_eq!(def.network, "dumbbell");
     let r = coapcc::networks::dumbbell::report::data::gather(&ro, def, others).unwrap();
     assert_eq!(r.progress(), (plan.runs() as u64, plan.runs() as u64));
-    assert!(ro.done_grid_keys().unwrap().is_empty());
+    assert!(coapcc::networks::grid::store::done_keys(&ro)
+        .unwrap()
+        .is_empty());
     drop(ro);
 
     // Opened for writing, it is upgraded and holds the same rows.
@@ -466,7 +480,7 @@ fn the_report_of_a_grid_campaign_draws_the_papers_figures() {
             .iter()
             .filter(|c| c.set == "periodic")
             .map(|c| {
-                st.load_grid_run(&c.keys[0], true)
+                coapcc::networks::grid::store::load_run(&st, &c.keys[0], true)
                     .unwrap()
                     .unwrap()
                     .trace

@@ -125,9 +125,20 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     let o = campaign::run(&plan, &mut store, 2, None, false).unwrap();
     assert_eq!((o.reused, o.computed), (SMALL_RUNS, 0));
     coapcc::networks::verify(&store).unwrap();
-    assert_eq!(store.star_run_count().unwrap(), SMALL_RUNS as u64);
-    assert_eq!(store.run_count().unwrap(), 0, "no dumbbell run");
-    assert_eq!(store.grid_run_count().unwrap(), 0, "no grid run");
+    assert_eq!(
+        coapcc::networks::star::store::run_count(&store).unwrap(),
+        SMALL_RUNS as u64
+    );
+    assert_eq!(
+        coapcc::networks::dumbbell::store::run_count(&store).unwrap(),
+        0,
+        "no dumbbell run"
+    );
+    assert_eq!(
+        coapcc::networks::grid::store::run_count(&store).unwrap(),
+        0,
+        "no grid run"
+    );
 
     // Through the binary, one thread, then again: nothing to compute.
     let one = campaign_twice_through_the_binary(dir.path(), SMALL, SMALL_RUNS);
@@ -170,7 +181,9 @@ fn a_small_star_campaign_runs_resumes_and_ignores_the_thread_count() {
     );
     // Stored runs are the simulator's, exactly, traces included.
     let c = &plan.cells[4];
-    let stored = a.load_star_run(&c.keys[1], true).unwrap().unwrap();
+    let stored = coapcc::networks::star::store::load_run(&a, &c.keys[1], true)
+        .unwrap()
+        .unwrap();
     assert_eq!(stored, star::Sim::run(&c.spec, 1).unwrap());
 }
 
@@ -288,8 +301,10 @@ fn a_layout_2_store_is_upgraded_in_place_to_layout_3_without_changing_rows() {
     // (the one run last) reportable.
     let ro = coapcc::networks::open_store_read_only(&old).unwrap();
     assert_eq!(ro.layout(), 2);
-    assert!(ro.done_star_keys().unwrap().is_empty());
-    assert_eq!(ro.star_run_count().unwrap(), 0);
+    assert!(coapcc::networks::star::store::done_keys(&ro)
+        .unwrap()
+        .is_empty());
+    assert_eq!(coapcc::networks::star::store::run_count(&ro).unwrap(), 0);
     let (def, others) = report::choose(&ro, None).unwrap();
     assert_eq!(def.network, "grid");
     let r = coapcc::networks::grid::report::data::gather(&ro, def, others).unwrap();
@@ -352,7 +367,11 @@ fn the_report_of_a_star_campaign_draws_the_papers_figures_from_the_store() {
         let runs: Vec<_> = c
             .keys
             .iter()
-            .map(|k| st.load_star_run(k, true).unwrap().unwrap())
+            .map(|k| {
+                coapcc::networks::star::store::load_run(&st, k, true)
+                    .unwrap()
+                    .unwrap()
+            })
             .collect();
         star::Summary::of(label, &c.spec, &runs)
     };

@@ -84,11 +84,11 @@ mod tests {
     use crate::cli::emulators::{emulate_help, network_help};
     use clap::Parser;
     use coapcc_link::dumbbell::Buffer;
+    use coapcc_link::dumbbell::Config as DumbbellConfig;
     use coapcc_link::errors::ErrorProfile;
     use coapcc_link::{grid, star};
     use coapcc_net::emulate::networks::grid::{EmulatedGrid, GridReport};
     use coapcc_net::emulate::{EmulatorReport, NetworkPart};
-    use coapcc_link::dumbbell::Config as DumbbellConfig;
     use std::net::SocketAddr;
 
     #[derive(Parser)]
@@ -106,7 +106,9 @@ mod tests {
     /// The dumbbell `args` describe.
     fn dumbbell(args: &[&str]) -> DumbbellConfig {
         let net = network(args).unwrap();
-        net.parameters::<DumbbellConfig>().expect("the dumbbell").clone()
+        net.parameters::<DumbbellConfig>()
+            .expect("the dumbbell")
+            .clone()
     }
 
     fn error(args: &[&str]) -> String {

@@ -164,17 +164,16 @@ impl LabNetwork for Dumbbell {
     }
 
     fn definition_keys(store: &Store, hash: &str) -> Result<Vec<String>> {
-        Ok(store
-            .cells(hash)?
+        Ok(store::cells(store, hash)?
             .into_iter()
             .flat_map(|c| c.keys)
             .collect())
     }
     fn verify(store: &Store) -> Result<()> {
-        store.verify_dumbbell()
+        store::verify(store)
     }
     fn dump(store: &Store, out: &mut String) -> Result<()> {
-        store.dump_dumbbell(out)
+        store::dump(store, out)
     }
 
     type Report = DumbbellReport;

@@ -56,235 +56,233 @@ CREATE TABLE IF NOT EXISTS clients (
     PRIMARY KEY (run, idx)) WITHOUT ROWID;
 ";
 
-impl Store {
-    /// Records `plan`'s definition and cells (once), and marks it as the most
-    /// recently run definition.
-    pub fn register(&mut self, plan: &DumbbellPlan) -> Result<Registered> {
-        let columns = "set_name, clients, buffer, workload, errors, population";
-        plan.register_cells(self, &TABLES, columns, |c| {
-            vec![
-                c.set.clone().into(),
-                c.clients.into(),
-                c.buffer.label().into(),
-                c.workload.name().to_string().into(),
-                c.errors.name().to_string().into(),
-                c.population.clone().into(),
-            ]
+/// Records `plan`'s definition and cells (once), and marks it as the most
+/// recently run definition.
+pub fn register(db: &mut Store, plan: &DumbbellPlan) -> Result<Registered> {
+    let columns = "set_name, clients, buffer, workload, errors, population";
+    plan.register_cells(db, &TABLES, columns, |c| {
+        vec![
+            c.set.clone().into(),
+            c.clients.into(),
+            c.buffer.label().into(),
+            c.workload.name().to_string().into(),
+            c.errors.name().to_string().into(),
+            c.population.clone().into(),
+        ]
+    })
+}
+
+/// Keys of every finished run.
+pub fn done_keys(db: &Store) -> Result<HashSet<String>> {
+    db.keys_in("runs", 1)
+}
+
+/// Finished runs.
+pub fn run_count(db: &Store) -> Result<u64> {
+    db.rows_in("runs", 1)
+}
+
+/// Writes one finished run, its clients and its per-group summaries in one
+/// transaction. A key already present is left as it is.
+pub fn insert_run(
+    db: &mut Store,
+    key: &str,
+    spec: &RunSpec,
+    replication: u32,
+    result: &RunResult,
+) -> Result<()> {
+    let summaries: Vec<Summary> = spec
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(g, grp)| {
+            Summary::of(
+                grp.algorithm.label(),
+                g as u32,
+                std::slice::from_ref(result),
+            )
         })
-    }
+        .collect();
+    let (u, d) = (&result.uplink, &result.downlink);
+    db.insert_run_with(
+        &TABLES.runs,
+        &Dumbbell::run_row(key, spec, replication, result),
+        (
+            "up_packets, up_bytes, up_busy, up_unnecessary_bytes, up_dropped_buffer, \
+             up_dropped_error, down_packets, down_bytes, down_busy, down_unnecessary_bytes, \
+             down_dropped_buffer, down_dropped_error, histograms, summaries",
+            params![
+                u.packets as i64,
+                u.bytes as i64,
+                u.busy,
+                u.unnecessary_bytes as i64,
+                u.dropped_buffer as i64,
+                u.dropped_error as i64,
+                d.packets as i64,
+                d.bytes as i64,
+                d.busy,
+                d.unnecessary_bytes as i64,
+                d.dropped_buffer as i64,
+                d.dropped_error as i64,
+                serde_json::to_string(&result.histograms)?,
+                serde_json::to_string(&summaries)?,
+            ],
+        ),
+        |tx, id| {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+                 ?12, ?13)",
+            )?;
+            for (i, cl) in result.clients.iter().enumerate() {
+                stmt.execute(params![
+                    id,
+                    i as i64,
+                    cl.group,
+                    cl.fct,
+                    cl.completed,
+                    cl.failed,
+                    cl.unnecessary,
+                    cl.retransmissions,
+                    cl.expirations,
+                    cl.max_expired_timer,
+                    cl.rtt_sum,
+                    cl.spurious_detected,
+                    cl.tcp.as_ref().map(serde_json::to_string).transpose()?
+                ])?;
+            }
+            Ok(())
+        },
+    )
+}
 
-    /// Keys of every finished run.
-    pub fn done_keys(&self) -> Result<HashSet<String>> {
-        self.keys_in("runs", 1)
-    }
+/// Checks that every stored dumbbell run has one client row per client
+/// of its spec.
+pub fn verify(db: &Store) -> Result<()> {
+    db.check_item_rows(
+        ("runs", "clients"),
+        ("run", "client"),
+        |spec: &RunSpec| spec.groups.iter().map(|g| i64::from(g.clients)).sum(),
+        |_| Ok(()),
+    )
+}
 
-    /// Finished runs.
-    pub fn run_count(&self) -> Result<u64> {
-        self.rows_in("runs", 1)
-    }
-
-    /// Writes one finished run, its clients and its per-group summaries in one
-    /// transaction. A key already present is left as it is.
-    pub fn insert_run(
-        &mut self,
-        key: &str,
-        spec: &RunSpec,
-        replication: u32,
-        result: &RunResult,
-    ) -> Result<()> {
-        let summaries: Vec<Summary> = spec
-            .groups
-            .iter()
-            .enumerate()
-            .map(|(g, grp)| {
-                Summary::of(
-                    grp.algorithm.label(),
-                    g as u32,
-                    std::slice::from_ref(result),
-                )
-            })
-            .collect();
-        let (u, d) = (&result.uplink, &result.downlink);
-        self.insert_run_with(
-            &TABLES.runs,
-            &Dumbbell::run_row(key, spec, replication, result),
-            (
-                "up_packets, up_bytes, up_busy, up_unnecessary_bytes, up_dropped_buffer, \
-                 up_dropped_error, down_packets, down_bytes, down_busy, down_unnecessary_bytes, \
-                 down_dropped_buffer, down_dropped_error, histograms, summaries",
-                params![
-                    u.packets as i64,
-                    u.bytes as i64,
-                    u.busy,
-                    u.unnecessary_bytes as i64,
-                    u.dropped_buffer as i64,
-                    u.dropped_error as i64,
-                    d.packets as i64,
-                    d.bytes as i64,
-                    d.busy,
-                    d.unnecessary_bytes as i64,
-                    d.dropped_buffer as i64,
-                    d.dropped_error as i64,
-                    serde_json::to_string(&result.histograms)?,
-                    serde_json::to_string(&summaries)?,
-                ],
-            ),
-            |tx, id| {
-                let mut stmt = tx.prepare_cached(
-                    "INSERT INTO clients VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-                     ?12, ?13)",
-                )?;
-                for (i, cl) in result.clients.iter().enumerate() {
-                    stmt.execute(params![
-                        id,
-                        i as i64,
-                        cl.group,
-                        cl.fct,
-                        cl.completed,
-                        cl.failed,
-                        cl.unnecessary,
-                        cl.retransmissions,
-                        cl.expirations,
-                        cl.max_expired_timer,
-                        cl.rtt_sum,
-                        cl.spurious_detected,
-                        cl.tcp.as_ref().map(serde_json::to_string).transpose()?
-                    ])?;
-                }
-                Ok(())
-            },
-        )
-    }
-
-    /// Checks that every stored dumbbell run has one client row per client
-    /// of its spec.
-    pub(super) fn verify_dumbbell(&self) -> Result<()> {
-        self.check_item_rows(
-            ("runs", "clients"),
-            ("run", "client"),
-            |spec: &RunSpec| spec.groups.iter().map(|g| i64::from(g.clients)).sum(),
-            |_| Ok(()),
-        )
-    }
-
-    /// The stored result of a run, if finished.
-    pub fn load_run(&self, key: &str) -> Result<Option<RunResult>> {
-        let row = self.read_row(
-            "SELECT duration, events, up_packets, up_bytes, up_busy, up_unnecessary_bytes, \
-             up_dropped_buffer, up_dropped_error, down_packets, down_bytes, down_busy, \
-             down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
-             dropped, in_flight, histograms, id FROM runs WHERE key = ?1",
-            key,
-            "runs",
+/// The stored result of a run, if finished.
+pub fn load_run(db: &Store, key: &str) -> Result<Option<RunResult>> {
+    let row = db.read_row(
+        "SELECT duration, events, up_packets, up_bytes, up_busy, up_unnecessary_bytes, \
+         up_dropped_buffer, up_dropped_error, down_packets, down_bytes, down_busy, \
+         down_unnecessary_bytes, down_dropped_buffer, down_dropped_error, sent, delivered, \
+         dropped, in_flight, histograms, id FROM runs WHERE key = ?1",
+        key,
+        "runs",
+        &format!("run {key}"),
+        |r| {
+            let link = |o: usize| -> rusqlite::Result<LinkRecord> {
+                Ok(LinkRecord {
+                    packets: u(r, o)?,
+                    bytes: u(r, o + 1)?,
+                    busy: r.get(o + 2)?,
+                    unnecessary_bytes: u(r, o + 3)?,
+                    dropped_buffer: u(r, o + 4)?,
+                    dropped_error: u(r, o + 5)?,
+                })
+            };
+            Ok((
+                RunResult {
+                    clients: Vec::new(),
+                    histograms: Vec::new(),
+                    uplink: link(2)?,
+                    downlink: link(8)?,
+                    duration: r.get(0)?,
+                    events: u(r, 1)?,
+                    conservation: Conservation {
+                        sent: u(r, 14)?,
+                        delivered: u(r, 15)?,
+                        dropped: u(r, 16)?,
+                        in_flight: u(r, 17)?,
+                    },
+                },
+                r.get::<_, String>(18)?,
+                r.get::<_, i64>(19)?,
+            ))
+        },
+    )?;
+    let Some((mut run, histograms, id)) = row else {
+        return Ok(None);
+    };
+    run.histograms = serde_json::from_str(&histograms)
+        .with_context(|| format!("run {key}: unreadable histograms"))?;
+    run.clients = db
+        .read_rows(
+            "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
+         max_expired_timer, rtt_sum, spurious_detected, tcp FROM clients WHERE run = ?1 \
+         ORDER BY idx",
+            id,
+            "clients",
             &format!("run {key}"),
             |r| {
-                let link = |o: usize| -> rusqlite::Result<LinkRecord> {
-                    Ok(LinkRecord {
-                        packets: u(r, o)?,
-                        bytes: u(r, o + 1)?,
-                        busy: r.get(o + 2)?,
-                        unnecessary_bytes: u(r, o + 3)?,
-                        dropped_buffer: u(r, o + 4)?,
-                        dropped_error: u(r, o + 5)?,
-                    })
-                };
                 Ok((
-                    RunResult {
-                        clients: Vec::new(),
-                        histograms: Vec::new(),
-                        uplink: link(2)?,
-                        downlink: link(8)?,
-                        duration: r.get(0)?,
-                        events: u(r, 1)?,
-                        conservation: Conservation {
-                            sent: u(r, 14)?,
-                            delivered: u(r, 15)?,
-                            dropped: u(r, 16)?,
-                            in_flight: u(r, 17)?,
-                        },
+                    ClientRecord {
+                        group: r.get(0)?,
+                        fct: r.get(1)?,
+                        completed: r.get(2)?,
+                        failed: r.get(3)?,
+                        unnecessary: r.get(4)?,
+                        retransmissions: r.get(5)?,
+                        expirations: r.get(6)?,
+                        max_expired_timer: r.get(7)?,
+                        rtt_sum: r.get(8)?,
+                        spurious_detected: r.get(9)?,
+                        // Not a column of the store: the simulated servers
+                        // always echo the request's token, so it is 0 in
+                        // every run a campaign computes.
+                        mismatched_responses: 0,
+                        tcp: None,
                     },
-                    r.get::<_, String>(18)?,
-                    r.get::<_, i64>(19)?,
+                    r.get::<_, Option<String>>(10)?,
                 ))
             },
-        )?;
-        let Some((mut run, histograms, id)) = row else {
-            return Ok(None);
-        };
-        run.histograms = serde_json::from_str(&histograms)
-            .with_context(|| format!("run {key}: unreadable histograms"))?;
-        run.clients = self
-            .read_rows(
-                "SELECT grp, fct, completed, failed, unnecessary, retransmissions, expirations, \
-             max_expired_timer, rtt_sum, spurious_detected, tcp FROM clients WHERE run = ?1 \
-             ORDER BY idx",
-                id,
+        )?
+        .into_iter()
+        .map(|(mut c, tcp)| {
+            if let Some(t) = tcp {
+                c.tcp = Some(serde_json::from_str(&t)?);
+            }
+            Ok(c)
+        })
+        .collect::<Result<_, serde_json::Error>>()
+        .with_context(|| format!("run {key}: unreadable TCP counters"))?;
+    Ok(Some(run))
+}
+
+/// The cells of a definition, in campaign order.
+pub fn cells(db: &Store, definition: &str) -> Result<Vec<DumbbellCell>> {
+    let mut stmt = db
+        .conn
+        .prepare("SELECT cell FROM cells WHERE definition = ?1 ORDER BY idx")?;
+    let texts = stmt
+        .query_map([definition], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    texts
+        .iter()
+        .map(|t| serde_json::from_str(t).context("unreadable cell"))
+        .collect()
+}
+
+/// The dumbbell's tables for [`crate::networks::dump`].
+pub fn dump(db: &Store, out: &mut String) -> Result<()> {
+    db.dump_queries(
+        out,
+        &[
+            ("cells", "SELECT * FROM cells ORDER BY definition, idx"),
+            ("runs", "SELECT * FROM runs ORDER BY key"),
+            (
                 "clients",
-                &format!("run {key}"),
-                |r| {
-                    Ok((
-                        ClientRecord {
-                            group: r.get(0)?,
-                            fct: r.get(1)?,
-                            completed: r.get(2)?,
-                            failed: r.get(3)?,
-                            unnecessary: r.get(4)?,
-                            retransmissions: r.get(5)?,
-                            expirations: r.get(6)?,
-                            max_expired_timer: r.get(7)?,
-                            rtt_sum: r.get(8)?,
-                            spurious_detected: r.get(9)?,
-                            // Not a column of the store: the simulated servers
-                            // always echo the request's token, so it is 0 in
-                            // every run a campaign computes.
-                            mismatched_responses: 0,
-                            tcp: None,
-                        },
-                        r.get::<_, Option<String>>(10)?,
-                    ))
-                },
-            )?
-            .into_iter()
-            .map(|(mut c, tcp)| {
-                if let Some(t) = tcp {
-                    c.tcp = Some(serde_json::from_str(&t)?);
-                }
-                Ok(c)
-            })
-            .collect::<Result<_, serde_json::Error>>()
-            .with_context(|| format!("run {key}: unreadable TCP counters"))?;
-        Ok(Some(run))
-    }
-
-    /// The cells of a definition, in campaign order.
-    pub fn cells(&self, definition: &str) -> Result<Vec<DumbbellCell>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT cell FROM cells WHERE definition = ?1 ORDER BY idx")?;
-        let texts = stmt
-            .query_map([definition], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        texts
-            .iter()
-            .map(|t| serde_json::from_str(t).context("unreadable cell"))
-            .collect()
-    }
-
-    /// The dumbbell's tables for [`crate::networks::dump`].
-    pub(super) fn dump_dumbbell(&self, out: &mut String) -> Result<()> {
-        self.dump_queries(
-            out,
-            &[
-                ("cells", "SELECT * FROM cells ORDER BY definition, idx"),
-                ("runs", "SELECT * FROM runs ORDER BY key"),
-                (
-                    "clients",
-                    "SELECT r.key, c.* FROM clients c JOIN runs r ON r.id = c.run ORDER BY r.key, c.idx",
-                ),
-            ],
-        )?;
-        Ok(())
-    }
+                "SELECT r.key, c.* FROM clients c JOIN runs r ON r.id = c.run ORDER BY r.key, c.idx",
+            ),
+        ],
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -369,15 +367,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
         let mut store = crate::networks::open_store(&path).unwrap();
-        assert!(store.load_run("k").unwrap().is_none());
-        store.insert_run("k", &spec(), 0, &result()).unwrap();
-        store.insert_run("k", &spec(), 0, &result()).unwrap();
-        assert_eq!(store.run_count().unwrap(), 1);
-        assert_eq!(store.load_run("k").unwrap().unwrap(), result());
-        assert_eq!(store.done_keys().unwrap(), HashSet::from(["k".to_string()]));
+        assert!(load_run(&store, "k").unwrap().is_none());
+        insert_run(&mut store, "k", &spec(), 0, &result()).unwrap();
+        insert_run(&mut store, "k", &spec(), 0, &result()).unwrap();
+        assert_eq!(run_count(&store).unwrap(), 1);
+        assert_eq!(load_run(&store, "k").unwrap().unwrap(), result());
+        assert_eq!(done_keys(&store).unwrap(), HashSet::from(["k".to_string()]));
         drop(store);
         let ro = crate::networks::open_store_read_only(&path).unwrap();
-        assert_eq!(ro.load_run("k").unwrap().unwrap(), result());
+        assert_eq!(load_run(&ro, "k").unwrap().unwrap(), result());
         let summaries: String = ro
             .conn
             .query_row("SELECT summaries FROM runs", [], |r| r.get(0))
@@ -398,7 +396,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.sqlite");
         let mut store = crate::networks::open_store(&path).unwrap();
-        store.insert_run("k", &spec(), 0, &result()).unwrap();
+        insert_run(&mut store, "k", &spec(), 0, &result()).unwrap();
         let new: String = store
             .conn
             .query_row("SELECT summaries FROM runs", [], |r| r.get(0))

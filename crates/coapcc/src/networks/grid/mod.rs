@@ -132,10 +132,10 @@ impl LabNetwork for Grid {
     }
 
     fn verify(store: &Store) -> Result<()> {
-        store.verify_grid()
+        crate::networks::grid::store::verify(store)
     }
     fn dump(store: &Store, out: &mut String) -> Result<()> {
-        store.dump_grid(out)
+        crate::networks::grid::store::dump(store, out)
     }
 
     type Report = GridReport;

@@ -110,266 +110,264 @@ CREATE TABLE grid_traces (
     PRIMARY KEY (run, idx)) WITHOUT ROWID;
 ";
 
-impl Store {
-    fn require_grid_layout(&self) -> Result<()> {
-        self.require_layout(2, "grid")
-    }
+fn require_layout(db: &Store) -> Result<()> {
+    db.require_layout(2, "grid")
+}
 
-    /// Records a grid campaign's definition and cells (once), and marks it as
-    /// the most recently run definition.
-    pub fn register_grid(&mut self, plan: &GridPlan) -> Result<Registered> {
-        self.require_grid_layout()?;
-        let columns = "set_name, workload, point, algorithm";
-        plan.register_cells(self, &TABLES, columns, |c| {
-            vec![
-                c.set.clone().into(),
-                c.kind.name().to_string().into(),
-                c.point.into(),
-                c.label.clone().into(),
-            ]
-        })
-    }
+/// Records a grid campaign's definition and cells (once), and marks it as
+/// the most recently run definition.
+pub fn register(db: &mut Store, plan: &GridPlan) -> Result<Registered> {
+    require_layout(db)?;
+    let columns = "set_name, workload, point, algorithm";
+    plan.register_cells(db, &TABLES, columns, |c| {
+        vec![
+            c.set.clone().into(),
+            c.kind.name().to_string().into(),
+            c.point.into(),
+            c.label.clone().into(),
+        ]
+    })
+}
 
-    /// The cells of a grid definition, in campaign order.
-    pub fn grid_cells(&self, definition: &str) -> Result<Vec<GridCell>> {
-        self.require_grid_layout()?;
-        self.cells_in("grid_cells", definition, "grid")
-    }
+/// The cells of a grid definition, in campaign order.
+pub fn cells(db: &Store, definition: &str) -> Result<Vec<GridCell>> {
+    require_layout(db)?;
+    db.cells_in("grid_cells", definition, "grid")
+}
 
-    /// Keys of every finished grid run.
-    pub fn done_grid_keys(&self) -> Result<HashSet<String>> {
-        self.keys_in("grid_runs", 2)
-    }
+/// Keys of every finished grid run.
+pub fn done_keys(db: &Store) -> Result<HashSet<String>> {
+    db.keys_in("grid_runs", 2)
+}
 
-    /// Finished grid runs.
-    pub fn grid_run_count(&self) -> Result<u64> {
-        self.rows_in("grid_runs", 2)
-    }
+/// Finished grid runs.
+pub fn run_count(db: &Store) -> Result<u64> {
+    db.rows_in("grid_runs", 2)
+}
 
-    /// Writes one finished grid run, its nodes and its trace in one
-    /// transaction. A key already present is left as it is.
-    pub fn insert_grid_run(
-        &mut self,
-        key: &str,
-        spec: &grid::RunSpec,
-        replication: u32,
-        result: &grid::RunResult,
-    ) -> Result<()> {
-        self.require_grid_layout()?;
-        let clients = || result.nodes.iter().filter(|n| n.role == Role::Client);
-        let total = |f: &dyn Fn(&grid::NodeResult) -> u64| clients().map(f).sum::<u64>() as i64;
-        let d = &result.drops;
-        self.insert_run_with(
-            &TABLES.runs,
-            &Grid::run_row(key, spec, replication, result),
-            (
-                "request_size, frames, collisions, drop_mac_queue, drop_mac_retries, \
-                 drop_channel_access, drop_reassembly, drop_fragments_aborted, drop_hop_limit, \
-                 generated, app_drops, requests_sent, transmissions, completed, failed, acks, \
-                 carried",
-                params![
-                    result.request_size as i64,
-                    result.frames as i64,
-                    result.collisions as i64,
-                    d.mac_queue as i64,
-                    d.mac_retries as i64,
-                    d.channel_access as i64,
-                    d.reassembly as i64,
-                    d.fragments_aborted as i64,
-                    d.hop_limit as i64,
-                    total(&|n| n.generated),
-                    total(&|n| n.app_drops),
-                    total(&|n| n.sent),
-                    total(&|n| n.transmissions),
-                    total(&|n| n.completed),
-                    total(&|n| n.failed),
-                    total(&|n| n.acks),
-                    total(&|n| n.carried),
-                ],
-            ),
-            |tx, id| {
-                let mut stmt = tx.prepare_cached(
-                    "INSERT INTO grid_nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-                     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
-                )?;
-                for n in &result.nodes {
-                    let m = &n.mac;
-                    stmt.execute(params![
-                        id,
-                        n.node,
-                        role_name(n.role),
-                        n.generated as i64,
-                        n.app_drops as i64,
-                        n.sent as i64,
-                        n.transmissions as i64,
-                        n.completed as i64,
-                        n.failed as i64,
-                        n.completed_transmissions as i64,
-                        n.acks as i64,
-                        n.carried as i64,
-                        n.rtt_sum,
-                        m.data_frames as i64,
-                        m.ack_frames as i64,
-                        m.deferrals as i64,
-                        m.mac_drops as i64,
-                        m.channel_access_failures as i64,
-                        m.overflows as i64,
-                        m.reassembly_drops as i64,
-                        m.duplicates as i64,
-                        m.forwarded as i64,
-                        m.airtime,
-                    ])?;
-                }
-                let mut stmt =
-                    tx.prepare_cached("INSERT INTO grid_traces VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-                for (i, p) in result.trace.iter().enumerate() {
-                    stmt.execute(params![
-                        id,
-                        i as i64,
-                        p.t,
-                        trace_kind_name(p.kind),
-                        p.value,
-                        p.retransmissions
-                    ])?;
-                }
-                Ok(())
-            },
-        )
-    }
+/// Writes one finished grid run, its nodes and its trace in one
+/// transaction. A key already present is left as it is.
+pub fn insert_run(
+    db: &mut Store,
+    key: &str,
+    spec: &grid::RunSpec,
+    replication: u32,
+    result: &grid::RunResult,
+) -> Result<()> {
+    require_layout(db)?;
+    let clients = || result.nodes.iter().filter(|n| n.role == Role::Client);
+    let total = |f: &dyn Fn(&grid::NodeResult) -> u64| clients().map(f).sum::<u64>() as i64;
+    let d = &result.drops;
+    db.insert_run_with(
+        &TABLES.runs,
+        &Grid::run_row(key, spec, replication, result),
+        (
+            "request_size, frames, collisions, drop_mac_queue, drop_mac_retries, \
+             drop_channel_access, drop_reassembly, drop_fragments_aborted, drop_hop_limit, \
+             generated, app_drops, requests_sent, transmissions, completed, failed, acks, \
+             carried",
+            params![
+                result.request_size as i64,
+                result.frames as i64,
+                result.collisions as i64,
+                d.mac_queue as i64,
+                d.mac_retries as i64,
+                d.channel_access as i64,
+                d.reassembly as i64,
+                d.fragments_aborted as i64,
+                d.hop_limit as i64,
+                total(&|n| n.generated),
+                total(&|n| n.app_drops),
+                total(&|n| n.sent),
+                total(&|n| n.transmissions),
+                total(&|n| n.completed),
+                total(&|n| n.failed),
+                total(&|n| n.acks),
+                total(&|n| n.carried),
+            ],
+        ),
+        |tx, id| {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO grid_nodes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+                 ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+            )?;
+            for n in &result.nodes {
+                let m = &n.mac;
+                stmt.execute(params![
+                    id,
+                    n.node,
+                    role_name(n.role),
+                    n.generated as i64,
+                    n.app_drops as i64,
+                    n.sent as i64,
+                    n.transmissions as i64,
+                    n.completed as i64,
+                    n.failed as i64,
+                    n.completed_transmissions as i64,
+                    n.acks as i64,
+                    n.carried as i64,
+                    n.rtt_sum,
+                    m.data_frames as i64,
+                    m.ack_frames as i64,
+                    m.deferrals as i64,
+                    m.mac_drops as i64,
+                    m.channel_access_failures as i64,
+                    m.overflows as i64,
+                    m.reassembly_drops as i64,
+                    m.duplicates as i64,
+                    m.forwarded as i64,
+                    m.airtime,
+                ])?;
+            }
+            let mut stmt =
+                tx.prepare_cached("INSERT INTO grid_traces VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+            for (i, p) in result.trace.iter().enumerate() {
+                stmt.execute(params![
+                    id,
+                    i as i64,
+                    p.t,
+                    trace_kind_name(p.kind),
+                    p.value,
+                    p.retransmissions
+                ])?;
+            }
+            Ok(())
+        },
+    )
+}
 
-    /// The stored result of a grid run, if finished; with `trace = false` its
-    /// `trace` is left empty (cheaper when only the metrics are wanted).
-    pub fn load_grid_run(&self, key: &str, trace: bool) -> Result<Option<grid::RunResult>> {
-        if self.layout() < 2 {
-            return Ok(None);
-        }
-        let row = self.read_row(
-            "SELECT id, duration, request_size, events, frames, collisions, drop_mac_queue, \
-             drop_mac_retries, drop_channel_access, drop_reassembly, drop_fragments_aborted, \
-             drop_hop_limit, sent, delivered, dropped, in_flight FROM grid_runs WHERE key = ?1",
-            key,
-            "grid_runs",
-            &format!("grid run {key}"),
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    grid::RunResult {
-                        nodes: Vec::new(),
-                        drops: DropCounts {
-                            mac_queue: u(r, 6)?,
-                            mac_retries: u(r, 7)?,
-                            channel_access: u(r, 8)?,
-                            reassembly: u(r, 9)?,
-                            fragments_aborted: u(r, 10)?,
-                            hop_limit: u(r, 11)?,
-                        },
-                        frames: u(r, 4)?,
-                        collisions: u(r, 5)?,
-                        duration: r.get(1)?,
-                        request_size: u(r, 2)? as usize,
-                        events: u(r, 3)?,
-                        conservation: Conservation {
-                            sent: u(r, 12)?,
-                            delivered: u(r, 13)?,
-                            dropped: u(r, 14)?,
-                            in_flight: u(r, 15)?,
-                        },
-                        trace: Vec::new(),
+/// The stored result of a grid run, if finished; with `trace = false` its
+/// `trace` is left empty (cheaper when only the metrics are wanted).
+pub fn load_run(db: &Store, key: &str, trace: bool) -> Result<Option<grid::RunResult>> {
+    if db.layout() < 2 {
+        return Ok(None);
+    }
+    let row = db.read_row(
+        "SELECT id, duration, request_size, events, frames, collisions, drop_mac_queue, \
+         drop_mac_retries, drop_channel_access, drop_reassembly, drop_fragments_aborted, \
+         drop_hop_limit, sent, delivered, dropped, in_flight FROM grid_runs WHERE key = ?1",
+        key,
+        "grid_runs",
+        &format!("grid run {key}"),
+        |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                grid::RunResult {
+                    nodes: Vec::new(),
+                    drops: DropCounts {
+                        mac_queue: u(r, 6)?,
+                        mac_retries: u(r, 7)?,
+                        channel_access: u(r, 8)?,
+                        reassembly: u(r, 9)?,
+                        fragments_aborted: u(r, 10)?,
+                        hop_limit: u(r, 11)?,
                     },
-                ))
-            },
-        )?;
-        let Some((id, mut run)) = row else {
-            return Ok(None);
-        };
-        run.nodes = self.read_rows(
-            "SELECT * FROM grid_nodes WHERE run = ?1 ORDER BY node",
+                    frames: u(r, 4)?,
+                    collisions: u(r, 5)?,
+                    duration: r.get(1)?,
+                    request_size: u(r, 2)? as usize,
+                    events: u(r, 3)?,
+                    conservation: Conservation {
+                        sent: u(r, 12)?,
+                        delivered: u(r, 13)?,
+                        dropped: u(r, 14)?,
+                        in_flight: u(r, 15)?,
+                    },
+                    trace: Vec::new(),
+                },
+            ))
+        },
+    )?;
+    let Some((id, mut run)) = row else {
+        return Ok(None);
+    };
+    run.nodes = db.read_rows(
+        "SELECT * FROM grid_nodes WHERE run = ?1 ORDER BY node",
+        id,
+        "grid_nodes",
+        &format!("grid run {key}"),
+        |r| {
+            Ok(grid::NodeResult {
+                node: r.get(1)?,
+                role: parse_role(&r.get::<_, String>(2)?).ok_or_else(|| bad_text(2, "role"))?,
+                generated: u(r, 3)?,
+                app_drops: u(r, 4)?,
+                sent: u(r, 5)?,
+                transmissions: u(r, 6)?,
+                completed: u(r, 7)?,
+                failed: u(r, 8)?,
+                completed_transmissions: u(r, 9)?,
+                acks: u(r, 10)?,
+                carried: u(r, 11)?,
+                rtt_sum: r.get(12)?,
+                mac: NodeRecord {
+                    data_frames: u(r, 13)?,
+                    ack_frames: u(r, 14)?,
+                    deferrals: u(r, 15)?,
+                    mac_drops: u(r, 16)?,
+                    channel_access_failures: u(r, 17)?,
+                    overflows: u(r, 18)?,
+                    reassembly_drops: u(r, 19)?,
+                    duplicates: u(r, 20)?,
+                    forwarded: u(r, 21)?,
+                    airtime: r.get(22)?,
+                },
+            })
+        },
+    )?;
+    if trace {
+        run.trace = db.read_rows(
+            "SELECT t, kind, value, retransmissions FROM grid_traces WHERE run = ?1 \
+             ORDER BY idx",
             id,
-            "grid_nodes",
+            "grid_traces",
             &format!("grid run {key}"),
             |r| {
-                Ok(grid::NodeResult {
-                    node: r.get(1)?,
-                    role: parse_role(&r.get::<_, String>(2)?).ok_or_else(|| bad_text(2, "role"))?,
-                    generated: u(r, 3)?,
-                    app_drops: u(r, 4)?,
-                    sent: u(r, 5)?,
-                    transmissions: u(r, 6)?,
-                    completed: u(r, 7)?,
-                    failed: u(r, 8)?,
-                    completed_transmissions: u(r, 9)?,
-                    acks: u(r, 10)?,
-                    carried: u(r, 11)?,
-                    rtt_sum: r.get(12)?,
-                    mac: NodeRecord {
-                        data_frames: u(r, 13)?,
-                        ack_frames: u(r, 14)?,
-                        deferrals: u(r, 15)?,
-                        mac_drops: u(r, 16)?,
-                        channel_access_failures: u(r, 17)?,
-                        overflows: u(r, 18)?,
-                        reassembly_drops: u(r, 19)?,
-                        duplicates: u(r, 20)?,
-                        forwarded: u(r, 21)?,
-                        airtime: r.get(22)?,
-                    },
+                Ok(TracePoint {
+                    t: r.get(0)?,
+                    kind: parse_trace_kind(&r.get::<_, String>(1)?)
+                        .ok_or_else(|| bad_text(1, "trace kind"))?,
+                    value: r.get(2)?,
+                    retransmissions: r.get(3)?,
                 })
             },
         )?;
-        if trace {
-            run.trace = self.read_rows(
-                "SELECT t, kind, value, retransmissions FROM grid_traces WHERE run = ?1 \
-                 ORDER BY idx",
-                id,
+    }
+    Ok(Some(run))
+}
+
+/// Every grid run has one node row per node of its network.
+pub fn verify(db: &Store) -> Result<()> {
+    db.check_item_rows(
+        ("grid_runs", "grid_nodes"),
+        ("grid run", "node"),
+        |spec: &grid::RunSpec| spec.network.nodes() as i64,
+        |_| Ok(()),
+    )
+}
+
+/// The grid tables for [`crate::networks::dump`].
+pub fn dump(db: &Store, out: &mut String) -> Result<()> {
+    db.dump_queries(
+        out,
+        &[
+            (
+                "grid_cells",
+                "SELECT * FROM grid_cells ORDER BY definition, idx",
+            ),
+            ("grid_runs", "SELECT * FROM grid_runs ORDER BY key"),
+            (
+                "grid_nodes",
+                "SELECT r.key, n.* FROM grid_nodes n JOIN grid_runs r ON r.id = n.run \
+                 ORDER BY r.key, n.node",
+            ),
+            (
                 "grid_traces",
-                &format!("grid run {key}"),
-                |r| {
-                    Ok(TracePoint {
-                        t: r.get(0)?,
-                        kind: parse_trace_kind(&r.get::<_, String>(1)?)
-                            .ok_or_else(|| bad_text(1, "trace kind"))?,
-                        value: r.get(2)?,
-                        retransmissions: r.get(3)?,
-                    })
-                },
-            )?;
-        }
-        Ok(Some(run))
-    }
-
-    /// Every grid run has one node row per node of its network.
-    pub(super) fn verify_grid(&self) -> Result<()> {
-        self.check_item_rows(
-            ("grid_runs", "grid_nodes"),
-            ("grid run", "node"),
-            |spec: &grid::RunSpec| spec.network.nodes() as i64,
-            |_| Ok(()),
-        )
-    }
-
-    /// The grid tables for [`crate::networks::dump`].
-    pub(super) fn dump_grid(&self, out: &mut String) -> Result<()> {
-        self.dump_queries(
-            out,
-            &[
-                (
-                    "grid_cells",
-                    "SELECT * FROM grid_cells ORDER BY definition, idx",
-                ),
-                ("grid_runs", "SELECT * FROM grid_runs ORDER BY key"),
-                (
-                    "grid_nodes",
-                    "SELECT r.key, n.* FROM grid_nodes n JOIN grid_runs r ON r.id = n.run \
-                     ORDER BY r.key, n.node",
-                ),
-                (
-                    "grid_traces",
-                    "SELECT r.key, t.* FROM grid_traces t JOIN grid_runs r ON r.id = t.run \
-                     ORDER BY r.key, t.idx",
-                ),
-            ],
-        )
-    }
+                "SELECT r.key, t.* FROM grid_traces t JOIN grid_runs r ON r.id = t.run \
+                 ORDER BY r.key, t.idx",
+            ),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -401,17 +399,14 @@ mod tests {
         let result = <coapcc_sim::grid::Sim as coapcc_sim::SimNetwork>::run(&spec(), 0).unwrap();
         assert!(!result.trace.is_empty(), "node 36 is traced");
         assert!(result.nodes.iter().any(|n| n.mac.airtime > 0.0));
-        assert!(store.load_grid_run("k", true).unwrap().is_none());
-        store.insert_grid_run("k", &spec(), 0, &result).unwrap();
-        store.insert_grid_run("k", &spec(), 0, &result).unwrap();
-        assert_eq!(store.grid_run_count().unwrap(), 1);
-        assert_eq!(store.load_grid_run("k", true).unwrap().unwrap(), result);
-        let no_trace = store.load_grid_run("k", false).unwrap().unwrap();
+        assert!(load_run(&store, "k", true).unwrap().is_none());
+        insert_run(&mut store, "k", &spec(), 0, &result).unwrap();
+        insert_run(&mut store, "k", &spec(), 0, &result).unwrap();
+        assert_eq!(run_count(&store).unwrap(), 1);
+        assert_eq!(load_run(&store, "k", true).unwrap().unwrap(), result);
+        let no_trace = load_run(&store, "k", false).unwrap().unwrap();
         assert!(no_trace.trace.is_empty() && no_trace.nodes == result.nodes);
-        assert_eq!(
-            store.done_grid_keys().unwrap(),
-            HashSet::from(["k".to_string()])
-        );
+        assert_eq!(done_keys(&store).unwrap(), HashSet::from(["k".to_string()]));
         // The run's totals are the sums over the clients under test.
         let carried: i64 = store
             .conn

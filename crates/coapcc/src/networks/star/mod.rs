@@ -23,7 +23,7 @@ use std::path::Path;
 use anyhow::{bail, Result};
 use coapcc_sim::metrics::Conservation;
 use coapcc_sim::star;
-use coapcc_sim::star::{StationResult};
+use coapcc_sim::star::StationResult;
 use coapcc_sim::NetworkScenario;
 use coapcc_sim::ScenarioResult;
 
@@ -124,10 +124,10 @@ impl LabNetwork for Star {
     }
 
     fn verify(store: &Store) -> Result<()> {
-        store.verify_star()
+        crate::networks::star::store::verify(store)
     }
     fn dump(store: &Store, out: &mut String) -> Result<()> {
-        store.dump_star(out)
+        crate::networks::star::store::dump(store, out)
     }
 
     type Report = StarReport;

@@ -34,10 +34,10 @@ impl NetworkPlan for DumbbellPlan {
         weight(spec)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
-        store.register(self).map(drop)
+        crate::networks::dumbbell::store::register(store, self).map(drop)
     }
     fn done_keys(store: &Store) -> Result<HashSet<String>> {
-        store.done_keys()
+        crate::networks::dumbbell::store::done_keys(store)
     }
     fn insert(
         store: &mut Store,
@@ -46,6 +46,6 @@ impl NetworkPlan for DumbbellPlan {
         replication: u32,
         result: &RunResult,
     ) -> Result<()> {
-        store.insert_run(key, spec, replication, result)
+        crate::networks::dumbbell::store::insert_run(store, key, spec, replication, result)
     }
 }

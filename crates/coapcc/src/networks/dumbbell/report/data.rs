@@ -161,10 +161,10 @@ pub fn gather(
 ) -> Result<DumbbellReport> {
     let mut cells = Vec::new();
     let mut labels: Vec<String> = Vec::new();
-    for cell in store.cells(&definition.hash)? {
+    for cell in super::super::store::cells(store, &definition.hash)? {
         let mut runs = Vec::new();
         for key in &cell.keys {
-            if let Some(r) = store.load_run(key)? {
+            if let Some(r) = super::super::store::load_run(store, key)? {
                 runs.push(r);
             }
         }

@@ -50,10 +50,10 @@ impl NetworkPlan for GridPlan {
         weight(spec)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
-        store.register_grid(self).map(drop)
+        crate::networks::grid::store::register(store, self).map(drop)
     }
     fn done_keys(store: &Store) -> Result<HashSet<String>> {
-        store.done_grid_keys()
+        crate::networks::grid::store::done_keys(store)
     }
     fn insert(
         store: &mut Store,
@@ -62,7 +62,7 @@ impl NetworkPlan for GridPlan {
         replication: u32,
         result: &grid::RunResult,
     ) -> Result<()> {
-        store.insert_grid_run(key, spec, replication, result)
+        crate::networks::grid::store::insert_run(store, key, spec, replication, result)
     }
 }
 

@@ -111,10 +111,10 @@ pub fn gather(
     let mut cells = Vec::new();
     let mut labels: Vec<String> = Vec::new();
     let mut sets: Vec<GridSet> = Vec::new();
-    for cell in store.grid_cells(&definition.hash)? {
+    for cell in crate::networks::grid::store::cells(store, &definition.hash)? {
         let mut runs = Vec::new();
         for key in &cell.keys {
-            if let Some(r) = store.load_grid_run(key, false)? {
+            if let Some(r) = crate::networks::grid::store::load_run(store, key, false)? {
                 runs.push(r);
             }
         }
@@ -160,7 +160,7 @@ pub fn gather(
                     continue;
                 };
                 for (r, key) in k.keys.iter().enumerate() {
-                    if let Some(run) = store.load_grid_run(key, true)? {
+                    if let Some(run) = crate::networks::grid::store::load_run(store, key, true)? {
                         traces.push(Trace {
                             cell: i,
                             node,

@@ -39,10 +39,10 @@ impl NetworkPlan for StarPlan {
         weight(spec)
     }
     fn register(&self, store: &mut Store) -> Result<()> {
-        store.register_star(self).map(drop)
+        crate::networks::star::store::register(store, self).map(drop)
     }
     fn done_keys(store: &Store) -> Result<HashSet<String>> {
-        store.done_star_keys()
+        crate::networks::star::store::done_keys(store)
     }
     fn insert(
         store: &mut Store,
@@ -51,7 +51,7 @@ impl NetworkPlan for StarPlan {
         replication: u32,
         result: &star::RunResult,
     ) -> Result<()> {
-        store.insert_star_run(key, spec, replication, result)
+        crate::networks::star::store::insert_run(store, key, spec, replication, result)
     }
 }
 

@@ -92,7 +92,7 @@ pub fn gather(
     definition: Definition,
     others: Vec<Definition>,
 ) -> Result<StarReport> {
-    let cells_stored = store.star_cells(&definition.hash)?;
+    let cells_stored = crate::networks::star::store::cells(store, &definition.hash)?;
     let mut labels: Vec<String> = Vec::new();
     let mut sets: Vec<StarSet> = Vec::new();
     let mut points: Vec<(String, u32)> = Vec::new();
@@ -122,7 +122,7 @@ pub fn gather(
         let mut runs = Vec::new();
         let mut shown = None;
         for (r, key) in cell.keys.iter().enumerate() {
-            if let Some(run) = store.load_star_run(key, traces)? {
+            if let Some(run) = crate::networks::star::store::load_run(store, key, traces)? {
                 shown.get_or_insert(r as u32);
                 runs.push(run);
             }
