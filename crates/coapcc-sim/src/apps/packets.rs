@@ -19,9 +19,15 @@
 const HEAD: usize = 10;
 
 /// Slot widths in bytes (header included): the fourth holds any datagram of
-/// the dumbbell's 296-byte MTU (268 bytes of CoAP message), the last any
-/// message of the grid (512 bytes).
-const WIDTHS: [usize; 5] = [32, 64, 128, 288, 528];
+/// the dumbbell's 296-byte MTU (268 bytes of CoAP message), the fifth any
+/// message of the grid (512 bytes). The table is padded to the eight
+/// classes a handle's three class bits can name, so that indexing it by a
+/// handle needs no bounds check; a packet never takes a padding class (the
+/// narrowest width that holds it is one of the first five).
+const WIDTHS: [usize; CLASSES] = [32, 64, 128, 288, 528, 528, 528, 528];
+
+/// Width classes a handle can name.
+const CLASSES: usize = 8;
 
 /// Bits of a [`PacketRef`] that index a slot within its width; the three
 /// bits above name the width. The top bit is left to the caller (the
@@ -41,7 +47,7 @@ struct Class {
 /// The packets in flight (see the module docs).
 #[derive(Default)]
 pub struct PacketPool {
-    classes: [Class; 5],
+    classes: [Class; CLASSES],
     /// Released slots are not reused (see [`Self::keep_all`]).
     keep: bool,
 }
@@ -62,6 +68,7 @@ impl PacketPool {
 
     /// Stores a packet of `bytes` (at most [`Self::MAX_MESSAGE`]) from `src`
     /// to `dst`.
+    #[inline]
     pub fn alloc(&mut self, src: u32, dst: u32, bytes: &[u8]) -> PacketRef {
         let class = WIDTHS
             .iter()
@@ -128,7 +135,7 @@ impl PacketPool {
 
 #[inline]
 fn split(p: PacketRef) -> (usize, usize) {
-    let class = (p >> INDEX_BITS) as usize & 7;
+    let class = (p >> INDEX_BITS) as usize & (CLASSES - 1);
     (class, (p & ((1 << INDEX_BITS) - 1)) as usize)
 }
 
@@ -169,5 +176,16 @@ mod tests {
         assert_eq!(s.alloc(5, 6, b"dd"), a);
         assert_eq!(s.get(a).data, b"dd");
         assert_eq!(s.footprint(), 64, "two 32-byte slots, no more");
+    }
+
+    #[test]
+    fn a_pool_keeping_every_packet_reuses_no_slot() {
+        let mut s = PacketPool::default();
+        s.keep_all();
+        let a = s.alloc(0, 1, b"a");
+        s.release(a);
+        let b = s.alloc(0, 1, b"b");
+        assert_ne!(a, b);
+        assert_eq!(s.get(a).data, b"a", "a released packet stays readable");
     }
 }

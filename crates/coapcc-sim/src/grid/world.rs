@@ -385,8 +385,18 @@ impl<'a> World<'a> {
         self.send(reply.packet, self.server_node, src, reply.len);
     }
 
-    /// Shows the frames the network put on the air to the tap.
+    /// Shows the frames the network put on the air to the tap, if any.
+    #[inline]
     fn drain_trace(&mut self) {
+        if self.tap.is_some() {
+            self.write_trace();
+        }
+    }
+
+    /// Shows the frames the network put on the air to the tap.
+    #[cold]
+    #[inline(never)]
+    fn write_trace(&mut self) {
         let Some(tap) = self.tap.as_mut() else {
             return;
         };
