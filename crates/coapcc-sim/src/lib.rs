@@ -15,7 +15,15 @@
 //! - [`star`]: the lwIP evaluation on the Wi-Fi star ([`coapcc_link::star`]):
 //!   bulk TCP senders and a sink.
 //!
+//! Each network's folder has the same files for the same roles: `config.rs`
+//! (its [`dumbbell::RunSpec`] and checks), `scenario.rs` (its scenario file,
+//! `Scenario`), `world.rs` (the `World` of one run), `sim.rs` (the unit type
+//! `Sim` implementing [`network::SimNetwork`]) and, where the network has
+//! its own, `result.rs` (`RunResult`) and `summary.rs` (`Summary`).
+//!
 //! Shared by all of them:
+//! - [`apps`]: the applications a world places on its nodes (the packet and
+//!   segment pools, the CoAP client endpoint, the CoAP server);
 //! - [`network`]: what a network provides, and the run entry points;
 //! - [`event_loop`]: the one event loop, driving any `coapcc_link` network;
 //! - [`scenario`]: running a scenario file's algorithms and replications;
@@ -28,6 +36,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod apps;
 pub mod dumbbell;
 pub mod event_loop;
 pub mod grid;

@@ -7,11 +7,17 @@ use coapcc_link::dumbbell::{self, IPV4_HEADER};
 use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
 use serde::{Deserialize, Serialize};
 
-use super::clients::{self, is_tcp};
+use crate::apps::coap_client;
 use crate::spec_error::SpecError;
 
 /// UDP header bytes.
 pub const UDP_HEADER: usize = 8;
+
+/// Whether `spec` selects CoAP over TCP (run by the dumbbell's TCP world,
+/// `tcp.rs`, not by a CoAP congestion-control algorithm).
+pub fn is_tcp(spec: &AlgorithmSpec) -> bool {
+    spec.is_tcp()
+}
 
 /// CoAP settings shared by every client of a run (spec `docs/spec/algorithms.md` §0.1, §7;
 /// `docs/spec/testbed.md` §1.2).
@@ -118,7 +124,7 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     }
     for g in &spec.groups {
         g.algorithm.check_label().map_err(SpecError)?;
-        clients::check(&g.algorithm)?;
+        coap_client::check(&g.algorithm)?;
         let [a, b] = g.workload.batch;
         if g.workload.kind == WorkloadKind::Random && (a == 0 || b < a) {
             return Err(SpecError(

@@ -5,11 +5,13 @@
 //!
 //! - `config.rs`: what one run is ([`RunSpec`]) and its checks;
 //! - `scenario.rs`: a dumbbell scenario file ([`Scenario`]);
-//! - `world.rs`: the [`World`] of one run (clients, server, records) and
-//!   the [`Tap`] that sees its packets;
-//! - `tcp.rs`: the CoAP-over-TCP clients and the server's connections;
-//! - `clients.rs`: CoAP clients built from algorithm specs;
-//! - `packets.rs`: the packets in flight;
+//! - `world.rs`: the [`World`] of one run and the [`Tap`] that sees its
+//!   packets. It places the shared applications ([`crate::apps`]) on the
+//!   nodes: a CoAP client endpoint on each UDP client, the CoAP server on
+//!   the server node, their datagrams in the packet pool; and runs the
+//!   clients' workloads and records;
+//! - `tcp.rs`: the CoAP-over-TCP clients and the server's connections
+//!   (their segments in a segment pool), which the world drives;
 //! - `sim.rs`: [`Sim`], the network for
 //!   [`crate::network::SimNetwork`].
 //!
@@ -17,18 +19,15 @@
 //! ([`RunResult`], [`Summary`], [`Workload`]), shared with the emulator and
 //! re-exported here under the names every network uses.
 
-mod clients;
 mod config;
-mod packets;
 mod scenario;
 mod sim;
 mod tcp;
 mod world;
 
-pub use clients::is_tcp;
 pub use coapcc_workload::metrics::{RunResult, Summary};
 pub use coapcc_workload::{Workload, WorkloadKind};
-pub use config::{validate, Coap, Group, RunSpec, UDP_HEADER};
+pub use config::{is_tcp, validate, Coap, Group, RunSpec, UDP_HEADER};
 pub use scenario::Scenario;
 pub use sim::Sim;
 pub use tcp::{TcpNote, TcpTrace};

@@ -29,8 +29,8 @@
 //! The server application writes its CSM when the connection is accepted
 //! (handshake complete at the server), then answers each request at once.
 //!
-//! Segments live in a pool and are refilled with
-//! [`TcpSocket::poll_transmit_into`], so a warm run does not allocate per packet.
+//! Segments live in the world's [`SegmentPool`], refilled in place, so a warm
+//! run does not allocate per packet.
 
 use coapcc_link::rng::SimRng;
 use coapcc_link::time::{to_secs, Nanos};
@@ -43,6 +43,8 @@ use coapcc_tcp::{AnySocket, Due, Flags, Segment, SocketConfig, TcpProfile, TcpSt
 use coapcc_workload::metrics::ClientRecord;
 use coapcc_workload::tcp_metrics::TcpRecord;
 use coapcc_workload::WorkloadKind;
+
+use crate::apps::segments::SegmentPool;
 
 /// CoAP option number of Uri-Path (RFC 7252 §5.10).
 const URI_PATH: u16 = 11;
@@ -95,13 +97,15 @@ pub enum TcpTrace<'a> {
     Note(TcpNote),
 }
 
-/// A segment in the network.
-struct SegSlot {
+/// What the world notes about a segment in the network.
+#[derive(Clone, Copy, Default)]
+struct SegMeta {
+    /// Its connection.
     conn: u32,
     /// The owning client (index among TCP clients).
     client: u32,
+    /// It travels client → server.
     to_server: bool,
-    seg: Segment,
 }
 
 /// One end of a connection: the socket and the CoAP connection above it.
@@ -208,8 +212,7 @@ pub(crate) struct TcpWorld {
     server_origin: Option<Nanos>,
     path: Vec<u8>,
     handler: TestbedHandler,
-    slots: Vec<SegSlot>,
-    free: Vec<u32>,
+    segments: SegmentPool<SegMeta>,
     conns: Vec<Option<Box<Conn>>>,
     clients: Vec<TcpClient>,
     /// Per group: exchanges by retransmissions of the request's segment.
@@ -254,8 +257,7 @@ impl TcpWorld {
             server_origin: None,
             path: path.as_bytes().to_vec(),
             handler: TestbedHandler { payload_len },
-            slots: Vec::new(),
-            free: Vec::new(),
+            segments: SegmentPool::default(),
             conns: Vec::new(),
             clients: Vec::new(),
             histograms: vec![Vec::new(); groups],
@@ -315,22 +317,22 @@ impl TcpWorld {
 
     /// The global index of the client owning a segment's connection.
     pub(crate) fn seg_client(&self, id: u32) -> u32 {
-        self.clients[self.slots[id as usize].client as usize].global
+        self.clients[self.segments.get(id).meta.client as usize].global
     }
 
     /// The segment `id`.
     pub(crate) fn seg(&self, id: u32) -> &Segment {
-        &self.slots[id as usize].seg
+        &self.segments.get(id).seg
     }
 
     /// Whether segment `id` travels client → server.
     pub(crate) fn to_server(&self, id: u32) -> bool {
-        self.slots[id as usize].to_server
+        self.segments.get(id).meta.to_server
     }
 
     /// Returns segment `id` to the pool (dropped in the network).
     pub(crate) fn release(&mut self, id: u32) {
-        self.free.push(id);
+        self.segments.release(id);
     }
 
     /// Lets continuous client `c` start its workload (after the barrier).
@@ -414,15 +416,15 @@ impl TcpWorld {
     /// already had it (an unnecessary copy), else 0.
     pub(crate) fn deliver(&mut self, now: Nanos, sid: u32) -> u64 {
         let (id, to_server) = {
-            let s = &self.slots[sid as usize];
+            let s = &self.segments.get(sid).meta;
             (s.conn, s.to_server)
         };
         let Some(mut conn) = self.conns[id as usize].take() else {
             // The connection is gone (fully closed): nobody listens.
-            self.free.push(sid);
+            self.segments.release(sid);
             return 0;
         };
-        let seg = &self.slots[sid as usize].seg;
+        let seg = &self.segments.get(sid).seg;
         let offset = |seq: u32, isn: u32| u64::from(seq.wrapping_sub(isn.wrapping_add(1)));
         let c = conn.client as usize;
         let mut dup = false;
@@ -442,7 +444,7 @@ impl TcpWorld {
             && !seg.flags.contains(Flags::RST)
         {
             let (rst_seq, rst_ack) = (seg.ack, seg.seq.wrapping_add(seg.seq_len()));
-            self.free.push(sid);
+            self.segments.release(sid);
             self.push_rst(id, conn.client, !to_server, rst_seq, rst_ack);
             self.put_back(id, conn);
             return 0;
@@ -509,7 +511,7 @@ impl TcpWorld {
             }
         }
         let dup_bytes = if dup { seg.wire_len() as u64 } else { 0 };
-        self.free.push(sid);
+        self.segments.release(sid);
         if to_server {
             self.service_server(now, id, conn);
         } else {
@@ -742,32 +744,21 @@ impl TcpWorld {
         self.cfg_of(c).is_lwip()
     }
 
-    /// A pooled segment slot.
-    fn slot(&mut self) -> u32 {
-        self.free.pop().unwrap_or_else(|| {
-            self.slots.push(SegSlot {
-                conn: 0,
-                client: 0,
-                to_server: false,
-                seg: Segment::default(),
-            });
-            (self.slots.len() - 1) as u32
-        })
-    }
-
     /// Sends the RST of a stack that has no connection for a segment it
     /// received (lwIP's `tcp_rst`: sequence number the segment's ACK, ACK its
     /// sequence number plus its length).
     fn push_rst(&mut self, id: u32, client: u32, to_server: bool, seq: u32, ack: u32) {
-        let sid = self.slot();
-        let slot = &mut self.slots[sid as usize];
+        let sid = self.segments.take();
+        let slot = self.segments.get_mut(sid);
         slot.seg.clear();
         slot.seg.seq = seq;
         slot.seg.ack = ack;
         slot.seg.flags = Flags::RST | Flags::ACK;
-        slot.conn = id;
-        slot.client = client;
-        slot.to_server = to_server;
+        slot.meta = SegMeta {
+            conn: id,
+            client,
+            to_server,
+        };
         if to_server {
             self.out_up.push(sid);
         } else {
@@ -785,24 +776,16 @@ impl TcpWorld {
                 None => return,
             },
         };
-        loop {
-            let sid = self.free.pop().unwrap_or_else(|| {
-                self.slots.push(SegSlot {
-                    conn: 0,
-                    client: 0,
-                    to_server: false,
-                    seg: Segment::default(),
-                });
-                (self.slots.len() - 1) as u32
-            });
-            let slot = &mut self.slots[sid as usize];
-            if !ep.sock.poll_transmit_into(now, &mut slot.seg) {
-                self.free.push(sid);
-                break;
-            }
-            slot.conn = id;
-            slot.client = client;
-            slot.to_server = side == CLIENT;
+        let meta = SegMeta {
+            conn: id,
+            client,
+            to_server: side == CLIENT,
+        };
+        while let Some(sid) = self
+            .segments
+            .fill(meta, |seg| ep.sock.poll_transmit_into(now, seg))
+        {
+            let slot = self.segments.get(sid);
             if side == CLIENT {
                 let cl = &mut self.clients[client as usize];
                 let len = slot.seg.payload.len() as u64;

@@ -3,9 +3,11 @@
 //! records; the event loop ([`crate::event_loop`]) hands it the network's
 //! events and the endpoints' timers.
 //!
-//! Clients and the server are the real sans-IO CoAP endpoints of `coapcc-proto`:
-//! every packet carries the bytes they encoded, and its size on the wire is the
-//! IPv4 + UDP header plus those bytes.
+//! Clients and the server are the real sans-IO CoAP endpoints of `coapcc-proto`,
+//! placed on the nodes as the shared applications of [`crate::apps`] (a
+//! client endpoint per UDP client, the server on [`SERVER`]): every packet
+//! carries the bytes they encoded, in the packet pool, and its size on the
+//! wire is the IPv4 + UDP header plus those bytes.
 //!
 //! Clients of the algorithms `tcp` and `tcp-lwip*` run CoAP over TCP instead
 //! (docs/spec/transport-tcp.md §1–3, [`super::tcp`]): their packets are TCP segments of real size
@@ -19,30 +21,29 @@ use coapcc_link::dumbbell::{Direction, Dumbbell, IPV4_HEADER};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{to_secs, Nanos};
 use coapcc_link::{Datagram, NodeId};
-use coapcc_proto::client::{
-    Client, ClientConfig, ClientEvent, ClientSettings, EncodedRequest, Request,
-};
+use coapcc_proto::client::{ClientConfig, ClientEvent, ClientSettings, EncodedRequest, Request};
 use coapcc_proto::message::Code;
-use coapcc_proto::server::{DenseIndex, FixedPayload, Server, ServerConfig, ServerOutput};
+use coapcc_proto::server::FixedPayload;
 use coapcc_workload::metrics::{ClientRecord, RunResult};
 use coapcc_workload::WorkloadKind;
 
-use super::clients::{self, is_tcp};
-use super::config::{validate, Group, RunSpec, UDP_HEADER};
-use super::packets::PacketStore;
+use super::config::{is_tcp, validate, Group, RunSpec, UDP_HEADER};
 use super::tcp::{TcpTrace, TcpWorld};
+use crate::apps::coap_client::{self, CoapClient};
+use crate::apps::coap_server::CoapServer;
+use crate::apps::packets::PacketPool;
 use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
 /// Largest CoAP message a packet can carry (the testbed's 296-byte MTU less
 /// the IPv4 and UDP headers).
 pub const MAX_DATAGRAM: usize = 296 - IPV4_HEADER - UDP_HEADER;
-const _: () = assert!(MAX_DATAGRAM <= PacketStore::MAX_MESSAGE);
+const _: () = assert!(MAX_DATAGRAM <= PacketPool::MAX_MESSAGE);
 
 /// The server's address in the simulated network (clients are `0..N`).
 pub const SERVER: u32 = coapcc_link::dumbbell::SERVER;
 
-/// Identifies a packet: a [`PacketStore`] handle, or, with [`TCP_PACKET`]
+/// Identifies a packet: a [`PacketPool`] handle, or, with [`TCP_PACKET`]
 /// set, an index into the TCP segment pool of [`TcpWorld`].
 type PacketId = u32;
 
@@ -66,7 +67,7 @@ const NEVER: Nanos = Nanos::MAX;
 
 /// A simulated client: a CoAP endpoint plus its workload.
 struct SimClient {
-    coap: Client<u32, SimRng>,
+    coap: CoapClient,
     group: u32,
     kind: WorkloadKind,
     batch: [u32; 2],
@@ -111,7 +112,7 @@ enum Slot {
 pub struct World<'a> {
     /// The network, the endpoints' timers, the clock.
     core: Core<Dumbbell, Event>,
-    packets: PacketStore,
+    packets: PacketPool,
     /// UDP clients; their address in packets is their index here.
     clients: Vec<SimClient>,
     /// The UDP clients' result records, by the same index. Kept apart from
@@ -125,7 +126,7 @@ pub struct World<'a> {
     tcp: TcpWorld,
     /// The server; its peers are the UDP clients' indexes, so its
     /// deduplication cache is indexed per client.
-    server: Server<u32, FixedPayload, DenseIndex>,
+    server: CoapServer<FixedPayload>,
     histograms: Vec<Vec<u64>>,
     unfinished: usize,
     /// The GET every UDP client sends, its options encoded once.
@@ -165,7 +166,7 @@ impl<'a> World<'a> {
                     max_retransmit: spec.coap.max_retransmit,
                     ..ClientConfig::default()
                 };
-                Some(clients::settings(&g.algorithm, config)?)
+                Some(coap_client::settings(&g.algorithm, config)?)
             };
             for _ in 0..g.clients {
                 let index = order.len() as u32;
@@ -193,12 +194,13 @@ impl<'a> World<'a> {
                 }
             }
         }
-        let server = Server::with_index(
-            ServerConfig::default(),
+        let server = CoapServer::new(
+            SERVER,
             FixedPayload {
                 size: spec.coap.response_payload,
             },
-            DenseIndex::with_peers(clients.len()),
+            clients.len(),
+            MAX_DATAGRAM,
         );
         let unfinished = order.len();
         let request = EncodedRequest::new(
@@ -216,7 +218,7 @@ impl<'a> World<'a> {
                 Dumbbell::new(n, seed, 2 * order.len() + 64),
                 Agenda::new(0, 2 * order.len() + 64),
             ),
-            packets: PacketStore::default(),
+            packets: PacketPool::default(),
             clients,
             records,
             udp_global,
@@ -415,31 +417,26 @@ impl<'a> World<'a> {
         if p & TCP_PACKET != 0 {
             return self.tcp_arrival(p);
         }
-        let packet = self.packets.get(p);
-        let (src, request_len) = (packet.src, packet.data.len());
-        let out = self
-            .server
-            .handle_datagram(self.core.now, src, packet.data, &mut self.buf);
-        self.packets.release(p);
-        if let ServerOutput::Reply { len, duplicate } = out {
-            if duplicate {
-                let ip_len = (IPV4_HEADER + UDP_HEADER) as u64 + request_len as u64;
-                self.core.net.count_unnecessary(Direction::Up, ip_len);
-            }
-            if let Some(tap) = self.tap.as_mut() {
-                let dst = self.udp_global[src as usize];
-                tap.packet(self.core.now, SERVER, dst, &self.buf[..len]);
-            }
-            let reply = self.packets.alloc(SERVER, src, &self.buf[..len]);
-            self.send(Datagram {
-                id: reply,
-                src: SERVER,
-                dst: src,
-                transport_header: UDP_HEADER as u16,
-                payload: len as u16,
-                unnecessary: duplicate,
-            });
+        let Some(reply) = self.server.answer(self.core.now, &mut self.packets, p) else {
+            return;
+        };
+        if reply.duplicate {
+            let ip_len = (IPV4_HEADER + UDP_HEADER + reply.request_len) as u64;
+            self.core.net.count_unnecessary(Direction::Up, ip_len);
         }
+        if let Some(tap) = self.tap.as_mut() {
+            let dst = self.udp_global[reply.to as usize];
+            let bytes = self.packets.get(reply.packet).data;
+            tap.packet(self.core.now, SERVER, dst, bytes);
+        }
+        self.send(Datagram {
+            id: reply.packet,
+            src: SERVER,
+            dst: reply.to,
+            transport_header: UDP_HEADER as u16,
+            payload: reply.len as u16,
+            unnecessary: reply.duplicate,
+        });
     }
 
     #[inline]
@@ -699,9 +696,7 @@ impl<'a> EventWorld for World<'a> {
 
 fn new_client(settings: &Arc<ClientSettings>, g: &Group, group: u32, seed: u64) -> SimClient {
     let mut rng = SimRng::new(seed);
-    let coap_rng = SimRng::new(rng.next_u64());
-    let first_mid = rng.next_u64() as u16;
-    let coap = clients::client(settings, coap_rng, first_mid);
+    let coap = coap_client::endpoint(settings, &mut rng);
     SimClient {
         coap,
         group,

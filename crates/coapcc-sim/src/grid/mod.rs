@@ -21,7 +21,11 @@
 //! - `config.rs`: what one run is ([`RunSpec`]) and its checks;
 //! - `scenario.rs`: a grid scenario file ([`Scenario`]);
 //! - `world.rs`: the [`World`] of one run, and the [`Tap`] that sees its
-//!   frames;
+//!   frames. It places the shared applications ([`crate::apps`]) on the
+//!   nodes: a CoAP client endpoint on every client and interferer, the
+//!   CoAP server with the sink handler on the server node, their datagrams
+//!   in the packet pool; and runs the periodic and bursty workloads and
+//!   the records;
 //! - `result.rs`: what one run produces ([`RunResult`]);
 //! - `summary.rs`: the paper's metrics over replications ([`Summary`]);
 //! - `sim.rs`: [`Sim`], the network for [`crate::network::SimNetwork`].

@@ -1,18 +1,25 @@
 //! The grid's world: the clients, interferers and server on the nodes of
 //! the 802.15.4 grid, their workload and records; the event loop
 //! ([`crate::event_loop`]) hands it the network's events and the timers.
+//!
+//! Its endpoints are the shared applications of [`crate::apps`]: a CoAP
+//! client endpoint on every client and interferer node, the CoAP server
+//! with the sink handler on the server node, and the packet pool their
+//! datagrams travel in (addressed by node index).
 
 use coapcc_link::agenda::Agenda;
 use coapcc_link::grid::{self, FrameTrace, Grid};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, NodeId, PacketId};
-use coapcc_proto::client::{Client, ClientConfig, ClientEvent, EncodedRequest, Request};
-use coapcc_proto::message::{Code, MessageView};
-use coapcc_proto::server::{DenseIndex, Handler, Response, Server, ServerConfig, ServerOutput};
+use coapcc_proto::client::{ClientConfig, ClientEvent, EncodedRequest, Request};
+use coapcc_proto::message::Code;
 
 use super::config::{request_payload, validate, RunSpec, WorkloadKind, MAX_MESSAGE};
 use super::result::{node_result, NodeResult, Role, RunResult, TraceKind, TracePoint};
+use crate::apps::coap_client::{self, CoapClient};
+use crate::apps::coap_server::{CoapServer, Sink};
+use crate::apps::packets::PacketPool;
 use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
@@ -20,66 +27,6 @@ use crate::spec_error::SpecError;
 pub trait Tap {
     /// `coap` is the datagram's CoAP message (empty for acknowledgements).
     fn frame(&mut self, frame: &FrameTrace, coap: &[u8]);
-}
-
-/// Answers every POST or PUT with 2.04 Changed, every GET with 2.05 and
-/// `payload` bytes (a sink, as the pCoCoA server).
-struct Sink {
-    payload: usize,
-}
-
-impl Handler for Sink {
-    fn handle(&mut self, request: &MessageView<'_>, response: &mut Response) {
-        response.code = if request.code == Code::GET {
-            Code::CONTENT
-        } else {
-            Code::CHANGED
-        };
-        response.payload.resize(self.payload, b'x');
-    }
-}
-
-/// A datagram the endpoints sent: its ends and the CoAP bytes.
-struct Packet {
-    src: u16,
-    len: u16,
-    data: [u8; MAX_MESSAGE],
-}
-
-/// Packets in the network, recycled (kept, when tracing, so that a frame of
-/// a dropped datagram can still be written).
-#[derive(Default)]
-struct Packets {
-    slots: Vec<Packet>,
-    free: Vec<PacketId>,
-    keep: bool,
-}
-
-impl Packets {
-    fn alloc(&mut self, src: u16, bytes: &[u8]) -> PacketId {
-        let id = match self.free.pop() {
-            Some(id) => id,
-            None => {
-                self.slots.push(Packet {
-                    src: 0,
-                    len: 0,
-                    data: [0; MAX_MESSAGE],
-                });
-                (self.slots.len() - 1) as PacketId
-            }
-        };
-        let p = &mut self.slots[id as usize];
-        p.src = src;
-        p.len = bytes.len() as u16;
-        p.data[..bytes.len()].copy_from_slice(bytes);
-        id
-    }
-
-    fn release(&mut self, id: PacketId) {
-        if !self.keep {
-            self.free.push(id);
-        }
-    }
 }
 
 /// Timer events of the endpoints and the workload.
@@ -104,7 +51,7 @@ enum Mode {
 
 struct SimClient {
     node: u16,
-    coap: Client<u32, SimRng>,
+    coap: CoapClient,
     rng: SimRng,
     mode: Mode,
     held: u32,
@@ -120,11 +67,12 @@ pub struct World<'a> {
     core: Core<Grid, Event>,
     end: Nanos,
     running: bool,
-    packets: Packets,
+    /// The datagrams in flight; their addresses are node indices.
+    packets: PacketPool,
     clients: Vec<SimClient>,
     /// Client slot of each node index.
     slot_of: Vec<Option<u16>>,
-    server: Server<u32, Sink, DenseIndex>,
+    server: CoapServer<Sink>,
     server_node: u16,
     /// The POST every client sends, its options and payload encoded once
     /// (`docs/decisions/performance-choices.md`, "Work per event").
@@ -155,31 +103,31 @@ impl<'a> World<'a> {
                 roles[i as usize - 1] = Role::Interferer;
             }
         }
+        let config = |max_retransmit| ClientConfig {
+            max_retransmit,
+            max_message_size: MAX_MESSAGE,
+            ..ClientConfig::default()
+        };
+        let periodic = coap_client::settings(&spec.algorithm, config(spec.coap.max_retransmit))?;
+        let interferer = if w.kind == WorkloadKind::Bursty {
+            let config = config(w.interferer_max_retransmit);
+            Some(coap_client::settings(&w.interferer, config)?)
+        } else {
+            None
+        };
         let mut clients = Vec::new();
         let mut slot_of = vec![None; n];
         for (i, role) in roles.iter().enumerate() {
-            let (alg, max_retransmit, mode) = match role {
-                Role::Client => (&spec.algorithm, spec.coap.max_retransmit, Mode::Periodic),
-                Role::Interferer => (
-                    &w.interferer,
-                    w.interferer_max_retransmit,
-                    Mode::Interferer { on: false },
-                ),
+            let (settings, mode) = match (role, &interferer) {
+                (Role::Client, _) => (&periodic, Mode::Periodic),
+                (Role::Interferer, Some(s)) => (s, Mode::Interferer { on: false }),
                 _ => continue,
             };
             let mut rng = SimRng::new(derive(seed, Stream::Client, i as u64));
-            let coap_rng = SimRng::new(rng.next_u64());
-            let first_mid = rng.next_u64() as u16;
-            let config = ClientConfig {
-                max_retransmit,
-                max_message_size: MAX_MESSAGE,
-                ..ClientConfig::default()
-            };
-            let factory = alg.factory().map_err(SpecError)?;
             slot_of[i] = Some(clients.len() as u16);
             clients.push(SimClient {
                 node: i as u16,
-                coap: Client::new(config, factory, coap_rng, first_mid),
+                coap: coap_client::endpoint(settings, &mut rng),
                 rng: SimRng::new(derive(seed, Stream::Workload, i as u64)),
                 mode,
                 held: 0,
@@ -188,13 +136,14 @@ impl<'a> World<'a> {
                 record: node_result(i, *role),
             });
         }
-        // Peers are node numbers (1..=n): a record each.
-        let server = Server::with_index(
-            ServerConfig::default(),
+        // Peers are node indices: a record each.
+        let server = CoapServer::new(
+            server_node as u32,
             Sink {
                 payload: spec.coap.response_payload,
             },
-            DenseIndex::with_peers(n + 1),
+            n + 1,
+            MAX_MESSAGE,
         );
         let trace_slot = w.trace_node.and_then(|t| slot_of[t as usize - 1]);
         let end = from_secs(w.warmup_s + w.duration_s);
@@ -214,7 +163,7 @@ impl<'a> World<'a> {
             core: Core::new(net, Agenda::new(0, 4 * n + 16)),
             end,
             running: true,
-            packets: Packets::default(),
+            packets: PacketPool::default(),
             clients,
             slot_of,
             server,
@@ -232,7 +181,9 @@ impl<'a> World<'a> {
     /// Shows every frame on the air to `tap`.
     pub(super) fn attach(&mut self, tap: &'a mut dyn Tap) {
         self.core.net.trace = Some(Vec::new());
-        self.packets.keep = true;
+        // A frame of a datagram already delivered or dropped can still be
+        // written.
+        self.packets.keep_all();
         self.tap = Some(tap);
     }
 
@@ -313,7 +264,9 @@ impl<'a> World<'a> {
                 cl.record.sent += 1;
             }
             let node = cl.node;
-            let id = self.packets.alloc(node, &self.buf[..tx.len]);
+            let id = self
+                .packets
+                .alloc(u32::from(node), server, &self.buf[..tx.len]);
             self.send(id, node, server as u16, tx.len);
         }
         let mut ended = false;
@@ -406,30 +359,13 @@ impl<'a> World<'a> {
     fn delivered(&mut self, id: PacketId, node: u32) {
         let index = node as usize - 1;
         if index == usize::from(self.server_node) {
-            let p = &self.packets.slots[id as usize];
-            let src = p.src;
-            let out = self.server.handle_datagram(
-                self.core.now,
-                u32::from(src),
-                &p.data[..usize::from(p.len)],
-                &mut self.buf,
-            );
-            self.packets.release(id);
-            if let ServerOutput::Reply { len, duplicate } = out {
-                if !duplicate {
-                    self.carried[usize::from(src)] += 1;
-                }
-                let reply = self.packets.alloc(self.server_node, &self.buf[..len]);
-                self.send(reply, self.server_node, src, len);
-            }
+            self.answer(id);
         } else if let Some(c) = self.slot_of[index] {
-            let p = &self.packets.slots[id as usize];
             let c = usize::from(c);
-            self.clients[c].coap.handle_datagram(
-                self.core.now,
-                u32::from(self.server_node),
-                &p.data[..usize::from(p.len)],
-            );
+            let data = self.packets.get(id).data;
+            self.clients[c]
+                .coap
+                .handle_datagram(self.core.now, u32::from(self.server_node), data);
             self.packets.release(id);
             self.service(c);
         } else {
@@ -437,8 +373,30 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Shows the frames the network put on the air to the tap.
+    /// The server answers request `id` (which it releases).
+    fn answer(&mut self, id: PacketId) {
+        let Some(reply) = self.server.answer(self.core.now, &mut self.packets, id) else {
+            return;
+        };
+        let src = reply.to as u16;
+        if !reply.duplicate {
+            self.carried[usize::from(src)] += 1;
+        }
+        self.send(reply.packet, self.server_node, src, reply.len);
+    }
+
+    /// Shows the frames the network put on the air to the tap, if any.
+    #[inline]
     fn drain_trace(&mut self) {
+        if self.tap.is_some() {
+            self.write_trace();
+        }
+    }
+
+    /// Shows the frames the network put on the air to the tap.
+    #[cold]
+    #[inline(never)]
+    fn write_trace(&mut self) {
         let Some(tap) = self.tap.as_mut() else {
             return;
         };
@@ -447,10 +405,7 @@ impl<'a> World<'a> {
         };
         for f in frames.drain(..) {
             let coap = match f.kind {
-                grid::TracedFrame::Data { packet, .. } => {
-                    let p = &self.packets.slots[packet as usize];
-                    &p.data[..usize::from(p.len)]
-                }
+                grid::TracedFrame::Data { packet, .. } => self.packets.get(packet).data,
                 grid::TracedFrame::Ack => &[][..],
             };
             tap.frame(&f, coap);

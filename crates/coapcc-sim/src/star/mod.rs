@@ -25,7 +25,9 @@
 //!
 //! - `config.rs`: what one run is ([`RunSpec`]) and its checks;
 //! - `scenario.rs`: a star scenario file ([`Scenario`]);
-//! - `world.rs`: the [`World`] of one run (stations, sink, samples);
+//! - `world.rs`: the [`World`] of one run: the stations' bulk senders and
+//!   the sink's ends of their connections, their segments in the shared
+//!   segment pool ([`crate::apps::segments`]), and the samples;
 //! - `result.rs`: what one run produces ([`RunResult`]);
 //! - `summary.rs`: the paper's metrics over replications ([`Summary`]);
 //! - `sim.rs`: [`Sim`], the network for [`crate::network::SimNetwork`].

@@ -1,6 +1,8 @@
 //! The star's world: the bulk TCP senders on the stations and the sink's
 //! ends of their connections, their workload and records; the event loop
 //! ([`crate::event_loop`]) hands it the network's events and the timers.
+//! Their segments travel in the shared segment pool
+//! ([`crate::apps::segments`]).
 
 use coapcc_link::agenda::Agenda;
 use coapcc_link::rng::{derive, SimRng, Stream};
@@ -8,10 +10,11 @@ use coapcc_link::star::{self, Star, SERVER};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, NodeId, PacketId};
 use coapcc_tcp::lwip::FIRST_TIMER_DELAY;
-use coapcc_tcp::{AnySocket, Mechanisms, Segment, SocketConfig, TcpConfig, TcpEvent};
+use coapcc_tcp::{AnySocket, Mechanisms, SocketConfig, TcpConfig, TcpEvent};
 
 use super::config::{tcp_config, validate, RunSpec};
 use super::result::{RunResult, StationResult, TcpSample};
+use crate::apps::segments::SegmentPool;
 use crate::event_loop::{Core, World as EventWorld};
 use crate::spec_error::SpecError;
 
@@ -37,11 +40,12 @@ fn sink_config(mss: u16) -> SocketConfig {
     })
 }
 
-/// A segment in the network.
-struct Slot {
-    seg: Segment,
+/// What the world notes about a segment in the network.
+#[derive(Clone, Copy, Default)]
+struct SegMeta {
     /// The station whose connection it belongs to (index from 0).
     station: u32,
+    /// It travels station → sink.
     to_server: bool,
 }
 
@@ -83,8 +87,7 @@ pub struct World<'a> {
     /// The network, the timers, the clock.
     core: Core<Star, Event>,
     stations: Vec<Station>,
-    slots: Vec<Slot>,
-    free: Vec<PacketId>,
+    segments: SegmentPool<SegMeta>,
     client_cfg: SocketConfig,
     sink_cfg: SocketConfig,
     data: Vec<u8>,
@@ -136,8 +139,7 @@ impl<'a> World<'a> {
             spec,
             core: Core::new(net, events),
             stations,
-            slots: Vec::new(),
-            free: Vec::new(),
+            segments: SegmentPool::default(),
             client_cfg,
             sink_cfg,
             data: vec![b'd'; w.write_bytes as usize],
@@ -207,25 +209,14 @@ impl<'a> World<'a> {
         }
         let mut out = std::mem::take(&mut self.outbox);
         out.clear();
-        loop {
-            let id = match self.free.pop() {
-                Some(id) => id,
-                None => {
-                    self.slots.push(Slot {
-                        seg: Segment::default(),
-                        station: 0,
-                        to_server: false,
-                    });
-                    (self.slots.len() - 1) as PacketId
-                }
-            };
-            let slot = &mut self.slots[id as usize];
-            if !sock.poll_transmit_into(now, &mut slot.seg) {
-                self.free.push(id);
-                break;
-            }
-            slot.station = i;
-            slot.to_server = !sink;
+        let meta = SegMeta {
+            station: i,
+            to_server: !sink,
+        };
+        while let Some(id) = self
+            .segments
+            .fill(meta, |seg| sock.poll_transmit_into(now, seg))
+        {
             out.push(id);
         }
         let deadline = sock.poll_timeout();
@@ -262,11 +253,11 @@ impl<'a> World<'a> {
 
     /// Hands segment `id` to the star.
     fn send(&mut self, id: PacketId) {
-        let slot = &self.slots[id as usize];
+        let slot = self.segments.get(id);
         let payload = slot.seg.payload.len() as u16;
         let header = (slot.seg.wire_len() - usize::from(star::IPV4_HEADER)) as u16 - payload;
-        let station = slot.station + 1;
-        let (src, dst) = if slot.to_server {
+        let station = slot.meta.station + 1;
+        let (src, dst) = if slot.meta.to_server {
             (station, SERVER)
         } else {
             (SERVER, station)
@@ -280,29 +271,29 @@ impl<'a> World<'a> {
             unnecessary: false,
         };
         if !self.core.send(d) {
-            self.free.push(id);
+            self.segments.release(id);
         }
     }
 
     /// A segment reached its end.
     fn delivered(&mut self, id: PacketId) {
-        let (i, to_server) = {
-            let s = &self.slots[id as usize];
-            (s.station, s.to_server)
-        };
+        let SegMeta {
+            station: i,
+            to_server,
+        } = self.segments.get(id).meta;
         let now = self.core.now;
         let st = &mut self.stations[i as usize];
         if to_server {
             if st.server.is_none() {
                 st.server =
-                    AnySocket::accept(now, self.sink_cfg.clone(), &self.slots[id as usize].seg);
+                    AnySocket::accept(now, self.sink_cfg.clone(), &self.segments.get(id).seg);
             } else if let Some(s) = st.server.as_mut() {
-                s.handle_segment(now, &self.slots[id as usize].seg);
+                s.handle_segment(now, &self.segments.get(id).seg);
             }
         } else if let Some(c) = st.client.as_mut() {
-            c.handle_segment(now, &self.slots[id as usize].seg);
+            c.handle_segment(now, &self.segments.get(id).seg);
         }
-        self.free.push(id);
+        self.segments.release(id);
         // (for the client: an acknowledgement may have made room for
         // pending bytes, which `service` hands over)
         self.service(i, to_server);
@@ -404,7 +395,7 @@ impl<'a> EventWorld for World<'a> {
 
     #[inline]
     fn on_dropped(&mut self, id: PacketId) {
-        self.free.push(id);
+        self.segments.release(id);
     }
 
     #[inline]

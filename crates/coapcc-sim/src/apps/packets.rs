@@ -1,9 +1,10 @@
-//! The packets a simulated network carries, each in a slot sized by what it
-//! carries (issue 12: memory at a million clients).
+//! The packet pool: the datagrams in flight of a world whose applications
+//! exchange encoded messages (the dumbbell's and the grid's CoAP over UDP),
+//! each in a slot sized by what it carries.
 //!
-//! A CoAP request of the testbed is some 15 bytes, a response some 75; a slot
-//! as wide as the largest datagram (268 bytes) would be mostly padding. Slots
-//! come in four widths — 32, 64, 128 and 288 bytes — and each width has its
+//! A CoAP request of the dumbbell is some 15 bytes, a response some 75; a
+//! slot as wide as the largest datagram would be mostly padding. Slots come
+//! in five widths — 32, 64, 128, 288 and 528 bytes — and each width has its
 //! own flat array and free list: a packet takes a slot of the narrowest width
 //! that holds it, and a released slot is reused by the next packet of that
 //! width (last released first, so the slots in use stay few and warm). Slot
@@ -11,19 +12,27 @@
 //! touches one place.
 //!
 //! Arrays grow on demand (to the most packets a run has in flight at once);
-//! in steady state nothing is allocated.
+//! in steady state nothing is allocated. A pool may instead keep every
+//! packet ([`PacketPool::keep_all`]), for a trace.
 
 /// Bytes of a slot before the message: source, destination, length.
 const HEAD: usize = 10;
 
-/// Slot widths in bytes (header included); the last holds any datagram of the
-/// 296-byte MTU (268 bytes of CoAP message).
-const WIDTHS: [usize; 4] = [32, 64, 128, 288];
+/// Slot widths in bytes (header included): the fourth holds any datagram of
+/// the dumbbell's 296-byte MTU (268 bytes of CoAP message), the fifth any
+/// message of the grid (512 bytes). The table is padded to the eight
+/// classes a handle's three class bits can name, so that indexing it by a
+/// handle needs no bounds check; a packet never takes a padding class (the
+/// narrowest width that holds it is one of the first five).
+const WIDTHS: [usize; CLASSES] = [32, 64, 128, 288, 528, 528, 528, 528];
 
-/// Bits of a [`PacketRef`] that index a slot within its width; the two bits
-/// above name the width. The top bit is left to the caller (the testbed marks
-/// TCP segments with it).
-const INDEX_BITS: u32 = 29;
+/// Width classes a handle can name.
+const CLASSES: usize = 8;
+
+/// Bits of a [`PacketRef`] that index a slot within its width; the three
+/// bits above name the width. The top bit is left to the caller (the
+/// dumbbell marks TCP segments with it).
+const INDEX_BITS: u32 = 28;
 
 /// A packet's handle: its width class and slot.
 pub type PacketRef = u32;
@@ -37,13 +46,15 @@ struct Class {
 
 /// The packets in flight (see the module docs).
 #[derive(Default)]
-pub struct PacketStore {
-    classes: [Class; 4],
+pub struct PacketPool {
+    classes: [Class; CLASSES],
+    /// Released slots are not reused (see [`Self::keep_all`]).
+    keep: bool,
 }
 
 /// A stored packet, borrowed.
 pub struct PacketView<'a> {
-    /// Sender (client index or the server's address).
+    /// Sender (an address of the world's choosing).
     pub src: u32,
     /// Destination.
     pub dst: u32,
@@ -51,12 +62,13 @@ pub struct PacketView<'a> {
     pub data: &'a [u8],
 }
 
-impl PacketStore {
+impl PacketPool {
     /// The largest message a slot holds.
-    pub const MAX_MESSAGE: usize = WIDTHS[3] - HEAD;
+    pub const MAX_MESSAGE: usize = WIDTHS[4] - HEAD;
 
     /// Stores a packet of `bytes` (at most [`Self::MAX_MESSAGE`]) from `src`
     /// to `dst`.
+    #[inline]
     pub fn alloc(&mut self, src: u32, dst: u32, bytes: &[u8]) -> PacketRef {
         let class = WIDTHS
             .iter()
@@ -98,11 +110,20 @@ impl PacketStore {
         }
     }
 
-    /// Frees `p`'s slot for reuse.
+    /// Frees `p`'s slot for reuse (unless every packet is kept).
     #[inline]
     pub fn release(&mut self, p: PacketRef) {
+        if self.keep {
+            return;
+        }
         let (class, index) = split(p);
         self.classes[class].free.push(index as u32);
+    }
+
+    /// Keeps every packet from now on: a released packet stays readable
+    /// (for a trace that shows it after it left the network).
+    pub fn keep_all(&mut self) {
+        self.keep = true;
     }
 
     /// Bytes of slots allocated so far (in use or free).
@@ -114,7 +135,7 @@ impl PacketStore {
 
 #[inline]
 fn split(p: PacketRef) -> (usize, usize) {
-    let class = (p >> INDEX_BITS) as usize & 3;
+    let class = (p >> INDEX_BITS) as usize & (CLASSES - 1);
     (class, (p & ((1 << INDEX_BITS) - 1)) as usize)
 }
 
@@ -124,7 +145,7 @@ mod tests {
 
     #[test]
     fn packets_take_the_narrowest_slot_and_read_back() {
-        let mut s = PacketStore::default();
+        let mut s = PacketPool::default();
         let small = s.alloc(3, u32::MAX, &[1; 22]);
         let medium = s.alloc(u32::MAX, 7, &[2; 23]);
         let large = s.alloc(1, 2, &[3; 268]);
@@ -138,11 +159,14 @@ mod tests {
         let v = s.get(small);
         assert_eq!((v.src, v.dst, v.data.len()), (3, u32::MAX, 22));
         assert_eq!(s.get(large).data, &[3u8; 268][..]);
+        let grid = s.alloc(4, 5, &[4; 512]);
+        assert_eq!(grid >> INDEX_BITS, 4);
+        assert_eq!(s.get(grid).data, &[4u8; 512][..]);
     }
 
     #[test]
     fn released_slots_are_reused_last_first() {
-        let mut s = PacketStore::default();
+        let mut s = PacketPool::default();
         let a = s.alloc(0, 1, b"a");
         let b = s.alloc(0, 1, b"b");
         assert_ne!(a, b);
@@ -152,5 +176,16 @@ mod tests {
         assert_eq!(s.alloc(5, 6, b"dd"), a);
         assert_eq!(s.get(a).data, b"dd");
         assert_eq!(s.footprint(), 64, "two 32-byte slots, no more");
+    }
+
+    #[test]
+    fn a_pool_keeping_every_packet_reuses_no_slot() {
+        let mut s = PacketPool::default();
+        s.keep_all();
+        let a = s.alloc(0, 1, b"a");
+        s.release(a);
+        let b = s.alloc(0, 1, b"b");
+        assert_ne!(a, b);
+        assert_eq!(s.get(a).data, b"a", "a released packet stays readable");
     }
 }
