@@ -5,11 +5,11 @@
 #
 # Recognised forms (backticks, <code>…</code> and a line break between the
 # file and its sections are allowed):
-#   testbed.md §3.2        `testbed.md` §1–3       algorithms.md §4/§6.6
-#   spec/radio.md §1.5     docs/spec/radio.md §2   shared/spec/algorithms.md
-#   testbed.md` §2, §5     algorithms.md §4 and §6.6
+#   testbed-spec.md §3.2   `testbed-spec.md` §1–3  algorithms-spec.md §4/§6.6
+#   spec/radio-spec.md §1.5   docs/spec/radio-spec.md §2   shared/spec/algorithms-spec.md
+#   testbed-spec.md` §2, §5   algorithms-spec.md §4 and §6.6
 #   `README.md` item 4     (a numbered item of docs/spec/README.md)
-#   spec §0.3              (no file named: checked against algorithms.md)
+#   spec §0.3              (no file named: checked against algorithms-spec.md)
 # Paths to the project's own notes (docs/algorithms.md, docs/decisions/*.md,
 # docs/calibration.md) are not spec citations and are skipped.
 #
@@ -101,7 +101,7 @@ BEGIN {
     }
     SEC = "§[0-9]+(\\.[0-9]+)*((–|-)[0-9]+(\\.[0-9]+)*)?"
     LIST = "^(`|</code>)?[ ]*" SEC "([ ]*(,|\\/|and)[ ]*" SEC ")*"
-    FILE = "(docs\\/spec\\/|shared\\/spec\\/|spec\\/)?(testbed|transport-tcp|algorithms|radio|calibration|architecture)\\.md"
+    FILE = "(docs\\/spec\\/|shared\\/spec\\/|spec\\/)?(testbed|transport-tcp|algorithms|radio|calibration|architecture)-spec\\.md"
 }
 {
     path = $0
@@ -152,8 +152,8 @@ BEGIN {
             sub(/^\(/, "", rest)
             if (!match(rest, LIST)) continue
             secs = substr(rest, RSTART, RLENGTH)
-            miss = check_secs("algorithms.md", secs)
-            report(rel, i, "spec " secs, specdir "/algorithms.md", secs, miss == "", "missing" miss)
+            miss = check_secs("algorithms-spec.md", secs)
+            report(rel, i, "spec " secs, specdir "/algorithms-spec.md", secs, miss == "", "missing" miss)
         }
     }
     delete lines

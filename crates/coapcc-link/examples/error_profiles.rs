@@ -1,4 +1,4 @@
-//! Measures the link-error process alone (spec `docs/spec/testbed.md` §1.1): for each
+//! Measures the link-error process alone (spec `docs/spec/testbed-spec.md` §1.1): for each
 //! profile and both truncation rules, the time share of the bad state, the mean
 //! sojourns, the loss rate and the burst-length distribution seen by a stream
 //! of probe packets, and how losses of packets a fixed time apart correlate

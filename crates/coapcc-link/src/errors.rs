@@ -1,4 +1,4 @@
-//! The two-state bursty link-error model (spec `docs/spec/testbed.md` §1.1).
+//! The two-state bursty link-error model (spec `docs/spec/testbed-spec.md` §1.1).
 //!
 //! A good and a bad state alternate in time, independently of traffic. Each
 //! sojourn is exponentially distributed (mean 0.4 s good, 0.1 s bad), truncated to

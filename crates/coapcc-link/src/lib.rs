@@ -1,4 +1,4 @@
-//! The network of coapcc as sans-IO state machines (spec `docs/spec/architecture.md`, the
+//! The network of coapcc as sans-IO state machines (spec `docs/spec/architecture-spec.md`, the
 //! network-model row): packets and time go in; deliveries, drops and the time of
 //! the next internal event come out. Nothing here reads a clock, a socket or a
 //! global random generator, so the same model runs in virtual time inside the
@@ -6,12 +6,12 @@
 //! (`coapcc-net`).
 //!
 //! - [`dumbbell`]: the constrained, asymmetric bottleneck of the Helsinki
-//!   evaluations (spec `docs/spec/testbed.md` §1);
+//!   evaluations (spec `docs/spec/testbed-spec.md` §1);
 //! - [`grid`]: the IEEE 802.15.4 multi-hop grid of the pCoCoA evaluation
-//!   (`docs/spec/radio.md` §1): unit-disk medium, MACs, 6LoWPAN, routing;
-//! - [`star`]: the IEEE 802.11 star of the lwIP evaluation (`docs/spec/radio.md` §2):
+//!   (`docs/spec/radio-spec.md` §1): unit-disk medium, MACs, 6LoWPAN, routing;
+//! - [`star`]: the IEEE 802.11 star of the lwIP evaluation (`docs/spec/radio-spec.md` §2):
 //!   DCF in one collision domain, and a wired hop to the server;
-//! - [`errors`]: the two-state bursty link-error model (`docs/spec/testbed.md` §1.1);
+//! - [`errors`]: the two-state bursty link-error model (`docs/spec/testbed-spec.md` §1.1);
 //! - [`agenda`]: the event queue both the models and the simulator use (its
 //!   timers in a calendar queue);
 //! - [`time`], [`rng`]: integer-nanosecond time and deterministic random streams.

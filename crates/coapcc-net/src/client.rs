@@ -1,6 +1,6 @@
 //! One CoAP client endpoint on a real UDP socket: the sans-IO
-//! [`coapcc_proto::client::Client`] driven by tokio (spec `docs/spec/architecture.md`,
-//! `docs/spec/algorithms.md` §0.1 for the messaging rules it applies).
+//! [`coapcc_proto::client::Client`] driven by tokio (spec `docs/spec/architecture-spec.md`,
+//! `docs/spec/algorithms-spec.md` §0.1 for the messaging rules it applies).
 //!
 //! The driver does three things in a loop: send what the endpoint wants sent
 //! (`poll_transmit`), report what happened (`poll_event`), and wait for either a

@@ -1,13 +1,13 @@
 //! coapcc on real sockets: the sans-IO CoAP endpoints of `coapcc-proto` and the
 //! algorithms of `coapcc-rto`, driven by tokio UDP sockets and the wall clock
-//! (spec `docs/spec/architecture.md`, the `coapcc-net` row; `docs/spec/README.md` item 4).
+//! (spec `docs/spec/architecture-spec.md`, the `coapcc-net` row; `docs/spec/README.md` item 4).
 //!
 //! - [`client`]: one CoAP client endpoint on a socket — exchanges with any CoAP
 //!   server, timed by any registered algorithm;
 //! - [`server`]: a CoAP server on a socket — configurable resources,
 //!   deduplication, TC / Rexmit-Cnt echo, bounded memory;
 //! - [`load`]: many concurrent clients with the testbed's workloads
-//!   (`docs/spec/testbed.md` §2), reporting the testbed's metrics (§3);
+//!   (`docs/spec/testbed-spec.md` §2), reporting the testbed's metrics (§3);
 //! - [`emulate`]: a real-time UDP relay that drives the network model of
 //!   `coapcc-link` (the simulator's own: the constrained-link dumbbell or the
 //!   802.15.4 grid) on the wall clock between clients and a server;

@@ -1,6 +1,6 @@
 //! A load generator: N concurrent CoAP clients, each on its own UDP socket
 //! (so the server sees N endpoints, as the testbed's devices), running the
-//! testbed's workloads (`docs/spec/testbed.md` §2) with any registered algorithm
+//! testbed's workloads (`docs/spec/testbed-spec.md` §2) with any registered algorithm
 //! against any CoAP server, and recording the testbed's per-client metrics
 //! (§3) into the simulator's own [`RunResult`] so that the summary and its
 //! printing are those of `coapcc run`.

@@ -1,5 +1,5 @@
 //! The resources `coapcc server` serves: a [`Handler`] over a fixed table of
-//! paths, each a fixed-size payload (the testbed's resource, `docs/spec/testbed.md`
+//! paths, each a fixed-size payload (the testbed's resource, `docs/spec/testbed-spec.md`
 //! §1.2), a text, or a small store that PUT / POST / DELETE change.
 //!
 //! Memory is bounded: the table is fixed at start-up and a store keeps at most

@@ -1,6 +1,6 @@
 //! A CoAP server on a real UDP socket: the sans-IO
 //! [`coapcc_proto::server::Server`] (deduplication, piggybacked responses,
-//! TC / Rexmit-Cnt echo — spec `docs/spec/algorithms.md` §4, §6.6) driven by tokio,
+//! TC / Rexmit-Cnt echo — spec `docs/spec/algorithms-spec.md` §4, §6.6) driven by tokio,
 //! answering from [`Resources`].
 //!
 //! One datagram at a time through fixed buffers: whatever arrives, the

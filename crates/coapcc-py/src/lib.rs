@@ -86,7 +86,7 @@ fn algorithms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// The published FCT rows (spec docs/spec/calibration.md §1) as a JSON array.
+/// The published FCT rows (spec docs/spec/calibration-spec.md §1) as a JSON array.
 #[pyfunction]
 fn published() -> String {
     serde_json::to_string(&api::published()).expect("rows serialise")

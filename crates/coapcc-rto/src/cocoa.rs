@@ -1,4 +1,4 @@
-//! CoCoA, draft-ietf-core-cocoa-03 (spec `docs/spec/algorithms.md` §3.1), and the pieces the
+//! CoCoA, draft-ietf-core-cocoa-03 (spec `docs/spec/algorithms-spec.md` §3.1), and the pieces the
 //! rest of the CoCoA family (§3.2–§3.6) shares: the overall RTO fed by a strong
 //! and a weak RFC 6298 estimator ([`Estimate`]), the variable backoff factor
 //! ([`vbf`]) and the 32 s truncation ([`truncated_backoff`]).
@@ -149,13 +149,13 @@ impl Estimate {
     }
 
     /// Strong sample `r` at `now`: `RTO = 0.5·E_s + 0.5·RTO`, the strong
-    /// estimator updated in RFC 6298's order (CoCoA, docs/spec/algorithms.md §0.3).
+    /// estimator updated in RFC 6298's order (CoCoA, docs/spec/algorithms-spec.md §0.3).
     pub fn strong_sample(&mut self, r: f64, now: f64, max_rto: f64) {
         self.strong_sample_in(r, now, max_rto, VarianceOrder::OldSrtt);
     }
 
     /// Weak sample `r` at `now`: `RTO = 0.25·E_w + 0.75·RTO`, the weak
-    /// estimator updated in RFC 6298's order (CoCoA, docs/spec/algorithms.md §0.3).
+    /// estimator updated in RFC 6298's order (CoCoA, docs/spec/algorithms-spec.md §0.3).
     pub fn weak_sample(&mut self, r: f64, now: f64, max_rto: f64) {
         self.weak_sample_in(r, now, max_rto, VarianceOrder::OldSrtt);
     }
@@ -354,7 +354,7 @@ pub(crate) mod tests {
 
     #[test]
     fn draft_appendix_c1_weak_updates() {
-        // Draft App. C.1 (docs/spec/algorithms.md §3.1 test vector): RTO 1.5 and two weak updates
+        // Draft App. C.1 (docs/spec/algorithms-spec.md §3.1 test vector): RTO 1.5 and two weak updates
         // with E_w = 3 give 1.875 and 2.156. Fed through the weak estimator
         // (K = 1, RFC 6298 order: RTTVAR against the old SRTT):
         // first weak sample R = 2: SRTT 2, RTTVAR 1, E_w = 2 + 1·1 = 3;

@@ -1,5 +1,5 @@
 //! CoCoA-E (Balandina et al. 2013, as written in the pCoCoA paper; spec
-//! `docs/spec/algorithms.md` §3.5).
+//! `docs/spec/algorithms-spec.md` §3.5).
 //!
 //! Strong (K = 4) and weak (K = 1) estimators fed as in CoCoA (strong after no
 //! retransmission, weak after 1–2), but with one gain per sample instead of

@@ -1,4 +1,4 @@
-//! CoCoA with Full Backoff (Järvinen et al. 2018; spec `docs/spec/algorithms.md` §3.2):
+//! CoCoA with Full Backoff (Järvinen et al. 2018; spec `docs/spec/algorithms-spec.md` §3.2):
 //! [`Cocoa`] plus retention of the backed-off timer. The estimators keep
 //! updating exactly as in §3.1; only the first timer of an exchange changes.
 //!

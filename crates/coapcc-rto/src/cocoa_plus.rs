@@ -1,5 +1,5 @@
 //! CoCoA+ (Betzler et al. 2015, as described in the pCoCoA paper; spec
-//! `docs/spec/algorithms.md` §3.3).
+//! `docs/spec/algorithms-spec.md` §3.3).
 //!
 //! Same estimators, weights and K values as CoCoA (§3.1, [`Estimate`]), with:
 //! - the estimators written in the pCoCoA paper's equation order: SRTT first,

@@ -1,4 +1,4 @@
-//! CoCoA-S (spec `docs/spec/algorithms.md` §3.4): CoCoA with the strong estimator only —
+//! CoCoA-S (spec `docs/spec/algorithms-spec.md` §3.4): CoCoA with the strong estimator only —
 //! acknowledgements after retransmissions never change the RTO.
 //!
 //! Built on CoCoA+ ([`CocoaPlus`], §3.3), not on draft-03 CoCoA: Table I of

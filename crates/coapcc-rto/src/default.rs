@@ -1,4 +1,4 @@
-//! Default CoAP (spec `docs/spec/algorithms.md` §1, RFC 7252 §4.2).
+//! Default CoAP (spec `docs/spec/algorithms-spec.md` §1, RFC 7252 §4.2).
 //!
 //! Initial timer uniform in `[ACK_TIMEOUT, ACK_TIMEOUT·ACK_RANDOM_FACTOR]`, doubled on
 //! every expiry, bounded by a cap (60 s in the published evaluations; the RFC has

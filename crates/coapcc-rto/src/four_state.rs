@@ -1,5 +1,5 @@
 //! 4-state-strong (Bhalerao et al. 2016, as summarised in the pCoCoA paper;
-//! spec `docs/spec/algorithms.md` §3.6). **Approximate**: the source gives no constants.
+//! spec `docs/spec/algorithms-spec.md` §3.6). **Approximate**: the source gives no constants.
 //!
 //! Each destination is in a state 1..4. Every retransmission raises the state
 //! (at most 4); an exchange completed within its first timer lowers it (at

@@ -1,4 +1,4 @@
-//! Default CoAP with Full Backoff (Järvinen et al. 2018; spec `docs/spec/algorithms.md` §2):
+//! Default CoAP with Full Backoff (Järvinen et al. 2018; spec `docs/spec/algorithms-spec.md` §2):
 //! Karn-style retention of the backed-off timer on top of [`DefaultCoap`].
 //!
 //! - **DefaultFB1** ([`DefaultFb1`]): after an exchange completes with

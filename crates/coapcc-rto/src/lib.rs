@@ -1,11 +1,11 @@
 //! Retransmission-timeout (RTO) and congestion-control algorithms for CoAP over UDP.
 //!
-//! Every algorithm of `docs/spec/algorithms.md` is a **sans-IO state machine**
+//! Every algorithm of `docs/spec/algorithms-spec.md` is a **sans-IO state machine**
 //! implementing [`CongestionControl`]: it never reads a clock or a global random
 //! generator. Time (`now`, in seconds since an arbitrary epoch, as `f64`) and
 //! randomness (a [`Random`] source) are arguments; timer values (seconds) are
 //! results. One value of an algorithm type holds the state for **one destination
-//! endpoint** (docs/spec/algorithms.md §0.1): a CoAP endpoint keeps one per peer.
+//! endpoint** (docs/spec/algorithms-spec.md §0.1): a CoAP endpoint keeps one per peer.
 //!
 //! The messaging layer (RFC 7252 retransmission counter, MAX_RETRANSMIT, matching)
 //! lives in `coapcc-proto`; it calls the algorithm at four moments:
@@ -75,7 +75,7 @@ impl<R: rand_core::RngCore + ?Sized> Random for R {
 }
 
 /// How an algorithm wants its transmissions marked so that the peer's echo
-/// tells which copy was answered (docs/spec/algorithms.md §4, §6.6).
+/// tells which copy was answered (docs/spec/algorithms-spec.md §4, §6.6).
 ///
 /// The messaging layer does the encoding: the transmission *ordinal* `i`
 /// (0 = original, 1 = first retransmission, …) is written as
@@ -130,7 +130,7 @@ pub struct Echo {
     pub rtt: f64,
 }
 
-/// The first matching acknowledgement of an exchange (docs/spec/algorithms.md §0.2).
+/// The first matching acknowledgement of an exchange (docs/spec/algorithms-spec.md §0.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ack {
     /// Arrival time (seconds).

@@ -1,4 +1,4 @@
-//! Linux-RTO (spec `docs/spec/algorithms.md` §5): the Linux TCP RTO estimator, in the
+//! Linux-RTO (spec `docs/spec/algorithms-spec.md` §5): the Linux TCP RTO estimator, in the
 //! formulation of Betzler's model, used as a CoAP RTO.
 //!
 //! Strong (unambiguous) samples only. The initial timer of an exchange is

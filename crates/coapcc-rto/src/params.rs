@@ -1,10 +1,10 @@
-//! Per-algorithm parameters, as set in scenario files (spec `docs/spec/algorithms.md` §8).
+//! Per-algorithm parameters, as set in scenario files (spec `docs/spec/algorithms-spec.md` §8).
 //!
 //! One flat struct holds every tunable any algorithm has; each field is optional
 //! and `None` means "the spec's default for this algorithm". An algorithm rejects
 //! fields it does not use, so that a typo in a scenario never passes silently.
 
-/// The first-sample rule of FASOR's FastRTO (docs/spec/algorithms.md §6.1).
+/// The first-sample rule of FASOR's FastRTO (docs/spec/algorithms-spec.md §6.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstSample {
     /// The draft text: `RTTVAR = R/8`, FastRTO = 1.5·R (the thesis' "initk1").

@@ -1,4 +1,4 @@
-//! pCoCoA (Bolettieri et al. 2018; spec `docs/spec/algorithms.md` §4): precise
+//! pCoCoA (Bolettieri et al. 2018; spec `docs/spec/algorithms-spec.md` §4): precise
 //! request/response matching with the Transmission Counter (TC) option and a
 //! single RTT estimator.
 //!
@@ -479,7 +479,7 @@ mod tests {
     #[test]
     fn without_echo_it_is_cocoa_plus() {
         // A server that never echoes TC (§VI.A: "the advanced congestion
-        // control features are disabled"): CoCoA+ (docs/spec/algorithms.md §3.3, aging off),
+        // control features are disabled"): CoCoA+ (docs/spec/algorithms-spec.md §3.3, aging off),
         // worked by hand.
         let p = AlgorithmParams {
             aging: Some(false),

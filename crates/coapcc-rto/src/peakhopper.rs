@@ -1,4 +1,4 @@
-//! Peak-Hopper (spec `docs/spec/algorithms.md` §5), used as a CoAP RTO.
+//! Peak-Hopper (spec `docs/spec/algorithms-spec.md` §5), used as a CoAP RTO.
 //!
 //! On each strong sample R, with the previous sample `R_p`:
 //! `Δ = |R − R_p| / R`, `B = min(max(2Δ, (1 − 1/24)·B), 1)`,

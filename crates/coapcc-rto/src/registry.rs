@@ -1,4 +1,4 @@
-//! The registry: every algorithm by its name (spec `docs/spec/algorithms.md` §8).
+//! The registry: every algorithm by its name (spec `docs/spec/algorithms-spec.md` §8).
 //!
 //! Adding an algorithm is one new module and one entry in [`ALGORITHMS`]; the
 //! command line, the scenario files and the reports list what is here.
@@ -16,7 +16,7 @@ pub struct AlgorithmInfo {
     pub name: &'static str,
     /// One line saying what it is.
     pub summary: &'static str,
-    /// The section of `docs/spec/algorithms.md` it implements.
+    /// The section of `docs/spec/algorithms-spec.md` it implements.
     pub section: &'static str,
     /// Whether the source leaves constants open and ours are a documented guess.
     pub approximate: bool,

@@ -1,14 +1,14 @@
-//! The RFC 6298 smoothed-RTT estimator (spec `docs/spec/algorithms.md` §0.3), as used by the
+//! The RFC 6298 smoothed-RTT estimator (spec `docs/spec/algorithms-spec.md` §0.3), as used by the
 //! CoCoA family (§3): one value per estimator (CoCoA's strong and weak ones,
 //! 4-state-strong's four).
 //!
 //! First sample R: `SRTT = R`, `RTTVAR = R/2`. Later sample R, in one of two
 //! equation orders ([`VarianceOrder`]):
-//! - [`VarianceOrder::OldSrtt`] (RFC 6298 §2.3, docs/spec/algorithms.md §0.3; CoCoA, CoCoA-FB,
+//! - [`VarianceOrder::OldSrtt`] (RFC 6298 §2.3, docs/spec/algorithms-spec.md §0.3; CoCoA, CoCoA-FB,
 //!   CoCoA-S): `RTTVAR = (1-β)·RTTVAR + β·|SRTT - R|` with the old SRTT, then
 //!   `SRTT = (1-α)·SRTT + α·R`;
 //! - [`VarianceOrder::UpdatedSrtt`] (the equation order of the pCoCoA paper,
-//!   docs/spec/algorithms.md §3.5, §4, §5; CoCoA+ and 4-state-strong): `SRTT = (1-α)·SRTT + α·R`
+//!   docs/spec/algorithms-spec.md §3.5, §4, §5; CoCoA+ and 4-state-strong): `SRTT = (1-α)·SRTT + α·R`
 //!   first, then `RTTVAR = (1-β)·RTTVAR + β·|SRTT - R|` with the updated SRTT.
 //!
 //! The estimate is `SRTT + K·RTTVAR`. α = 1/8, β = 1/4. No clock-granularity
@@ -25,11 +25,11 @@ pub const BETA: f64 = 1.0 / 4.0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarianceOrder {
     /// RFC 6298 §2.3: RTTVAR is updated first, against the SRTT *before* this
-    /// sample (docs/spec/algorithms.md §0.3). CoCoA (draft-ietf-core-cocoa-03) and its FB / S
+    /// sample (docs/spec/algorithms-spec.md §0.3). CoCoA (draft-ietf-core-cocoa-03) and its FB / S
     /// variants.
     OldSrtt,
     /// SRTT is updated first and RTTVAR is measured against the *updated* SRTT:
-    /// the order in which the pCoCoA paper writes its estimators (docs/spec/algorithms.md §3.5
+    /// the order in which the pCoCoA paper writes its estimators (docs/spec/algorithms-spec.md §3.5
     /// CoCoA-E, §4 pCoCoA, §5 Linux-RTO). CoCoA+ and 4-state-strong.
     UpdatedSrtt,
 }

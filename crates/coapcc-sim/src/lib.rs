@@ -1,5 +1,5 @@
 //! The coapcc testbed: a deterministic discrete-event simulation of the networks
-//! of the published CoAP congestion-control evaluations (spec `docs/spec/testbed.md`).
+//! of the published CoAP congestion-control evaluations (spec `docs/spec/testbed-spec.md`).
 //!
 //! A run is a pure function of its run spec and replication index: virtual
 //! time is integer nanoseconds, every random stream is derived from the
@@ -61,7 +61,7 @@ pub use scenario::{
 /// answers a duplicate with the copy's own token (FASOR+Token), and `tcp` runs
 /// Linux 4.9's loss recovery (SACK, RACK, TLP, F-RTO, PRR; model 2's `tcp` is
 /// `tcp-newreno`). Model 4: `tcp` is Linux 4.9 as the thesis configured it
-/// (SACK off: NewReno-style recovery, F-RTO, PRR; docs/spec/transport-tcp.md §2,
+/// (SACK off: NewReno-style recovery, F-RTO, PRR; docs/spec/transport-tcp-spec.md §2,
 /// corrected); model 3's `tcp` is `tcp-linux49-debian9`. Model 5: the second
 /// algorithm audit (pCoCoA smooths toward the previous undithered RTO, Alg. 2
 /// line 19; CoCoA's estimate is no longer clamped, only the backed-off timer;

@@ -1,6 +1,6 @@
 //! A sans-IO TCP model for the coapcc simulator, in two profiles:
 //!
-//! - `linux` (docs/spec/transport-tcp.md §2, [`linux::TcpSocket`]): handshake with SYN /
+//! - `linux` (docs/spec/transport-tcp-spec.md §2, [`linux::TcpSocket`]): handshake with SYN /
 //!   SYN-ACK retries, Linux's RTO estimator with Karn's rule and backoff,
 //!   Nagle, delayed ACKs, FIN close, and Linux 4.9's loss recovery
 //!   ([`linux::linux49`]; `tcp` as the thesis configured it: no SACK, F-RTO, PRR;
@@ -8,7 +8,7 @@
 //!   [`Mechanisms`], with the differences of a Linux 6.x host: quick-ACK
 //!   mode, adaptive delayed ACK, 1 s initial RTO, its SYN timers and probe
 //!   timeout) or, as `tcp-newreno`, model 2's NewReno ([`linux::newreno`]);
-//! - `lwip` (docs/spec/transport-tcp.md §3, [`lwip::LwipSocket`]): lwIP 2.1's TCP on its
+//! - `lwip` (docs/spec/transport-tcp-spec.md §3, [`lwip::LwipSocket`]): lwIP 2.1's TCP on its
 //!   500 ms timer grid, and the three published variants.
 //!
 //! [`profile`] names them (`tcp`, `tcp-lwip`, …) and [`AnySocket`] runs

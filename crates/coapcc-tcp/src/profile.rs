@@ -1,15 +1,15 @@
-//! The TCP profiles by name (spec docs/spec/algorithms.md §8) and one socket type that
+//! The TCP profiles by name (spec docs/spec/algorithms-spec.md §8) and one socket type that
 //! runs either: [`AnySocket`] has the API of [`TcpSocket`] and
 //! [`LwipSocket`], so a simulator drives every profile the same way.
 //!
 //! | name | profile |
 //! | --- | --- |
-//! | `tcp` | `linux` (docs/spec/transport-tcp.md §2, corrected): Linux 4.9 as the thesis configured it (SACK off, F-RTO, PRR) |
+//! | `tcp` | `linux` (docs/spec/transport-tcp-spec.md §2, corrected): Linux 4.9 as the thesis configured it (SACK off, F-RTO, PRR) |
 //! | `tcp-newreno` | model 2's `linux` profile: byte-counted NewReno, no SACK |
 //! | `tcp-linux49-debian9` | model 3's `tcp`: Linux 4.9 with Debian 9's defaults (SACK, ER, RACK, TLP, F-RTO, PRR) |
 //! | `tcp-linux6` | a Linux 6.x host as the kernel cross-check configures it |
 //! | `tcp-linux6-nosack` | the same with `tcp_sack = 0` |
-//! | `tcp-lwip` | lwIP 2.1 (docs/spec/transport-tcp.md §3) |
+//! | `tcp-lwip` | lwIP 2.1 (docs/spec/transport-tcp-spec.md §3) |
 //! | `tcp-lwip-backoff` | lwIP with the RTO ×2 up to 3 s, ×1.3 above |
 //! | `tcp-lwip-cwnd` | lwIP with cwnd = max(ssthresh/2, MSS) after a timeout |
 //! | `tcp-lwip-backoff-cwnd` | both |
@@ -37,11 +37,11 @@ use crate::stats::{AbortReason, TcpEvent, TcpStats};
 /// Which TCP a connection runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpProfile {
-    /// The `linux` profile (docs/spec/transport-tcp.md §2): `Some` runs Linux's loss
+    /// The `linux` profile (docs/spec/transport-tcp-spec.md §2): `Some` runs Linux's loss
     /// recovery and ACK policy with these mechanisms, `None` model 2's
     /// NewReno.
     Linux(Option<Mechanisms>),
-    /// lwIP (docs/spec/transport-tcp.md §3), original or a published variant.
+    /// lwIP (docs/spec/transport-tcp-spec.md §3), original or a published variant.
     Lwip {
         /// RTO growth on timeouts.
         backoff: LwipBackoff,

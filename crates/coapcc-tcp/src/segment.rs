@@ -8,7 +8,7 @@
 //! lays them out without timestamps (`tcp_options_write`) — MSS 4 bytes,
 //! SACK-permitted 4 (two NOPs, kind 4, length 2), a SACK option with n blocks
 //! 4 + 8·n (two NOPs, kind 5, length 2 + 8·n) — and the payload.
-//! (docs/spec/transport-tcp.md §2: no timestamps; window scaling is not modelled.)
+//! (docs/spec/transport-tcp-spec.md §2: no timestamps; window scaling is not modelled.)
 
 use core::fmt;
 use core::ops::BitOr;

@@ -1,5 +1,5 @@
 //! Counters and trace events a TCP endpoint reports to the simulator
-//! (docs/spec/testbed.md §3: unnecessary retransmissions are counted where they arrive:
+//! (docs/spec/testbed-spec.md §3: unnecessary retransmissions are counted where they arrive:
 //! data the receiver already had, duplicate SYNs and SYN-ACKs).
 
 /// Why a connection ended without a normal close.

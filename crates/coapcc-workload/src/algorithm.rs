@@ -1,17 +1,17 @@
 //! What a client runs: its algorithm with parameters, as written in a scenario
-//! (spec `docs/spec/algorithms.md` §8), checked against the registry.
+//! (spec `docs/spec/algorithms-spec.md` §8), checked against the registry.
 
 use coapcc_rto::registry;
 use serde::{Deserialize, Serialize};
 
 /// The name that selects CoAP over TCP with the `linux` profile (spec
-/// `docs/spec/algorithms.md` §8, `docs/spec/transport-tcp.md` §2). `tcp-lwip`,
+/// `docs/spec/algorithms-spec.md` §8, `docs/spec/transport-tcp-spec.md` §2). `tcp-lwip`,
 /// `tcp-lwip-backoff`, `tcp-lwip-cwnd` and `tcp-lwip-backoff-cwnd` select it
-/// with lwIP's TCP (`docs/spec/transport-tcp.md` §3); see [`coapcc_tcp::PROFILES`].
+/// with lwIP's TCP (`docs/spec/transport-tcp-spec.md` §3); see [`coapcc_tcp::PROFILES`].
 pub const TCP: &str = "tcp";
 
 /// An algorithm with its parameters, as written in a scenario (spec
-/// `docs/spec/algorithms.md` §8). `label` names it in reports (defaults to `name`).
+/// `docs/spec/algorithms-spec.md` §8). `label` names it in reports (defaults to `name`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct AlgorithmSpec {

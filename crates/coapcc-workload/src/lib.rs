@@ -1,7 +1,7 @@
 //! Workloads of CoAP clients and what they measure, shared by the simulated
 //! clients of `coapcc-sim` and the real-socket load generator of `coapcc-net`,
 //! so that both report the same metrics from the same records (spec
-//! `docs/spec/testbed.md` §2–3).
+//! `docs/spec/testbed-spec.md` §2–3).
 //!
 //! - [`algorithm`]: the algorithm a client runs, with its parameters;
 //! - [`workload`]: continuous and random clients;

@@ -1,4 +1,4 @@
-//! Metrics of the testbed (spec `docs/spec/testbed.md` §3), computed in one place from the
+//! Metrics of the testbed (spec `docs/spec/testbed-spec.md` §3), computed in one place from the
 //! events a run records: per client (flow completion time, unnecessary
 //! retransmissions, timers), per exchange (retransmissions histogram), per packet on
 //! the bottleneck (bytes, busy time, drops by cause, unnecessary copies).

@@ -1,4 +1,4 @@
-//! Counters of CoAP-over-TCP clients, by kind (spec `docs/spec/testbed.md` §3: unnecessary
+//! Counters of CoAP-over-TCP clients, by kind (spec `docs/spec/testbed-spec.md` §3: unnecessary
 //! retransmissions over TCP are "TCP segments and SYN/SYN-ACK/CSM copies that the
 //! receiver had already received"). Kept per client in
 //! [`crate::metrics::ClientRecord::tcp`] and summed in

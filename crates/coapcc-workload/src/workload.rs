@@ -1,8 +1,8 @@
-//! Workloads: how a client sends (spec `docs/spec/testbed.md` §2).
+//! Workloads: how a client sends (spec `docs/spec/testbed-spec.md` §2).
 
 use serde::{Deserialize, Serialize};
 
-/// How a client sends (spec `docs/spec/testbed.md` §2).
+/// How a client sends (spec `docs/spec/testbed-spec.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkloadKind {

@@ -83,7 +83,7 @@ pub struct Outcome {
     /// replication, group of its population and number of transmissions
     /// beyond the first (`retransmissions`: 0 = original only), with the
     /// `exchanges` that needed that many: the retransmissions histogram of each
-    /// replication (spec `docs/spec/testbed.md` §3; the testbed counts it per group, not
+    /// replication (spec `docs/spec/testbed-spec.md` §3; the testbed counts it per group, not
     /// per client). Empty on the grid and the star.
     pub histograms: String,
     /// Runs, and the events they processed.
@@ -153,7 +153,7 @@ pub fn run(
     })
 }
 
-/// One published row of the constrained-link testbed (spec `docs/spec/calibration.md`
+/// One published row of the constrained-link testbed (spec `docs/spec/calibration-spec.md`
 /// §1; [`crate::published::PUBLISHED`]): flow completion times in seconds,
 /// `None` where the source gives only the median.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -452,7 +452,7 @@ mod tests {
     fn published_rows_are_the_calibration_tables() {
         let rows = published();
         assert_eq!(rows.len(), crate::published::PUBLISHED.len());
-        // docs/spec/calibration.md §1: one Default CoAP client, continuous, 2500 B.
+        // docs/spec/calibration-spec.md §1: one Default CoAP client, continuous, 2500 B.
         let first = &rows[0];
         assert_eq!(
             (first.clients, first.workload, first.buffer, first.errors),

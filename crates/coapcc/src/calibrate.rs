@@ -12,7 +12,7 @@ use coapcc_sim::{AlgorithmSpec, NetworkScenario, Summary, Workload};
 use crate::published::{PublishedRow, PUBLISHED};
 
 /// The settings the published evaluations used for an algorithm (spec
-/// `docs/spec/algorithms.md` §7): Default CoAP capped at 60 s, CoCoA with aging off, the
+/// `docs/spec/algorithms-spec.md` §7): Default CoAP capped at 60 s, CoCoA with aging off, the
 /// FASOR development variants with the `initk4` first sample.
 pub fn published_settings(name: &str) -> AlgorithmSpec {
     let mut a = AlgorithmSpec::named(name);

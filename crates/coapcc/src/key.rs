@@ -4,7 +4,7 @@
 //! full run spec (the network's `SimNetwork::RunSpec`: a dumbbell [`RunSpec`],
 //! a grid [`grid::RunSpec`](coapcc_sim::grid::RunSpec) or a star
 //! [`star::RunSpec`](coapcc_sim::star::RunSpec)) and its replication index. Runs are pure functions of these
-//! (spec `docs/spec/architecture.md`: determinism), so a key names one result forever: a
+//! (spec `docs/spec/architecture-spec.md`: determinism), so a key names one result forever: a
 //! store never recomputes a key it holds, and any change to a parameter, to the
 //! seed, or to the model version gives new keys.
 

@@ -1,5 +1,5 @@
 //! Published figures of the constrained-link testbed (the project's specification,
-//! `docs/spec/calibration.md` §1), for side-by-side comparison with measured results.
+//! `docs/spec/calibration-spec.md` §1), for side-by-side comparison with measured results.
 //! Flow completion times in seconds; `None` where the source gives only a median.
 //! Also the settings the pCoCoA paper ran its algorithms with on the grid
 //! ([`grid_published_settings`]); the dumbbell's are
@@ -10,7 +10,7 @@ use coapcc_link::errors::ErrorProfile;
 use coapcc_sim::{AlgorithmSpec, WorkloadKind};
 
 /// The settings the pCoCoA paper (Bolettieri et al., Ad Hoc Networks 2018,
-/// Table II; spec `docs/spec/testbed.md` §4) ran an algorithm with on the grid: Default
+/// Table II; spec `docs/spec/testbed-spec.md` §4) ran an algorithm with on the grid: Default
 /// CoAP with ACK_TIMEOUT 3 s (Erbium 3.0's default, `docs/decisions/grid-choices.md`,
 /// "Which Contiki"), every other algorithm (CoCoA+, 4-state-strong, CoCoA-E, pCoCoA) with its
 /// spec defaults. A bare algorithm name in a grid campaign file means these.
@@ -55,7 +55,7 @@ impl PublishedRow {
     }
 
     /// The replication count the published evaluations used: 20 error-free, 40
-    /// error-prone (spec `docs/spec/testbed.md` §1.3).
+    /// error-prone (spec `docs/spec/testbed-spec.md` §1.3).
     pub fn replications(&self) -> u32 {
         if self.errors == ErrorProfile::None {
             20
@@ -111,7 +111,7 @@ const fn median(
     }
 }
 
-/// Every published row of `docs/spec/calibration.md` §1. Where a row appears in both
+/// Every published row of `docs/spec/calibration-spec.md` §1. Where a row appears in both
 /// tables, the one with all percentiles is kept. The 10-client rows say "no
 /// errors" without a buffer: 10 clients never queue more than 930 bytes, so any
 /// buffer of the evaluations gives the same result; they are run with 2500.

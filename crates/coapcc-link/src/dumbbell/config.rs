@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::errors::ErrorProfile;
 
-/// The testbed's parameters (spec `docs/spec/testbed.md` §1); defaults are the spec's.
+/// The testbed's parameters (spec `docs/spec/testbed-spec.md` §1); defaults are the spec's.
 /// The `[network]` table of a dumbbell scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -1,4 +1,4 @@
-//! The constrained-link testbed of the Helsinki evaluations (spec `docs/spec/testbed.md`
+//! The constrained-link testbed of the Helsinki evaluations (spec `docs/spec/testbed-spec.md`
 //! §1) as a sans-IO network:
 //!
 //! ```text

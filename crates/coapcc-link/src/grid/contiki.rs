@@ -1,5 +1,5 @@
 //! Contiki 3.0's CSMA over nullrdc, as Cooja runs it — the `contiki` MAC
-//! profile (spec `docs/spec/radio.md` §1.3; read from `core/net/mac/csma.c`,
+//! profile (spec `docs/spec/radio-spec.md` §1.3; read from `core/net/mac/csma.c`,
 //! `nullrdc.c`, `platform/cooja`; `docs/decisions/grid-choices.md`).
 //!
 //! **Queues (csma).** A node holds at most `queue` frames in all, in one FIFO

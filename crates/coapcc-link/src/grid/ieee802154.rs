@@ -1,5 +1,5 @@
 //! IEEE 802.15.4-2006 unslotted CSMA/CA as ns-3.37's lr-wpan runs it — the
-//! `ieee802154` MAC profile (spec `docs/spec/radio.md` §1.4; read from ns-3.37
+//! `ieee802154` MAC profile (spec `docs/spec/radio-spec.md` §1.4; read from ns-3.37
 //! `lr-wpan-csmaca.cc`, `lr-wpan-mac.cc`, `lr-wpan-phy.cc`;
 //! `docs/decisions/grid-choices.md`).
 //!

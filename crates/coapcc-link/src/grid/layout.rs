@@ -1,4 +1,4 @@
-//! Where the nodes are, who hears whom, and the routes (spec `docs/spec/radio.md` §1.2,
+//! Where the nodes are, who hears whom, and the routes (spec `docs/spec/radio-spec.md` §1.2,
 //! §1.6).
 //!
 //! Nodes are numbered from 1, as in the pCoCoA paper; node `i` is index

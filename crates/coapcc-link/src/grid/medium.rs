@@ -1,4 +1,4 @@
-//! The unit-disk radio medium of Cooja (spec `docs/spec/radio.md` §1.2; Cooja's UDGM).
+//! The unit-disk radio medium of Cooja (spec `docs/spec/radio-spec.md` §1.2; Cooja's UDGM).
 //!
 //! - A frame from `s` can be received by nodes within the reception range and
 //!   disturbs every node within the interference range.

@@ -1,5 +1,5 @@
-//! The low-power multi-hop grid of the pCoCoA evaluation (spec `docs/spec/radio.md` §1,
-//! `docs/spec/testbed.md` §4) as a sans-IO network: 36 IEEE 802.15.4 nodes on a 6 × 6
+//! The low-power multi-hop grid of the pCoCoA evaluation (spec `docs/spec/radio-spec.md` §1,
+//! `docs/spec/testbed-spec.md` §4) as a sans-IO network: 36 IEEE 802.15.4 nodes on a 6 × 6
 //! grid, a unit-disk medium with hidden terminals, 6LoWPAN with
 //! fragmentation, a static tree rooted at the border router, and one of two
 //! MACs:
@@ -241,7 +241,7 @@ pub enum Pacing {
     #[default]
     AfterDrop,
     /// After every frame, acknowledged or dropped (the reading of the
-    /// spec's hypothesis, `docs/spec/radio.md` §1.3).
+    /// spec's hypothesis, `docs/spec/radio-spec.md` §1.3).
     AfterEveryFrame,
 }
 

@@ -1,4 +1,4 @@
-//! 6LoWPAN reassembly at a receiving node (spec `docs/spec/radio.md` §1.5; Contiki 3.0
+//! 6LoWPAN reassembly at a receiving node (spec `docs/spec/radio-spec.md` §1.5; Contiki 3.0
 //! `sicslowpan.c`, `input()`), in two variants:
 //!
 //! - single context (Contiki): a context is discarded when it has timed out

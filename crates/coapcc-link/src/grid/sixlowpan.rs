@@ -1,5 +1,5 @@
 //! IEEE 802.15.4 frames carrying 6LoWPAN, encoded as Contiki 3.0 encodes them
-//! (spec `docs/spec/radio.md` §1.5; `docs/decisions/grid-choices.md`). Every
+//! (spec `docs/spec/radio-spec.md` §1.5; `docs/decisions/grid-choices.md`). Every
 //! size the model uses comes from these encoders; the same code writes the
 //! real bytes of a pcap trace.
 //!

@@ -7,7 +7,7 @@ use super::{ACK_BYTES, MAC_OVERHEAD};
 use crate::time::{serialisation, Nanos};
 
 /// The star's parameters: the `[network]` table of a scenario with
-/// `kind = "star"`. Defaults are `docs/spec/radio.md` §2.2's.
+/// `kind = "star"`. Defaults are `docs/spec/radio-spec.md` §2.2's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {

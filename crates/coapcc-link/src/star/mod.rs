@@ -1,5 +1,5 @@
-//! The 12-station Wi-Fi star of the lwIP evaluation (spec `docs/spec/radio.md` §2,
-//! `docs/spec/testbed.md` §5) as a sans-IO network: stations around one IEEE 802.11
+//! The 12-station Wi-Fi star of the lwIP evaluation (spec `docs/spec/radio-spec.md` §2,
+//! `docs/spec/testbed-spec.md` §5) as a sans-IO network: stations around one IEEE 802.11
 //! access point sharing one collision domain under DCF, and a 10 Mbit/s
 //! wired hop from the access point to the server.
 //!

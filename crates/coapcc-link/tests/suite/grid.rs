@@ -1,5 +1,5 @@
 //! The grid network against timings and outcomes computed by hand from the
-//! MAC rules (spec `docs/spec/radio.md` §1; the module docs of `coapcc_link::grid`).
+//! MAC rules (spec `docs/spec/radio-spec.md` §1; the module docs of `coapcc_link::grid`).
 
 use coapcc_link::grid::{Config, MacProfile, Pacing};
 use coapcc_link::rng::{derive, SimRng, Stream};

@@ -1,6 +1,6 @@
-//! The testbed's workloads (`docs/spec/testbed.md` §2) over CoAP over TCP on kernel
+//! The testbed's workloads (`docs/spec/testbed-spec.md` §2) over CoAP over TCP on kernel
 //! sockets, timed exactly as the simulator's TCP clients are
-//! (`docs/spec/transport-tcp.md` §2, `coapcc_sim::dumbbell`, its `tcp.rs`):
+//! (`docs/spec/transport-tcp-spec.md` §2, `coapcc_sim::dumbbell`, its `tcp.rs`):
 //!
 //! - **continuous**: one connection per client, opened and its CSM exchange
 //!   done (our CSM written, the server's read) *before* a barrier common to

@@ -1,4 +1,4 @@
-//! CoAP over TCP (RFC 8323; spec `docs/spec/transport-tcp.md` §1–2) on kernel TCP
+//! CoAP over TCP (RFC 8323; spec `docs/spec/transport-tcp-spec.md` §1–2) on kernel TCP
 //! sockets: the sans-IO [`coapcc_proto::tcp::CoapTcpConnection`] driven by
 //! tokio, as the UDP side drives the sans-IO client and server.
 //!

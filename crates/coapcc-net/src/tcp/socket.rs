@@ -1,5 +1,5 @@
 //! Kernel TCP socket set-up for the coap+tcp clients: Nagle's algorithm
-//! (on by default, as the evaluations ran, `docs/spec/transport-tcp.md` §2), the
+//! (on by default, as the evaluations ran, `docs/spec/transport-tcp-spec.md` §2), the
 //! congestion-control module (`TCP_CONGESTION`, Linux) and the source
 //! address, all set before the SYN leaves.
 

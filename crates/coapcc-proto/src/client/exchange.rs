@@ -1,7 +1,7 @@
 //! One client exchange: its encoded request (kept in a reusable buffer), its
 //! send times, and the bytes of each transmission (RFC 7252 §4.2: a
 //! retransmission is the identical message, same Message ID; only the
-//! transmission marking of spec docs/spec/algorithms.md §4/§6.6 differs).
+//! transmission marking of spec docs/spec/algorithms-spec.md §4/§6.6 differs).
 
 use coapcc_rto::{ExchangeTimer, Marking};
 use smallvec::SmallVec;

@@ -1,4 +1,4 @@
-//! Transmission marking and its echo (spec docs/spec/algorithms.md §4 and §6.6): how the
+//! Transmission marking and its echo (spec docs/spec/algorithms-spec.md §4 and §6.6): how the
 //! ordinal `i` of a transmission (0 = original) is written into a request, and
 //! how the peer's echo is read back into the ordinal.
 

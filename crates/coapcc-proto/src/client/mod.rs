@@ -3,10 +3,10 @@
 //! - Message IDs are sequential from `first_mid`; tokens are zero-length by
 //!   default (the testbed's messages) or [`ClientConfig::token_len`] bytes.
 //! - Each destination (peer) has its own congestion-control algorithm
-//!   ([`coapcc_rto::CongestionControl`], spec docs/spec/algorithms.md §0.1), built on
+//!   ([`coapcc_rto::CongestionControl`], spec docs/spec/algorithms-spec.md §0.1), built on
 //!   first use. The algorithm chooses every retransmission timer; this module
 //!   keeps the RFC's retransmission counter, MAX_RETRANSMIT and NSTART.
-//! - Transmissions are marked as the algorithm asks ([`Marking`], docs/spec/algorithms.md §4,
+//! - Transmissions are marked as the algorithm asks ([`Marking`], docs/spec/algorithms-spec.md §4,
 //!   §6.6); the echo is decoded back to the ordinal and the precise RTT of that
 //!   copy handed to the algorithm.
 //! - Matching: an ACK or RST by Message ID and peer; a piggybacked response
@@ -18,7 +18,7 @@
 //!   Empty ACK when Confirmable). With zero-length tokens a separate response
 //!   is accepted only when exactly one exchange with that peer awaits one.
 //! - Duplicate acknowledgements of exchanges already acknowledged (the echoes
-//!   of unnecessary retransmissions, docs/spec/algorithms.md §0.2) are reported as
+//!   of unnecessary retransmissions, docs/spec/algorithms-spec.md §0.2) are reported as
 //!   [`ClientEvent::DuplicateResponse`].
 //! - Echo (RFC 9175 §2.4): a 4.01 Unauthorized carrying an Echo option is
 //!   a server's challenge to show that the client receives at its address
@@ -642,7 +642,7 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
     }
 
     /// Forgets what the algorithm learnt about `peer` (a new short-lived
-    /// client, spec docs/spec/testbed.md §2): [`CongestionControl::reset`].
+    /// client, spec docs/spec/testbed-spec.md §2): [`CongestionControl::reset`].
     pub fn reset_peer(&mut self, peer: P) {
         if let Some(p) = self.peers.iter_mut().find(|p| p.peer == peer) {
             p.algorithm.reset();

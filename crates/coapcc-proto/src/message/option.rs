@@ -1,5 +1,5 @@
 //! Option numbers (RFC 7252 §5.10, §12.2) and the experimental numbers of the
-//! transmission-marking options (spec docs/spec/algorithms.md §4 and §6.6 Decisions).
+//! transmission-marking options (spec docs/spec/algorithms-spec.md §4 and §6.6 Decisions).
 
 /// If-Match.
 pub const IF_MATCH: u16 = 1;
@@ -44,10 +44,10 @@ pub const SIZE1: u16 = 60;
 pub const ECHO: u16 = 252;
 /// The longest Echo value (RFC 9175 §2.2.1).
 pub const ECHO_MAX_LEN: usize = 40;
-/// Rexmit-Cnt, FASOR's retransmission count (spec docs/spec/algorithms.md §6.6
+/// Rexmit-Cnt, FASOR's retransmission count (spec docs/spec/algorithms-spec.md §6.6
 /// Decision): elective, safe-to-forward, NoCacheKey, uint 0–1 byte.
 pub const REXMIT_CNT: u16 = 65020;
-/// Transmission Counter, pCoCoA's (spec docs/spec/algorithms.md §4 Decision): elective,
+/// Transmission Counter, pCoCoA's (spec docs/spec/algorithms-spec.md §4 Decision): elective,
 /// safe-to-forward, NoCacheKey, uint 0–1 byte.
 pub const TC: u16 = 65052;
 

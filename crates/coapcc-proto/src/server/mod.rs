@@ -6,14 +6,14 @@
 //! - Deduplication (§4.5): a Confirmable request is remembered by (peer,
 //!   Message ID) for EXCHANGE_LIFETIME together with its response; a duplicate
 //!   is answered from that cache (processed once), echoing the marking option
-//!   of the *current* copy (docs/spec/algorithms.md §4) and, by default, the current copy's
+//!   of the *current* copy (docs/spec/algorithms-spec.md §4) and, by default, the current copy's
 //!   token: a copy whose token differs from the first one's (FASOR+Token's
-//!   ordinal tokens, spec docs/spec/algorithms.md §6.6) is answered as a server that
+//!   ordinal tokens, spec docs/spec/algorithms-spec.md §6.6) is answered as a server that
 //!   processes an idempotent duplicate again (§4.5's relaxation) answers it.
 //!   [`ServerConfig::cached_token`] answers with the *cached* token instead
 //!   (the same ACK for every copy); `docs/decisions/coap-udp-choices.md`, "Server",
 //!   "FASOR+Token: the token a duplicate's answer carries".
-//! - Echo: the Transmission Counter (option 65052, spec docs/spec/algorithms.md §4) is
+//! - Echo: the Transmission Counter (option 65052, spec docs/spec/algorithms-spec.md §4) is
 //!   echoed in every response to a request carrying it; Rexmit-Cnt (65020,
 //!   §6.6) only in piggybacked responses. Both only when
 //!   [`ServerConfig::echo_options`] is set (a server without support does not).
@@ -61,7 +61,7 @@ pub struct ServerConfig {
 impl ServerConfig {
     /// EXCHANGE_LIFETIME (RFC 7252 §4.8.2) re-derived for the evaluations'
     /// MAX_RETRANSMIT = 20 and the 60 s cap on a backed-off timer (spec
-    /// docs/spec/algorithms.md §0.1, §7): the timers of the worst case are 3, 6, 12, 24,
+    /// docs/spec/algorithms-spec.md §0.1, §7): the timers of the worst case are 3, 6, 12, 24,
     /// 48 and then 60 s, so MAX_TRANSMIT_SPAN = 93 + 15 × 60 = 993 s; adding
     /// 2 × MAX_LATENCY (2 × 100 s) and PROCESSING_DELAY (2 s) gives 1195 s.
     pub const EVALUATION_EXCHANGE_LIFETIME: Nanos = 1195 * SEC;
@@ -128,7 +128,7 @@ pub trait Handler {
     }
 }
 
-/// The testbed's resource (spec docs/spec/testbed.md §1.2): 2.05 with `size` bytes of
+/// The testbed's resource (spec docs/spec/testbed-spec.md §1.2): 2.05 with `size` bytes of
 /// payload to any GET, whatever the path; 4.05 Method Not Allowed to other
 /// methods.
 #[derive(Clone, Debug, PartialEq, Eq)]

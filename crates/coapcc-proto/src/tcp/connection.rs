@@ -1,5 +1,5 @@
 //! A CoAP-over-TCP connection as a sans-IO state machine (RFC 8323 §3–5;
-//! docs/spec/transport-tcp.md §1).
+//! docs/spec/transport-tcp-spec.md §1).
 //!
 //! It sits on a reliable byte stream: bytes read from the stream go into
 //! [`CoapTcpConnection::handle_bytes`], bytes to write come out of
@@ -183,7 +183,7 @@ impl<F: FnMut(&FrameView<'_>, &mut Response)> RequestHandler for F {
     }
 }
 
-/// The testbed server (docs/spec/testbed.md §1.2): every request gets 2.05 Content
+/// The testbed server (docs/spec/testbed-spec.md §1.2): every request gets 2.05 Content
 /// with a payload of `payload_len` bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct TestbedHandler {

@@ -1,5 +1,5 @@
 //! RFC 8323 §3.2 frames: `Len(4) | TKL(4) | [Extended Length] | Code | Token |
-//! Options | [0xFF Payload]` (docs/spec/transport-tcp.md §1).
+//! Options | [0xFF Payload]` (docs/spec/transport-tcp-spec.md §1).
 //!
 //! `Len` counts the options, the payload marker and the payload only. 0–12 is
 //! literal; 13 adds one byte holding len − 13, 14 two bytes holding len − 269,

@@ -1,4 +1,4 @@
-//! CoAP over TCP (RFC 8323; docs/spec/transport-tcp.md §1), sans-IO: the frame codec
+//! CoAP over TCP (RFC 8323; docs/spec/transport-tcp-spec.md §1), sans-IO: the frame codec
 //! ([`frame`]), incremental decoding of a byte stream ([`decoder`]),
 //! signalling messages ([`signal`]) and the connection state machine
 //! ([`connection`]).

@@ -7,7 +7,7 @@ use coapcc_proto::message::{
 };
 use proptest::prelude::*;
 
-/// The testbed's request (spec docs/spec/testbed.md §1.2): CON GET, MID 0x1234, no token,
+/// The testbed's request (spec docs/spec/testbed-spec.md §1.2): CON GET, MID 0x1234, no token,
 /// Uri-Path "sense". Header 0x40 = version 1, type CON, TKL 0; option header 0xB5
 /// = delta 11, length 5.
 const TESTBED_REQUEST: [u8; 10] = [0x40, 0x01, 0x12, 0x34, 0xB5, b's', b'e', b'n', b's', b'e'];

@@ -33,7 +33,7 @@ def published() -> pd.DataFrame:
     """The published flow completion times coapcc is checked against.
 
     One row per published configuration of the constrained-link testbed (the
-    tables of the specification ``docs/spec/calibration.md`` §1, from the CoCoA, Full
+    tables of the specification ``docs/spec/calibration-spec.md`` §1, from the CoCoA, Full
     Backoff and CoAP-over-TCP evaluations; what ``coapcc calibrate`` and the
     reports compare with): ``clients``, ``workload``, ``buffer`` (bytes; NaN =
     infinite), ``errors``, ``algorithm``, the published ``replications`` and the

@@ -12,7 +12,7 @@ def algorithms() -> list[dict[str, Any]]:
     """Every algorithm: name, section, state_bytes, description, approximate, transport."""
 
 def published() -> str:
-    """The published FCT rows (docs/spec/calibration.md §1) as a JSON array."""
+    """The published FCT rows (docs/spec/calibration-spec.md §1) as a JSON array."""
 
 def networks() -> list[tuple[str, str, str, str]]:
     """Every network with its store tables: (name, cells table, run table, item table)."""

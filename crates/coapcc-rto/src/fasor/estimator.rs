@@ -1,4 +1,4 @@
-//! FASOR's FastRTO estimator (spec `docs/spec/algorithms.md` §6.1) and its dither (§6.2).
+//! FASOR's FastRTO estimator (spec `docs/spec/algorithms-spec.md` §6.1) and its dither (§6.2).
 //!
 //! RFC 6298 (α = 1/8, β = 1/4, K = 4) fed with unambiguous samples only (and,
 //! for FASOR+Token/Option, with precise echoed samples), no clock-granularity

@@ -1,4 +1,4 @@
-//! The FASOR family (spec `docs/spec/algorithms.md` §6): FASOR (§6.1–6.4), its development
+//! The FASOR family (spec `docs/spec/algorithms-spec.md` §6): FASOR (§6.1–6.4), its development
 //! variants Slow and FastSlow (§6.5), and the accurate-RTT variants FASOR+Token
 //! and FASOR+Option (§6.6).
 //!

@@ -1,4 +1,4 @@
-//! FASOR's states, transitions and timer series (spec `docs/spec/algorithms.md` §6.4) and
+//! FASOR's states, transitions and timer series (spec `docs/spec/algorithms-spec.md` §6.4) and
 //! the development variants Slow and FastSlow (§6.5).
 //!
 //! A series is a function of the state the exchange started in, the dithered
@@ -12,7 +12,7 @@
 
 use crate::math::{max, min};
 
-/// Which series family (docs/spec/algorithms.md §6.5).
+/// Which series family (docs/spec/algorithms-spec.md §6.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Series {
     /// FASOR proper (§6.4): FAST → FAST_SLOW_FAST → SLOW_FAST.

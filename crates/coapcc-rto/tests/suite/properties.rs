@@ -1,4 +1,4 @@
-//! Property tests over **every** entry of the registry (spec `docs/spec/algorithms.md` §8):
+//! Property tests over **every** entry of the registry (spec `docs/spec/algorithms-spec.md` §8):
 //! random sequences of events — exchange starts (with NSTART > 1), expiries,
 //! acknowledgements after any number of retransmissions, with and without
 //! echoed transmission marks, failures, time jumps and resets — driven the way

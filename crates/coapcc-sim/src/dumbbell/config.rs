@@ -19,8 +19,8 @@ pub fn is_tcp(spec: &AlgorithmSpec) -> bool {
     spec.is_tcp()
 }
 
-/// CoAP settings shared by every client of a run (spec `docs/spec/algorithms.md` §0.1, §7;
-/// `docs/spec/testbed.md` §1.2).
+/// CoAP settings shared by every client of a run (spec `docs/spec/algorithms-spec.md` §0.1, §7;
+/// `docs/spec/testbed-spec.md` §1.2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Coap {
@@ -57,7 +57,7 @@ pub struct Group {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
     /// The network: the `[network]` table of a constrained-link scenario
-    /// (spec `docs/spec/testbed.md` §1).
+    /// (spec `docs/spec/testbed-spec.md` §1).
     pub network: dumbbell::Config,
     /// CoAP settings.
     pub coap: Coap,

@@ -1,5 +1,5 @@
 //! The constrained-link dumbbell of the Helsinki evaluations (spec
-//! `docs/spec/testbed.md` §1–2) in the simulator: CoAP clients (over UDP, or over TCP
+//! `docs/spec/testbed-spec.md` §1–2) in the simulator: CoAP clients (over UDP, or over TCP
 //! with the `tcp*` algorithms) and one server on the network of
 //! [`coapcc_link::dumbbell`].
 //!

@@ -1,5 +1,5 @@
-//! CoAP over TCP in the constrained-link testbed (spec `docs/spec/transport-tcp.md` §1–3,
-//! `docs/spec/testbed.md` §2–3): the clients' connections, the server's accepted
+//! CoAP over TCP in the constrained-link testbed (spec `docs/spec/transport-tcp-spec.md` §1–3,
+//! `docs/spec/testbed-spec.md` §2–3): the clients' connections, the server's accepted
 //! connections, and their workloads.
 //!
 //! Every client connection is a pair of sans-IO endpoints — a `coapcc-tcp`
@@ -13,7 +13,7 @@
 //! emits over the bottleneck (their size is [`Segment::wire_len`]) and hands
 //! them back when they arrive; timers come back as events.
 //!
-//! Workloads (docs/spec/testbed.md §2, docs/spec/transport-tcp.md §2):
+//! Workloads (docs/spec/testbed-spec.md §2, docs/spec/transport-tcp-spec.md §2):
 //! - **continuous**: one connection, set up before the measurement: every
 //!   continuous TCP client connects at time 0 and exchanges CSMs (it holds the
 //!   server's CSM and its own is acknowledged); when the last of them is done,

@@ -1,4 +1,4 @@
-//! The dumbbell's world (spec `docs/spec/testbed.md` §1–2): CoAP clients and a server
+//! The dumbbell's world (spec `docs/spec/testbed-spec.md` §1–2): CoAP clients and a server
 //! on the network of [`coapcc_link::dumbbell`], their workloads, and their
 //! records; the event loop ([`crate::event_loop`]) hands it the network's
 //! events and the endpoints' timers.
@@ -10,7 +10,7 @@
 //! wire is the IPv4 + UDP header plus those bytes.
 //!
 //! Clients of the algorithms `tcp` and `tcp-lwip*` run CoAP over TCP instead
-//! (docs/spec/transport-tcp.md §1–3, [`super::tcp`]): their packets are TCP segments of real size
+//! (docs/spec/transport-tcp-spec.md §1–3, [`super::tcp`]): their packets are TCP segments of real size
 //! ([`coapcc_tcp::Segment::wire_len`]) that cross the same buffers, serialisers,
 //! error model and delays. A run may mix UDP and TCP groups.
 
@@ -244,8 +244,8 @@ impl<'a> World<'a> {
         self.core.agenda.push(at, ev);
     }
 
-    /// Time 0 (docs/spec/testbed.md §1.3): all clients start, in index order.
-    /// Continuous TCP clients set up their connection first (docs/spec/transport-tcp.md
+    /// Time 0 (docs/spec/testbed-spec.md §1.3): all clients start, in index order.
+    /// Continuous TCP clients set up their connection first (docs/spec/transport-tcp-spec.md
     /// §2); then time 0 of the workload is when the last of them is ready.
     fn start_clients(&mut self) {
         if self.tcp.warming == 0 {

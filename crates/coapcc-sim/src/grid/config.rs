@@ -64,7 +64,7 @@ impl WorkloadKind {
     }
 }
 
-/// The grid's workload (spec `docs/spec/testbed.md` §2, §4).
+/// The grid's workload (spec `docs/spec/testbed-spec.md` §2, §4).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Workload {

@@ -1,4 +1,4 @@
-//! The pCoCoA evaluation (spec `docs/spec/testbed.md` §2–4, `docs/spec/radio.md` §1.7): CoAP
+//! The pCoCoA evaluation (spec `docs/spec/testbed-spec.md` §2–4, `docs/spec/radio-spec.md` §1.7): CoAP
 //! clients on the nodes of the 802.15.4 grid of [`coapcc_link::grid`], one
 //! CoAP server, periodic clients and bursty interferers, and the paper's
 //! metrics.

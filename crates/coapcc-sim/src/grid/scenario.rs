@@ -1,5 +1,5 @@
 //! A grid scenario as written in a scenario file (`[network] kind =
-//! "grid"`, the pCoCoA evaluation, spec `docs/spec/testbed.md` §3–4): the grid, the
+//! "grid"`, the pCoCoA evaluation, spec `docs/spec/testbed-spec.md` §3–4): the grid, the
 //! CoAP settings, the workload and the algorithms to compare, replicated.
 //! Running it is [`crate::scenario`]'s.
 

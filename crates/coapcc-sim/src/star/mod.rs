@@ -1,4 +1,4 @@
-//! The lwIP evaluation (spec `docs/spec/testbed.md` §2, §5; `docs/spec/radio.md` §2): bulk TCP
+//! The lwIP evaluation (spec `docs/spec/testbed-spec.md` §2, §5; `docs/spec/radio-spec.md` §2): bulk TCP
 //! senders on the stations of the Wi-Fi star of [`coapcc_link::star`], a TCP
 //! sink behind the access point, and the paper's metrics.
 //!
@@ -13,7 +13,7 @@
 //! - The sink is the same Reno-like receiver whatever the stations run (the
 //!   `linux` profile): it accepts every connection, reads everything at
 //!   once, acknowledges every segment (no delayed ACK) and advertises
-//!   14 · MSS (`docs/spec/radio.md` §2.3).
+//!   14 · MSS (`docs/spec/radio-spec.md` §2.3).
 //! - The run ends when every byte written has been acknowledged, or
 //!   `drain_s` after the last write is due.
 //! - Goodput at the access point: bytes the sink received × 8 / the time

@@ -1,5 +1,5 @@
 //! A star scenario as written in a scenario file (`[network] kind =
-//! "star"`, the lwIP evaluation, spec `docs/spec/testbed.md` §3, §5): the star, the bulk
+//! "star"`, the lwIP evaluation, spec `docs/spec/testbed-spec.md` §3, §5): the star, the bulk
 //! senders and the TCP flavours to compare, replicated. Running it is
 //! [`crate::scenario`]'s.
 

@@ -1,5 +1,5 @@
 //! The lwIP paper's metrics for one TCP flavour over its replications on the
-//! star (spec `docs/spec/testbed.md` §5): goodput at the access point, retransmissions,
+//! star (spec `docs/spec/testbed-spec.md` §5): goodput at the access point, retransmissions,
 //! and the stations' cwnd, ssthresh, RTO and RTT over time, with 95 %
 //! confidence intervals.
 

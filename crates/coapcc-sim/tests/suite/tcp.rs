@@ -1,4 +1,4 @@
-//! CoAP over TCP in the testbed (docs/spec/transport-tcp.md §1–2, docs/spec/testbed.md §1–3)
+//! CoAP over TCP in the testbed (docs/spec/transport-tcp-spec.md §1–2, docs/spec/testbed-spec.md §1–3)
 //! against hand-derived physics: segment sizes, serialisation, delays, the
 //! delayed ACK and Nagle's hold on the first request of a connection.
 //!
@@ -147,7 +147,7 @@ fn one_continuous_client_takes_fifty_tcp_round_trips() {
 
     // With the jittered path (2 × U(10, 20) ms per exchange) the FCT stays
     // within 4 standard deviations (4 × 10 × 2.9 ms) of the same mean, which
-    // is also the published 33.208 s (docs/spec/calibration.md §1).
+    // is also the published 33.208 s (docs/spec/calibration-spec.md §1).
     for rep in 0..5 {
         let r = dumbbell::Sim::run(
             &spec(
@@ -479,7 +479,7 @@ fn random_tcp_clients_are_much_slower_than_udp_ones() {
     s.groups[0].algorithm = AlgorithmSpec::named("default");
     let udp: Vec<_> = (0..5).map(|r| dumbbell::Sim::run(&s, r).unwrap()).collect();
     let (t, u) = (Summary::of("tcp", 0, &tcp), Summary::of("udp", 0, &udp));
-    // Several batches of about 1.5 s of set-up each (docs/spec/calibration.md §1:
+    // Several batches of about 1.5 s of set-up each (docs/spec/calibration-spec.md §1:
     // 47.093 s against 33.003 s).
     assert!(t.fct.min > u.fct.max + 8.0, "{:?} {:?}", t.fct, u.fct);
     assert!(t.tcp.as_ref().unwrap().connections >= 25);

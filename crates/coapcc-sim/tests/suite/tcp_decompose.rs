@@ -35,7 +35,7 @@ use coapcc_tcp::Flags;
 use coapcc_workload::{AlgorithmSpec, WorkloadKind};
 
 const SEC: f64 = 1e9;
-/// The downlink's rate in bytes per second (30 kbit/s, docs/spec/testbed.md §1).
+/// The downlink's rate in bytes per second (30 kbit/s, docs/spec/testbed-spec.md §1).
 const DOWN_BPS: f64 = 3750.0;
 
 /// One thing seen through the tap.
@@ -429,7 +429,7 @@ fn env(name: &str, default: u32) -> u32 {
 fn decomposition() {
     let reps = env("DECOMPOSE_REPS", 20);
     let clients = env("DECOMPOSE_CLIENTS", 100);
-    // The published medians of the two rows (spec docs/spec/calibration.md §1).
+    // The published medians of the two rows (spec docs/spec/calibration-spec.md §1).
     let rows = [
         (Buffer::Bytes(2500), "2500", 86.7),
         (Buffer::Infinite, "inf", 146.308),

@@ -1,4 +1,4 @@
-//! CoAP over lwIP's TCP in the dumbbell (docs/spec/transport-tcp.md §3): the names
+//! CoAP over lwIP's TCP in the dumbbell (docs/spec/transport-tcp-spec.md §3): the names
 //! `tcp-lwip`, `tcp-lwip-backoff`, `tcp-lwip-cwnd`, `tcp-lwip-backoff-cwnd`
 //! run wherever `tcp` does, both ends of every connection on lwIP, MSS 256
 //! from the 296-byte MTU.
@@ -139,8 +139,8 @@ fn every_lwip_name_runs_and_completes_under_errors() {
 #[test]
 fn the_backoff_variant_keeps_expired_timers_small() {
     // Over a few lossy replications, the largest timer that expired under
-    // lwIP's shift table is larger than under ×2 / ×1.3 (docs/spec/transport-tcp.md §3;
-    // docs/spec/calibration.md: "the back-off variant keeps the largest RTO far below
+    // lwIP's shift table is larger than under ×2 / ×1.3 (docs/spec/transport-tcp-spec.md §3;
+    // docs/spec/calibration-spec.md: "the back-off variant keeps the largest RTO far below
     // original lwIP's").
     let largest = |name: &str| -> f64 {
         (0..3)

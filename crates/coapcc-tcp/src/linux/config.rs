@@ -1,4 +1,4 @@
-//! Configuration of the TCP model: the `linux` profile of docs/spec/transport-tcp.md §2
+//! Configuration of the TCP model: the `linux` profile of docs/spec/transport-tcp-spec.md §2
 //! (Linux 4.9 as the thesis configured it, [`TcpConfig::linux`]), its
 //! mechanism switches ([`Mechanisms`]: Debian 9's 4.9 defaults, a Linux 6.x
 //! host) and model 2's NewReno profile ([`TcpConfig::newreno`]).
@@ -10,7 +10,7 @@ use crate::{MS, SEC};
 pub enum Nagle {
     /// No Nagle: small segments leave at once (TCP_NODELAY).
     Off,
-    /// RFC 896 as the spec states it (docs/spec/transport-tcp.md §2): a segment smaller
+    /// RFC 896 as the spec states it (docs/spec/transport-tcp-spec.md §2): a segment smaller
     /// than the MSS waits while any sent data is unacknowledged.
     Classic,
     /// Linux's variant (Minshall): a small segment waits only while the last
@@ -19,7 +19,7 @@ pub enum Nagle {
 }
 
 /// The mechanisms of the `linux` profile, each behind a named switch
-/// (docs/spec/transport-tcp.md §2, corrected; `docs/decisions/tcp-choices.md`, "TCP model" and
+/// (docs/spec/transport-tcp-spec.md §2, corrected; `docs/decisions/tcp-choices.md`, "TCP model" and
 /// "Linux 4.9's loss recovery"). The first six are Linux
 /// 4.9's loss-recovery mechanisms, as the sysctl that switches each; the rest
 /// are where a Linux 6.x host differs from Linux 4.9 as the thesis configured
@@ -73,7 +73,7 @@ pub struct Mechanisms {
     /// out-of-window data, and after a gap of more than an RTO; an ACK
     /// decided on the receive path leaves as its own segment, before the
     /// application answers (`__tcp_ack_snd_check` runs in the softirq).
-    /// Off: the spec's rule (docs/spec/transport-tcp.md §2).
+    /// Off: the spec's rule (docs/spec/transport-tcp-spec.md §2).
     pub quickack: bool,
     /// `ato`: the adaptive delayed-ACK timeout (`tcp_event_data_recv`,
     /// `tcp_send_delayed_ack`, `tcp_delack_timer_handler`): ato starts at
@@ -115,7 +115,7 @@ pub struct Mechanisms {
     /// `tcp_window_scaling = 1` (the default) and answer it when the SYN had
     /// it (`tcp_syn_options`, `tcp_synack_options`). Only the bytes are
     /// modelled (windows stay below 64 KiB here). Off: the spec's header
-    /// sizes (docs/spec/transport-tcp.md §2: the MSS option alone on SYN / SYN-ACK).
+    /// sizes (docs/spec/transport-tcp-spec.md §2: the MSS option alone on SYN / SYN-ACK).
     pub wscale: bool,
 }
 
@@ -123,7 +123,7 @@ pub struct Mechanisms {
 pub type Linux49 = Mechanisms;
 
 impl Mechanisms {
-    /// Linux 4.9 as the thesis configured it (docs/spec/transport-tcp.md §2,
+    /// Linux 4.9 as the thesis configured it (docs/spec/transport-tcp-spec.md §2,
     /// corrected): `tcp_sack = 0`, so NewReno-style recovery without early
     /// retransmit, RACK or the tail loss probe; F-RTO (`tcp_frto = 2`, the
     /// non-SACK steps) and PRR stay. The `tcp` profile.
@@ -269,7 +269,7 @@ impl Mechanisms {
 }
 
 /// Parameters of one TCP endpoint. [`TcpConfig::linux`] is the profile the
-/// published evaluations ran (docs/spec/transport-tcp.md §2): Linux 4.9 as the thesis
+/// published evaluations ran (docs/spec/transport-tcp-spec.md §2): Linux 4.9 as the thesis
 /// configured it; [`TcpConfig::newreno`] is model 2's NewReno profile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpConfig {
@@ -325,7 +325,7 @@ pub struct TcpConfig {
 }
 
 impl TcpConfig {
-    /// The `linux` profile (docs/spec/transport-tcp.md §2, corrected) for a 296-byte
+    /// The `linux` profile (docs/spec/transport-tcp-spec.md §2, corrected) for a 296-byte
     /// MTU: MSS 256, initial RTO 2 s, RTO at most 120 s, 40 SYN and SYN-ACK
     /// retries, initial cwnd 10 segments, Nagle on, delayed ACK 200 ms, and
     /// Linux 4.9's loss recovery as the thesis configured it

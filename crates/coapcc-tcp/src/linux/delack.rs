@@ -3,7 +3,7 @@
 //! [`crate::Mechanisms`]; `docs/decisions/tcp-choices.md`, "A Linux 6.x host").
 //!
 //! Linux 4.9 and 6.x share these rules (`net/ipv4/tcp_input.c`,
-//! `tcp_output.c`, `tcp_timer.c`); docs/spec/transport-tcp.md §2 replaces them by a
+//! `tcp_output.c`, `tcp_timer.c`); docs/spec/transport-tcp-spec.md §2 replaces them by a
 //! constant 200 ms timer for the thesis's hosts, so `tcp` runs with both
 //! switches off and this state is inert. With them on:
 //!

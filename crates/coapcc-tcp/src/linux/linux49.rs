@@ -1,5 +1,5 @@
 //! Linux 4.9's congestion state machine for one sender, in packets
-//! (docs/spec/transport-tcp.md §2, corrected): `tcp_fastretrans_alert` with the states
+//! (docs/spec/transport-tcp-spec.md §2, corrected): `tcp_fastretrans_alert` with the states
 //! Open, Disorder, CWR, Recovery and Loss; Reno window growth
 //! (`tcp_reno_cong_avoid`, `tcp_slow_start`, `tcp_cong_avoid_ai`,
 //! `tcp_is_cwnd_limited`) and `tcp_reno_ssthresh`; SACK-based recovery with

@@ -1,4 +1,4 @@
-//! Linux's TCP (docs/spec/transport-tcp.md §2): the `tcp` profiles (Linux 4.9 as the
+//! Linux's TCP (docs/spec/transport-tcp-spec.md §2): the `tcp` profiles (Linux 4.9 as the
 //! thesis configured it, Debian 9's defaults, a Linux 6.x host) and model 2's
 //! NewReno (`tcp-newreno`).
 //!

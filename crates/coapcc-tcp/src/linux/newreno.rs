@@ -1,4 +1,4 @@
-//! NewReno congestion control (docs/spec/transport-tcp.md §2): slow start and congestion
+//! NewReno congestion control (docs/spec/transport-tcp-spec.md §2): slow start and congestion
 //! avoidance (RFC 5681), fast retransmit on the third duplicate ACK and fast
 //! recovery with partial ACKs (RFC 6582), and the loss window after a
 //! retransmission timeout.

@@ -1,4 +1,4 @@
-//! Linux's RTT estimator and RTO (docs/spec/transport-tcp.md §2; RFC 6298 as Linux
+//! Linux's RTT estimator and RTO (docs/spec/transport-tcp-spec.md §2; RFC 6298 as Linux
 //! implements it in `tcp_rtt_estimator` / `__tcp_set_rto`).
 //!
 //! Kept in Linux's scaled integer form, in nanoseconds: `srtt8` = 8·SRTT,

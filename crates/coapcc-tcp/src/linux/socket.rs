@@ -1,4 +1,4 @@
-//! One TCP endpoint as a sans-IO state machine (docs/spec/transport-tcp.md §2).
+//! One TCP endpoint as a sans-IO state machine (docs/spec/transport-tcp-spec.md §2).
 //!
 //! Time comes in as `u64` nanoseconds; segments come in through
 //! [`TcpSocket::handle_segment`] and go out through

@@ -1,4 +1,4 @@
-//! The device's TCP timer grid (docs/spec/transport-tcp.md §3: "timers tick every
+//! The device's TCP timer grid (docs/spec/transport-tcp-spec.md §3: "timers tick every
 //! 500 ms").
 //!
 //! lwIP has no per-connection timers. One cyclic timer per device calls

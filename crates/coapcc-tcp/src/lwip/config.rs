@@ -1,5 +1,5 @@
 //! The options of one lwIP build (`opt.h`) and the published variant it runs
-//! (docs/spec/transport-tcp.md §3).
+//! (docs/spec/transport-tcp-spec.md §3).
 
 use super::{LwipBackoff, LwipLossWindow, FIRST_TIMER_DELAY};
 use crate::SEC;

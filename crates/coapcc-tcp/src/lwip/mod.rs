@@ -1,4 +1,4 @@
-//! lwIP's TCP (docs/spec/transport-tcp.md §3): the `lwip` profile and its three
+//! lwIP's TCP (docs/spec/transport-tcp-spec.md §3): the `lwip` profile and its three
 //! published variants (Mhamdi & Abdul Khalek 2023).
 //!
 //! - this module: the arithmetic, as pure functions of whole 500 ms ticks —
@@ -28,7 +28,7 @@ pub use socket::LwipSocket;
 pub const TICK: u64 = 500_000_000;
 
 /// lwIP's backoff table (`tcp_backoff` in `tcp.c`), indexed by the timeout
-/// count `nrtx` (docs/spec/transport-tcp.md §3).
+/// count `nrtx` (docs/spec/transport-tcp-spec.md §3).
 pub const BACKOFF: [u8; 13] = [1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 7];
 
 /// Data retransmissions before lwIP gives up (`TCP_MAXRTX`, `opt.h`).
@@ -41,7 +41,7 @@ pub const SYN_MAX_RTX: u32 = 6;
 pub const MAX_RTO_TICKS: i32 = 0x7FFF;
 
 /// lwIP's estimator: `sa` = 8·SRTT and `sv` = 4·mdev, in ticks
-/// (docs/spec/transport-tcp.md §3; `tcp_receive` in `tcp_in.c`, initial values in
+/// (docs/spec/transport-tcp-spec.md §3; `tcp_receive` in `tcp_in.c`, initial values in
 /// `tcp_alloc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LwipEstimator {
@@ -91,7 +91,7 @@ pub enum LwipBackoff {
 impl LwipBackoff {
     /// The RTO (ticks) after timeout number `n` (0 = first), given the
     /// estimator's base RTO and the RTO that just expired; lwIP's
-    /// `tcp_slowtmr` (docs/spec/transport-tcp.md §3). Not clamped: see
+    /// `tcp_slowtmr` (docs/spec/transport-tcp-spec.md §3). Not clamped: see
     /// [`Self::next_rto_clamped`].
     pub fn next_rto(self, n: u32, base: i32, current: i32) -> i32 {
         match self {
@@ -142,7 +142,7 @@ pub enum LwipLossWindow {
 /// advertised window `wnd` (`snd_wnd`) and `ssthresh` in force:
 /// `ssthresh = max(min(cwnd, wnd)/2, 2·MSS)`, and cwnd the loss window — one
 /// MSS, or the cwnd variant's half of the ssthresh in force before this
-/// recomputation (docs/spec/transport-tcp.md §3; `tcp_slowtmr`; paper §4.2).
+/// recomputation (docs/spec/transport-tcp-spec.md §3; `tcp_slowtmr`; paper §4.2).
 pub fn after_timeout(
     cwnd: u64,
     wnd: u64,
@@ -161,7 +161,7 @@ pub fn after_timeout(
 
 /// lwIP's initial window: `min(4·MSS, max(2·MSS, 4380))`
 /// (`LWIP_TCP_CALC_INITIAL_CWND` in `tcp_in.c`, applied when the handshake
-/// completes; docs/spec/transport-tcp.md §3).
+/// completes; docs/spec/transport-tcp-spec.md §3).
 pub fn initial_cwnd(mss: u64) -> u64 {
     (4 * mss).min((2 * mss).max(4380))
 }

@@ -1,4 +1,4 @@
-//! One lwIP TCP endpoint as a sans-IO state machine (docs/spec/transport-tcp.md §3).
+//! One lwIP TCP endpoint as a sans-IO state machine (docs/spec/transport-tcp-spec.md §3).
 //!
 //! The API is [`crate::TcpSocket`]'s: time comes in as `u64` nanoseconds,
 //! segments through [`LwipSocket::handle_segment`], and go out through
@@ -206,7 +206,7 @@ impl LwipSocket {
     /// Opens a connection actively (`tcp_connect`): the SYN, with the MSS
     /// option `tcp_eff_send_mss(TCP_MSS)`, is the first segment polled; the
     /// send MSS is `INITIAL_MSS` until the SYN-ACK's option arrives, cwnd is
-    /// 1 byte and `snd_wnd` is `TCP_WND` (docs/spec/transport-tcp.md §3).
+    /// 1 byte and `snd_wnd` is `TCP_WND` (docs/spec/transport-tcp-spec.md §3).
     pub fn connect(now: u64, cfg: LwipConfig) -> Self {
         Self::new(now, cfg, TcpState::SynSent)
     }
@@ -338,7 +338,7 @@ impl LwipSocket {
     /// has not room for all (lwIP's `ERR_MEM`: `tcp_write` is all or
     /// nothing).
     ///
-    /// Segments are cut here, as lwIP does (docs/spec/transport-tcp.md §3): the bytes
+    /// Segments are cut here, as lwIP does (docs/spec/transport-tcp-spec.md §3): the bytes
     /// first fill the last unsent segment up to `min(MSS, snd_wnd_max / 2)`
     /// (`tcp_write` phases 1–2, even a segment sent before and queued again
     /// by a timeout), then new segments of at most that size follow (phase
@@ -628,7 +628,7 @@ impl LwipSocket {
         }
     }
 
-    /// A retransmission timeout at slow tick `n` (docs/spec/transport-tcp.md §3;
+    /// A retransmission timeout at slow tick `n` (docs/spec/transport-tcp-spec.md §3;
     /// `tcp_slowtmr`, `tcp_rexmit_rto_prepare`, `tcp_rexmit_rto_commit`):
     /// every unacknowledged segment goes back to the head of `unsent`
     /// (go-back-N, segments as they were), `TF_RTO` marks the retransmitted
@@ -950,7 +950,7 @@ impl LwipSocket {
         self.receive_data(now, seg, seqno)
     }
 
-    /// The ACK half of `tcp_receive` (docs/spec/transport-tcp.md §3).
+    /// The ACK half of `tcp_receive` (docs/spec/transport-tcp-spec.md §3).
     ///
     /// - Window update by the `snd_wl1`/`snd_wl2` rule.
     /// - A duplicate ACK (no new data acknowledged, no sequence space, the
@@ -1084,7 +1084,7 @@ impl LwipSocket {
     }
 
     /// Reno fast retransmit as lwIP does it (`tcp_rexmit_fast`, `tcp_rexmit`;
-    /// docs/spec/transport-tcp.md §3): unless already in fast recovery, the first
+    /// docs/spec/transport-tcp-spec.md §3): unless already in fast recovery, the first
     /// unacknowledged segment goes back to `unsent` (sent again by the next
     /// output), `nrtx` counts it, the RTT measurement is abandoned;
     /// `ssthresh = max(min(cwnd, snd_wnd)/2, 2·MSS)`, `cwnd = ssthresh +
@@ -1110,7 +1110,7 @@ impl LwipSocket {
         self.window_event();
     }
 
-    /// Counts a data segment every byte of which was had before (docs/spec/testbed.md
+    /// Counts a data segment every byte of which was had before (docs/spec/testbed-spec.md
     /// §3: an unnecessary copy), as the `linux` profile does.
     fn count_duplicate_data(&mut self, seg: &Segment, start: i64) {
         let end = start + seg.payload.len() as i64;
@@ -1126,7 +1126,7 @@ impl LwipSocket {
         }
     }
 
-    /// The data half of `tcp_receive` (docs/spec/transport-tcp.md §3: delayed ACK).
+    /// The data half of `tcp_receive` (docs/spec/transport-tcp-spec.md §3: delayed ACK).
     ///
     /// - In ESTABLISHED, FIN-WAIT-1 and FIN-WAIT-2 only.
     /// - Old data is trimmed; a segment wholly below `rcv_nxt` is answered at
@@ -1254,7 +1254,7 @@ impl LwipSocket {
     /// buffer); returns false, leaving `out` cleared, when there is none.
     ///
     /// In order: a RST; pure ACKs owed by the input (`tcp_send_empty_ack`);
-    /// the SYN or SYN-ACK; then `tcp_output`'s rules (docs/spec/transport-tcp.md §3):
+    /// the SYN or SYN-ACK; then `tcp_output`'s rules (docs/spec/transport-tcp-spec.md §3):
     /// the head of `unsent` goes only if it fits whole in `min(snd_wnd,
     /// cwnd)` counted from `lastack`, and Nagle (`tcp_do_output_nagle`)
     /// lets it — nothing unacknowledged, fast recovery, more than one
@@ -1308,7 +1308,7 @@ impl LwipSocket {
         }
     }
 
-    /// `tcp_do_output_nagle` (docs/spec/transport-tcp.md §3, "Nagle as lwIP does it").
+    /// `tcp_do_output_nagle` (docs/spec/transport-tcp-spec.md §3, "Nagle as lwIP does it").
     fn nagle_allows(&self) -> bool {
         !self.cfg.nagle
             || (self.unacked.is_empty() && !self.syn_unacked)

@@ -1,5 +1,5 @@
 //! CoAP over TCP end to end: RFC 8323 connections from `coapcc-proto` over
-//! two model sockets (docs/spec/transport-tcp.md §1–2). Checks the behaviour the spec
+//! two model sockets (docs/spec/transport-tcp-spec.md §1–2). Checks the behaviour the spec
 //! names: the first request waits one RTT behind the CSM (Nagle), and the
 //! real encoded sizes on the wire.
 

@@ -1,5 +1,5 @@
 //! Data transfer: RTO backoff and its collapse, Karn's rule, fast
-//! retransmit / recovery, Nagle, delayed ACKs, close (docs/spec/transport-tcp.md §2).
+//! retransmit / recovery, Nagle, delayed ACKs, close (docs/spec/transport-tcp-spec.md §2).
 //! Loss recovery here is model 2's NewReno ([`TcpConfig::newreno`],
 //! `tcp-newreno`); Linux 4.9's is in `tests/linux49.rs`.
 

@@ -1,6 +1,6 @@
 //! Three-way handshake: timing, SYN / SYN-ACK losses and retries, the
 //! handshake's RTT sample, and the RTO and window it leaves for data
-//! (docs/spec/transport-tcp.md §2).
+//! (docs/spec/transport-tcp-spec.md §2).
 
 use crate::common;
 use coapcc_tcp::{AbortReason, Due, Flags, Segment, TcpConfig, TcpSocket, TcpState};

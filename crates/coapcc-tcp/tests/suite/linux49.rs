@@ -1,5 +1,5 @@
 //! Linux 4.9's loss recovery on the wire with Debian 9's defaults
-//! (`tcp-linux49-debian9`; docs/spec/transport-tcp.md §2, corrected):
+//! (`tcp-linux49-debian9`; docs/spec/transport-tcp-spec.md §2, corrected):
 //! SACK blocks and SACK-based recovery, the tail loss probe, F-RTO after a
 //! spurious timeout, IW10 — against times and windows derived by hand for a
 //! 100 ms one-way wire (RTT 200 ms, so SRTT 200 ms and RTO 600 ms after the

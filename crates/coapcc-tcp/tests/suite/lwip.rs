@@ -1,4 +1,4 @@
-//! The `lwip` profile and its published variants (docs/spec/transport-tcp.md §3),
+//! The `lwip` profile and its published variants (docs/spec/transport-tcp-spec.md §3),
 //! socket against socket over an in-memory wire, against tick sequences
 //! computed by hand.
 //!

@@ -1,6 +1,6 @@
 //! Campaigns: a whole published evaluation as one matrix of runs (algorithms ×
 //! buffers × client counts × workloads × error profiles × replications, and
-//! mixed populations; spec `docs/spec/testbed.md` §1.3, §2, `docs/spec/algorithms.md` §7), run on all
+//! mixed populations; spec `docs/spec/testbed-spec.md` §1.3, §2, `docs/spec/algorithms-spec.md` §7), run on all
 //! cores into a resumable results store ([`crate::store`]).
 //!
 //! What every network's campaigns share; each network's campaign file and

@@ -8,7 +8,7 @@
 //! package's Ray executor computes them in other processes, possibly on other
 //! machines, and hands each result back to its driver as bytes
 //! ([`crate::networks::UnitResult::encode`]), which commits it with the same function. A unit
-//! is a pure function of its spec and replication (spec `docs/spec/architecture.md`:
+//! is a pure function of its spec and replication (spec `docs/spec/architecture-spec.md`:
 //! same scenario and seed, same results), so where it was computed leaves no
 //! trace in the store.
 

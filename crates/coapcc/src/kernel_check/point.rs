@@ -2,7 +2,7 @@
 //! (workload × router buffer × TCP configuration), each run through the host
 //! kernel's TCP behind the IP-level emulator and through the simulator's TCP
 //! model with the same mechanisms (issue "the TCP model held to the kernel";
-//! spec `docs/spec/transport-tcp.md` §2, `docs/spec/testbed.md` §1–3).
+//! spec `docs/spec/transport-tcp-spec.md` §2, `docs/spec/testbed-spec.md` §1–3).
 
 use std::fmt;
 
@@ -59,7 +59,7 @@ impl KernelConfig {
             // NewReno recovery: without SACK the kernel runs neither RACK
             // nor the tail loss probe.
             ("net.ipv4.tcp_sack", "0"),
-            // docs/spec/transport-tcp.md §2: SYN and SYN-ACK retried up to 40 times,
+            // docs/spec/transport-tcp-spec.md §2: SYN and SYN-ACK retried up to 40 times,
             // with Linux 4.9's exponential back-off (no linear first tries).
             ("net.ipv4.tcp_syn_retries", "40"),
             ("net.ipv4.tcp_synack_retries", "40"),
@@ -88,7 +88,7 @@ impl KernelConfig {
     }
 
     /// What a stock kernel cannot be made to do in this configuration,
-    /// against the evaluations' Linux 4.9 (`docs/spec/transport-tcp.md` §2).
+    /// against the evaluations' Linux 4.9 (`docs/spec/transport-tcp-spec.md` §2).
     pub fn cannot(self) -> &'static str {
         match self {
             KernelConfig::Thesis => {
@@ -106,11 +106,11 @@ impl KernelConfig {
 
 /// The model of this kernel as the `thesis` configuration sets it up: a
 /// Linux 6.x host (`tcp-linux6`) with SACK off and the SYN retries of
-/// docs/spec/transport-tcp.md §2 (40 each, every timeout doubling; the `syn6` switch
+/// docs/spec/transport-tcp-spec.md §2 (40 each, every timeout doubling; the `syn6` switch
 /// off).
 pub const THESIS_PROFILE: &str = "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale";
 
-/// The workload of every client (`docs/spec/testbed.md` §2).
+/// The workload of every client (`docs/spec/testbed-spec.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Workload {

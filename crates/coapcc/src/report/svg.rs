@@ -1,6 +1,6 @@
 //! Box plots as standalone SVG, in the style of the published evaluations: box
 //! = 25th–75th percentile, whiskers = 10th and 90th percentile, line = median
-//! (spec `docs/spec/testbed.md` §3 lists the percentiles); the axes, palette and text
+//! (spec `docs/spec/testbed-spec.md` §3 lists the percentiles); the axes, palette and text
 //! helpers every figure shares; and, for the grid's and the star's figures,
 //! [`xy`] (line plots with error bars, traces), [`heat`] (per-node heat maps)
 //! and [`bars`] (bar charts with error bars).

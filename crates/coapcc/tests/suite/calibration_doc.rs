@@ -1,5 +1,5 @@
 //! `docs/calibration.md` shows the table `coapcc calibrate` prints (every
-//! published row of the constrained-link testbed, spec `docs/spec/calibration.md` §1,
+//! published row of the constrained-link testbed, spec `docs/spec/calibration-spec.md` §1,
 //! with the default seed and the published replication counts), verbatim:
 //! a change of the model that moves a row must regenerate the document
 //! (`cargo run --release -- calibrate`) together with its `MODEL_VERSION`

@@ -396,7 +396,7 @@ fn the_report_holds_the_figures_and_tables() {
     }
 
     // Measured vs published: the 1- and 10-client continuous rows with a
-    // 2500-byte buffer of docs/spec/calibration.md §1, for both algorithms.
+    // 2500-byte buffer of docs/spec/calibration-spec.md §1, for both algorithms.
     let published = csv_rows(&out.join("published.csv"));
     assert_eq!(published[0][9], "measured median");
     assert_eq!(published[0][14], "published median");

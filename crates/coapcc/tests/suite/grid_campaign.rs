@@ -545,7 +545,7 @@ fn the_pcocoa_campaign_runs_whole() {
     let (def, others) = report::choose(&store, None).unwrap();
     let r = coapcc::networks::grid::report::data::gather(&store, def, others).unwrap();
     assert_eq!(r.progress().0, plan.runs() as u64);
-    // docs/spec/calibration.md §3: carried load follows the offered load while nothing
+    // docs/spec/calibration-spec.md §3: carried load follows the offered load while nothing
     // is congested (T ≥ 12 s) and stops growing linearly near 380 B/s.
     for c in &r.cells {
         if c.cell.set == "periodic" && c.cell.point >= 12.0 {

@@ -3,7 +3,7 @@
 //! scenarios and are skipped) is run, reduced, and the SHA-256 of its full
 //! JSON result — every replication's raw result and every summary — is
 //! compared with the digest recorded in `tests/data/identical_output.txt`.
-//! A run is a pure function of its scenario and seed (spec `docs/spec/architecture.md`,
+//! A run is a pure function of its scenario and seed (spec `docs/spec/architecture-spec.md`,
 //! determinism), so an engine change that is meant to be a pure speed-up
 //! (timer structures, memory layout, metric recording) must leave every
 //! digest unchanged; a change of the model must bump `MODEL_VERSION`

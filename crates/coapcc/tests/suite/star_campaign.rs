@@ -621,7 +621,7 @@ fn the_lwip_campaign_runs_whole() {
         );
         assert_eq!(s.retransmissions.mean, 0.0, "{}", c.cell.label);
     }
-    // docs/spec/calibration.md §3, first phenomenon: where the star saturates, the
+    // docs/spec/calibration-spec.md §3, first phenomenon: where the star saturates, the
     // back-off rule keeps the largest RTO far (here: at least halved) below
     // lwIP's, alone and with the cwnd rule.
     for n in [48, 60, 72] {

@@ -1,5 +1,5 @@
 //! Run specifications shared by the testbed's integration tests: the
-//! constrained dumbbell of docs/spec/testbed.md §1 with one group of clients.
+//! constrained dumbbell of docs/spec/testbed-spec.md §1 with one group of clients.
 
 use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_link::errors::ErrorProfile;

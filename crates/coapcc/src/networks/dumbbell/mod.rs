@@ -1,5 +1,5 @@
 //! The constrained-link dumbbell of the Helsinki evaluations (spec
-//! `docs/spec/testbed.md` §1–3) in the lab layer.
+//! `docs/spec/testbed-spec.md` §1–3) in the lab layer.
 //!
 //! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
 //!   a run (memory and events);

@@ -1,7 +1,7 @@
 //! Dumbbell campaigns in the store (layout 1): their definitions and cells
 //! (`cells`), and every finished run — its link and conservation figures,
 //! retransmissions histograms and per-group summaries (`runs`), and one row
-//! per client (`clients`, spec `docs/spec/testbed.md` §3).
+//! per client (`clients`, spec `docs/spec/testbed-spec.md` §3).
 
 use std::collections::HashSet;
 

@@ -1,5 +1,5 @@
-//! The 6 × 6 IEEE 802.15.4 grid of the pCoCoA evaluation (spec `docs/spec/testbed.md`
-//! §4, `docs/spec/radio.md` §1) in the lab layer.
+//! The 6 × 6 IEEE 802.15.4 grid of the pCoCoA evaluation (spec `docs/spec/testbed-spec.md`
+//! §4, `docs/spec/radio-spec.md` §1) in the lab layer.
 //!
 //! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
 //!   a run (memory and events);

@@ -1,5 +1,5 @@
 //! Printing the results of a grid scenario (the pCoCoA metrics, spec
-//! `docs/spec/testbed.md` §3): a table per algorithm with a map of the per-node carried
+//! `docs/spec/testbed-spec.md` §3): a table per algorithm with a map of the per-node carried
 //! load, or one Markdown table (the JSON document is every network's,
 //! [`crate::networks::run_json`]).
 

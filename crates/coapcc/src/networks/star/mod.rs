@@ -1,5 +1,5 @@
 //! The 12-station IEEE 802.11 star of the lwIP evaluation (spec
-//! `docs/spec/testbed.md` §5, `docs/spec/radio.md` §2) in the lab layer.
+//! `docs/spec/testbed-spec.md` §5, `docs/spec/radio-spec.md` §2) in the lab layer.
 //!
 //! - [`output`]: what `coapcc run` prints; [`cost`]: the expected cost of
 //!   a run (memory and events);

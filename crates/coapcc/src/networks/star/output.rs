@@ -1,5 +1,5 @@
 //! Printing the results of a star scenario (the lwIP evaluation's metrics,
-//! spec `docs/spec/testbed.md` §3): a table per TCP flavour, or one Markdown table (the
+//! spec `docs/spec/testbed-spec.md` §3): a table per TCP flavour, or one Markdown table (the
 //! JSON document is every network's, [`crate::networks::run_json`]).
 
 use std::fmt::Write;

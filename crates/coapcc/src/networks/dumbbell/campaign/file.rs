@@ -1,7 +1,7 @@
 //! The campaign file (TOML) as written: a base network, CoAP settings and
 //! workload, the algorithms and mixed populations, and one or more sets, each a
 //! matrix of client counts × buffers × workloads × error profiles with its own
-//! replication count (spec `docs/spec/testbed.md` §1.3, §2). See `docs/campaigns.md`.
+//! replication count (spec `docs/spec/testbed-spec.md` §1.3, §2). See `docs/campaigns.md`.
 
 use std::fmt;
 
@@ -84,7 +84,7 @@ pub struct MixedEntry {
 }
 
 /// An algorithm: a registry name (with the published evaluations' settings,
-/// `docs/spec/algorithms.md` §7) or a table with explicit parameters (spec defaults for
+/// `docs/spec/algorithms-spec.md` §7) or a table with explicit parameters (spec defaults for
 /// the rest).
 pub type AlgorithmEntry = sets::AlgorithmEntry<DumbbellCampaignFile>;
 

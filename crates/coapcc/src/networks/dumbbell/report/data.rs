@@ -1,7 +1,7 @@
 //! What a report shows, computed from a store: for one campaign definition,
 //! every cell's per-group summary over its finished replications (spec
-//! `docs/spec/testbed.md` §3), the cells grouped into the papers' panels (one client count
-//! and buffer each), and measured beside published medians (`docs/spec/calibration.md` §1).
+//! `docs/spec/testbed-spec.md` §3), the cells grouped into the papers' panels (one client count
+//! and buffer each), and measured beside published medians (`docs/spec/calibration-spec.md` §1).
 
 use anyhow::Result;
 use coapcc_link::dumbbell::Buffer;

@@ -39,7 +39,7 @@ pub fn page(r: &DumbbellReport, figures: &[Figure], tables: &[Table]) -> String 
     } else {
         s.push_str(
             "<p>Published figures of the constrained-link testbed (the project's specification, \
-             <code>docs/spec/calibration.md</code> §1) beside the measured ones; Δ = (measured − \
+             <code>docs/spec/calibration-spec.md</code> §1) beside the measured ones; Δ = (measured − \
              published) / published.</p>\n",
         );
         s.push_str(&t.html());

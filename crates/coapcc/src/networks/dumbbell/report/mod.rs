@@ -1,5 +1,5 @@
 //! The report of a dumbbell campaign (the Helsinki evaluations, spec
-//! `docs/spec/testbed.md` §3, `docs/spec/calibration.md` §1): FCT box plots per client count and
+//! `docs/spec/testbed-spec.md` §3, `docs/spec/calibration-spec.md` §1): FCT box plots per client count and
 //! buffer, unnecessary retransmissions per client, transmissions per
 //! exchange, measured vs published medians.
 //!

@@ -1,6 +1,6 @@
 //! The tables of a dumbbell report: measured vs published FCT
-//! (`docs/spec/calibration.md` §1), transmissions per exchange and the per-group
-//! summary (`docs/spec/testbed.md` §3).
+//! (`docs/spec/calibration-spec.md` §1), transmissions per exchange and the per-group
+//! summary (`docs/spec/testbed-spec.md` §3).
 
 use coapcc_sim::Summary;
 

@@ -1,8 +1,8 @@
 //! The grid campaign file (TOML) as written: a `[network]` with
 //! `kind = "grid"`, CoAP settings, a base workload, the algorithms, and one or
 //! more sets, each sweeping the request period (periodic) or the interferers'
-//! ON duration (bursty) with its own replication count (spec `docs/spec/testbed.md` §4,
-//! `docs/spec/radio.md` §1.7). See `docs/campaigns.md`.
+//! ON duration (bursty) with its own replication count (spec `docs/spec/testbed-spec.md` §4,
+//! `docs/spec/radio-spec.md` §1.7). See `docs/campaigns.md`.
 
 use coapcc_link::grid::Config;
 use coapcc_sim::grid;

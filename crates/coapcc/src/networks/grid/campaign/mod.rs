@@ -1,4 +1,4 @@
-//! Grid campaigns: the pCoCoA evaluation (spec `docs/spec/testbed.md` §4, `docs/spec/radio.md`
+//! Grid campaigns: the pCoCoA evaluation (spec `docs/spec/testbed-spec.md` §4, `docs/spec/radio-spec.md`
 //! §1) as sweeps of the request period and of the interferers' ON duration ×
 //! algorithms × replications, run on all cores into the results store
 //! ([`crate::store`]).

@@ -1,6 +1,6 @@
 //! What a grid report shows, read from a store: for one grid campaign
 //! definition, every cell's [`grid::Summary`] over its finished replications
-//! (the metrics are computed there, spec `docs/spec/testbed.md` §3), the sets with the
+//! (the metrics are computed there, spec `docs/spec/testbed-spec.md` §3), the sets with the
 //! points where per-node maps and traces are drawn, and those traces.
 
 use anyhow::Result;

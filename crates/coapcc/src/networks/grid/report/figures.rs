@@ -1,4 +1,4 @@
-//! The figures of a grid report (the pCoCoA paper's, spec `docs/spec/testbed.md` §3):
+//! The figures of a grid report (the pCoCoA paper's, spec `docs/spec/testbed-spec.md` §3):
 //! per periodic set, carried load (with the actual offered load and y = x),
 //! transmissions and ACKs per transaction, MAC buffer overflows and MAC drops
 //! against the nominal offered load; per-node carried load maps; the trace

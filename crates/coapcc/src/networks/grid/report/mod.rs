@@ -1,4 +1,4 @@
-//! The report of a grid campaign (the pCoCoA evaluation, spec `docs/spec/testbed.md`
+//! The report of a grid campaign (the pCoCoA evaluation, spec `docs/spec/testbed-spec.md`
 //! §3–4): the paper's figures with 95 % confidence intervals as one
 //! self-contained HTML page, every figure also as SVG and every plotted series
 //! as CSV.

@@ -1,7 +1,7 @@
 //! The star campaign file (TOML) as written: a `[network]` with
 //! `kind = "star"`, the bulk senders' workload, the TCP flavours, and one or
 //! more sets, each sweeping the number of stations with its own replication
-//! count (spec `docs/spec/testbed.md` §5, `docs/spec/radio.md` §2). See `docs/campaigns.md`.
+//! count (spec `docs/spec/testbed-spec.md` §5, `docs/spec/radio-spec.md` §2). See `docs/campaigns.md`.
 
 use coapcc_link::star::Config;
 use coapcc_sim::star;

@@ -1,4 +1,4 @@
-//! Star campaigns: the lwIP evaluation (spec `docs/spec/testbed.md` §5, `docs/spec/radio.md` §2)
+//! Star campaigns: the lwIP evaluation (spec `docs/spec/testbed-spec.md` §5, `docs/spec/radio-spec.md` §2)
 //! as sweeps of the number of stations × TCP flavours × replications, run on
 //! all cores into the results store ([`crate::store`]) beside the dumbbell
 //! and grid campaigns.

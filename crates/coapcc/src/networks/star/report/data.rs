@@ -1,6 +1,6 @@
 //! What a star report shows, read from a store: for one star campaign
 //! definition, every cell's [`star::Summary`] over its finished replications
-//! (every metric is computed there, spec `docs/spec/testbed.md` §3), the sets with
+//! (every metric is computed there, spec `docs/spec/testbed-spec.md` §3), the sets with
 //! their station counts, and the points whose TCP time series are drawn.
 
 use anyhow::Result;

@@ -1,4 +1,4 @@
-//! The figures of a star report (the lwIP paper's, spec `docs/spec/testbed.md` §3):
+//! The figures of a star report (the lwIP paper's, spec `docs/spec/testbed-spec.md` §3):
 //! per station count of each set, bars of goodput at the access point,
 //! retransmitted segments, timeouts and the largest RTO per TCP flavour;
 //! per set of several station counts, the same metrics against the number

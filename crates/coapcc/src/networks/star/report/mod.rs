@@ -1,4 +1,4 @@
-//! The report of a star campaign (the lwIP evaluation, spec `docs/spec/testbed.md`
+//! The report of a star campaign (the lwIP evaluation, spec `docs/spec/testbed-spec.md`
 //! §3, §5): the paper's bars and time series with 95 % confidence intervals
 //! as one self-contained HTML page, every figure also as SVG and every
 //! plotted series as CSV.
