@@ -111,6 +111,47 @@ pub struct BenchOptions {
     pub ns3: Option<String>,
 }
 
+/// Replication 0 of `spec` on network `N`, run `repeat` times (at least
+/// once): the last result, the median wall time of the event loop (s,
+/// set-up excluded) and how many runs it is the median of.
+pub fn time_runs<N: coapcc_sim::SimNetwork>(
+    spec: &N::RunSpec,
+    repeat: usize,
+) -> Result<(N::RunResult, f64, usize)> {
+    let mut walls = Vec::new();
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let (result, wall) = N::run_timed(spec, 0).map_err(|e| anyhow!("{e}"))?;
+        walls.push(wall.as_secs_f64());
+        last = Some(result);
+    }
+    let n = walls.len();
+    Ok((last.expect("at least one run"), median(&mut walls), n))
+}
+
+/// What a reference script printed: its last line's `key=value` pairs.
+pub struct Reference {
+    line: String,
+    values: HashMap<String, f64>,
+}
+
+impl Reference {
+    /// Runs `script` with `args` and reads its last line.
+    pub fn run(script: &str, args: &[String]) -> Result<Reference> {
+        let line = run_reference(script, args)?;
+        let values = parse_kv(&line);
+        Ok(Reference { line, values })
+    }
+
+    /// The value of `key`; an error naming the line if it lacks it.
+    pub fn get(&self, key: &str) -> Result<f64> {
+        self.values
+            .get(key)
+            .copied()
+            .ok_or_else(|| anyhow!("ns-3 output lacks `{key}`: `{}`", self.line))
+    }
+}
+
 /// The median of `walls` (s), sorted in place; `walls` is not empty.
 pub fn median(walls: &mut [f64]) -> f64 {
     walls.sort_by(f64::total_cmp);

@@ -4,10 +4,9 @@
 use anyhow::{anyhow, bail, Result};
 use coapcc_link::grid::{layout::Routing, sixlowpan::Addressing, Config, MacProfile, Reassembly};
 use coapcc_sim::grid;
-use coapcc_sim::network::SimNetwork;
 use coapcc_sim::AlgorithmSpec;
 
-use crate::bench::{check_reference, median, parse_kv, run_reference, BenchOptions};
+use crate::bench::{check_reference, time_runs, BenchOptions, Reference};
 
 /// The grid as the ns-3 reference runs it (`ns3-grid/README.md`): 16-bit
 /// addresses, no RPL option, root routing, 8 transmissions, 8-frame
@@ -75,15 +74,7 @@ pub fn run(
     }
     let spec = grid_reference_spec(period, mac, seed);
     grid::validate(&spec).map_err(|e| anyhow!("{e}"))?;
-    let mut walls = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat.max(1) {
-        let (result, wall) = grid::Sim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
-        walls.push(wall.as_secs_f64());
-        last = Some(result);
-    }
-    let ours = median(&mut walls);
-    let result = last.expect("at least one run");
+    let (result, ours, runs) = time_runs::<grid::Sim>(&spec, repeat)?;
     let s = grid::Summary::of("default", &spec, std::slice::from_ref(&result));
     let mac_drops: u64 = result.nodes.iter().map(|n| n.mac.mac_drops).sum();
     let overflows: u64 = result.nodes.iter().map(|n| n.mac.overflows).sum();
@@ -93,7 +84,7 @@ pub fn run(
     };
     out(format!(
         "coapcc: grid, {mac_name} MAC, T = {period} s, 800 s: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {mac_drops} MAC drops, {overflows} MAC buffer overflows",
-        walls.len(),
+        runs,
         result.events,
         result.events as f64 / ours / 1e6,
         s.carried.mean,
@@ -102,7 +93,7 @@ pub fn run(
     if ns3 == "none" {
         return Ok(());
     }
-    let line = run_reference(
+    let reference = Reference::run(
         ns3,
         &[
             format!("--period={period}"),
@@ -110,12 +101,7 @@ pub fn run(
             "--routing=root".into(),
         ],
     )?;
-    let kv = parse_kv(&line);
-    let get = |k: &str| {
-        kv.get(k)
-            .copied()
-            .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
-    };
+    let get = |k: &str| reference.get(k);
     let (wall, events) = (get("wall_s")?, get("events")?);
     out(format!(
         "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; carried {:.1} B/s, {:.3} transmissions/transaction, {} MAC drops, {} MAC queue drops",

@@ -2,11 +2,10 @@
 //! reference of the same star (`baselines/ns3-star`).
 
 use anyhow::{anyhow, bail, Result};
-use coapcc_sim::network::SimNetwork;
 use coapcc_sim::star;
 use coapcc_sim::AlgorithmSpec;
 
-use crate::bench::{check_reference, median, parse_kv, run_reference, BenchOptions};
+use crate::bench::{check_reference, time_runs, BenchOptions, Reference};
 
 /// `coapcc bench --network star`: [`run`] with `--clients` stations (default
 /// 12) and `--algorithm` (default `tcp`), beside the ns-3 reference (default
@@ -49,19 +48,11 @@ pub fn run(
         seed,
     };
     coapcc_sim::star::validate(&spec).map_err(|e| anyhow!("{e}"))?;
-    let mut walls = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat.max(1) {
-        let (result, wall) = star::Sim::run_timed(&spec, 0).map_err(|e| anyhow!("{e}"))?;
-        walls.push(wall.as_secs_f64());
-        last = Some(result);
-    }
-    let ours = median(&mut walls);
-    let r = last.expect("at least one run");
+    let (r, ours, runs) = time_runs::<star::Sim>(&spec, repeat)?;
     let rexmit: u64 = r.stations.iter().map(|s| s.retransmitted_segments).sum();
     out(format!(
         "coapcc: star, {stations} stations, {algorithm}: event loop {ours:.4} s (median of {}), {} events, {:.1} M events/s; goodput {:.0} bit/s, {rexmit} retransmitted segments, {} collisions",
-        walls.len(),
+        runs,
         r.events,
         r.events as f64 / ours / 1e6,
         r.goodput_bps,
@@ -70,16 +61,11 @@ pub fn run(
     if ns3 == "none" {
         return Ok(());
     }
-    let line = run_reference(
+    let reference = Reference::run(
         ns3,
         &[format!("--stations={stations}"), format!("--seed={seed}")],
     )?;
-    let kv = parse_kv(&line);
-    let get = |k: &str| {
-        kv.get(k)
-            .copied()
-            .ok_or_else(|| anyhow!("ns-3 output lacks `{k}`: `{line}`"))
-    };
+    let get = |k: &str| reference.get(k);
     let (wall, events) = (get("wall_s")?, get("events")?);
     out(format!(
         "ns-3:   Simulator::Run {wall:.3} s, {events} events, {:.2} M events/s; goodput {:.0} bit/s, {} retransmitted segments",

@@ -8,10 +8,9 @@ pub mod scale;
 use anyhow::{anyhow, Result};
 use coapcc_link::dumbbell::{Buffer, Config};
 use coapcc_sim::dumbbell::{self, Group, RunSpec};
-use coapcc_sim::network::SimNetwork;
 use coapcc_sim::{RunResult, Workload};
 
-use crate::bench::{check_reference, median, parse_ns3, run_reference, BenchOptions, Ns3};
+use crate::bench::{check_reference, parse_ns3, run_reference, time_runs, BenchOptions, Ns3};
 use crate::calibrate::published_settings;
 
 /// The dumbbell of `coapcc bench`: `clients` continuous clients of
@@ -37,14 +36,8 @@ pub fn dumbbell_spec(clients: u32, buffer: Buffer, algorithm: &str, seed: u64) -
 /// result and the median wall time of the event loop (s), set-up excluded.
 pub fn time_dumbbell(spec: &RunSpec, repeat: usize) -> Result<(RunResult, f64)> {
     dumbbell::validate(spec).map_err(|e| anyhow!("{e}"))?;
-    let mut walls = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat.max(1) {
-        let (result, wall) = dumbbell::Sim::run_timed(spec, 0).map_err(|e| anyhow!("{e}"))?;
-        walls.push(wall.as_secs_f64());
-        last = Some(result);
-    }
-    Ok((last.expect("at least one run"), median(&mut walls)))
+    let (result, wall, _) = time_runs::<dumbbell::Sim>(spec, repeat)?;
+    Ok((result, wall))
 }
 
 /// Runs the dumbbell's ns-3 reference `script` with the same clients,
