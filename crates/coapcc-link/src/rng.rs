@@ -40,6 +40,8 @@ pub enum Stream {
     Mac = 6,
     /// A workload's own draws (start offsets, ON/OFF phases).
     Workload = 7,
+    /// A radio channel's bit errors (the star's `bit_error_rate`).
+    Channel = 8,
 }
 
 /// A deterministic generator (xoshiro256++).

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::errors::ErrorProfile;
+use crate::errors::{ErrorProfile, ErrorStructure};
 
 /// The testbed's parameters (spec `docs/spec/testbed-spec.md` §1); defaults are the spec's.
 /// The `[network]` table of a dumbbell scenario.
@@ -29,6 +29,11 @@ pub struct Config {
     pub path_delay_ms: [f64; 2],
     /// Link-error profile on the bottleneck (both directions).
     pub errors: ErrorProfile,
+    /// How the error process is built where the sources leave it open
+    /// (`[network.error_structure]`; the ablation of `docs/calibration.md`).
+    /// Left out: the model as run.
+    #[serde(skip_serializing_if = "ErrorStructure::is_default")]
+    pub error_structure: ErrorStructure,
 }
 
 impl Default for Config {
@@ -43,6 +48,7 @@ impl Default for Config {
             buffer: Buffer::Infinite,
             path_delay_ms: [10.0, 20.0],
             errors: ErrorProfile::None,
+            error_structure: ErrorStructure::default(),
         }
     }
 }

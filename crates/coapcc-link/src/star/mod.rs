@@ -145,6 +145,10 @@ pub struct Star {
     busy_total: Nanos,
     difs: Nanos,
     slot: Nanos,
+    /// Bit-error draws of a lossy channel (`None`: lossless).
+    channel: Option<SimRng>,
+    /// Data frames alone on the air that a bit error spoiled.
+    corrupted: u64,
 }
 
 impl Star {
@@ -176,6 +180,9 @@ impl Star {
             busy_total: 0,
             difs: cfg.difs(),
             slot: cfg.slot(),
+            channel: (cfg.bit_error_rate > 0.0)
+                .then(|| SimRng::new(derive(seed, Stream::Channel, 0))),
+            corrupted: 0,
             cfg: cfg.clone(),
         })
     }
@@ -186,6 +193,13 @@ impl Star {
             busy: crate::time::to_secs(self.busy_total),
             ..self.record.clone()
         }
+    }
+
+    /// Data frames alone on the air that a bit error spoiled so far (a
+    /// lossy channel's; each is also an attempt in [`StarRecord::retries`]
+    /// or [`StarRecord::retry_drops`] once retried or dropped).
+    pub fn corrupted_frames(&self) -> u64 {
+        self.corrupted
     }
 
     fn medium_idle(&self, now: Nanos) -> bool {
@@ -312,6 +326,17 @@ impl Star {
 
     /// The frames on the air end at `now`.
     fn air_end(&mut self, now: Nanos) -> Option<Output> {
+        if self.on_air.len() == 1 && self.channel.is_some() {
+            let i = self.on_air[0];
+            let len = self.nodes[i].queue.front().expect("the frame sent").ip_len;
+            let p = self.cfg.frame_error(len);
+            let rng = self.channel.as_mut().expect("lossy");
+            if rng.uniform() < p {
+                // spoiled: nobody decodes it, no ACK comes
+                self.corrupted += 1;
+                return self.unacknowledged(now);
+            }
+        }
         if self.on_air.len() == 1 {
             // intact: the receiver answers SIFS later
             let ack_end = now + self.cfg.sifs() + self.cfg.ack_airtime();
@@ -322,6 +347,13 @@ impl Star {
         }
         // a collision: bystanders use EIFS, senders wait for ACKs that
         // never come
+        self.unacknowledged(now)
+    }
+
+    /// The frames on the air ended at `now` and none can be decoded (a
+    /// collision, or a frame spoiled by bit errors): bystanders use EIFS,
+    /// the senders wait for ACKs that never come.
+    fn unacknowledged(&mut self, now: Nanos) -> Option<Output> {
         self.idle_since = now;
         let timeout = now + self.cfg.ack_timeout();
         for i in 0..self.nodes.len() {
