@@ -21,9 +21,11 @@ pub enum Nagle {
 /// The mechanisms of the `linux` profile, each behind a named switch
 /// (docs/spec/transport-tcp-spec.md §2, corrected; `docs/decisions/tcp-choices.md`, "TCP model" and
 /// "Linux 4.9's loss recovery"). The first six are Linux
-/// 4.9's loss-recovery mechanisms, as the sysctl that switches each; the rest
-/// are where a Linux 6.x host differs from Linux 4.9 as the thesis configured
-/// it. Everything the two kernels share (the state machine, the RTT
+/// 4.9's loss-recovery mechanisms, as the sysctl that switches each; then
+/// Linux's timers and its answers to repeated SYNs; then where a Linux 6.x
+/// host differs from Linux 4.9 as the thesis configured it; the last three
+/// are readings the sources leave open and no listed profile takes
+/// (`docs/decisions/tcp-choices.md`, "Readings behind switches"). Everything the two kernels share (the state machine, the RTT
 /// estimator, Reno window growth, Nagle, the handshake) is always on.
 ///
 /// Named sets: [`Mechanisms::THESIS`] (`tcp`: SACK off, F-RTO, PRR),
@@ -57,8 +59,8 @@ pub struct Mechanisms {
     /// `wheel`: Linux's TCP timers in jiffies (HZ = 250) on the timer wheel
     /// of Linux 4.8 and later: every RTO, probe, early-retransmit,
     /// delayed-ACK and TIME-WAIT timer fires at the end of its wheel bucket,
-    /// up to 12.5 % late, and the RTO is whole jiffies ([`super::wheel`]).
-    /// Off: every timer fires exactly when due.
+    /// up to 12.5 % late, and the RTO is whole jiffies ([`super::wheel`];
+    /// HZ = 1000 with `hz1000`). Off: every timer fires exactly when due.
     pub wheel: bool,
     /// `oow`: a copy of a SYN or SYN-ACK reaching a synchronized socket is
     /// answered at most once per 500 ms (`tcp_oow_rate_limited`), and an

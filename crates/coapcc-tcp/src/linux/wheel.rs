@@ -21,6 +21,9 @@
 //! this: 560 of 560 retransmissions of a run on one 4 ms phase, 473 on one
 //! 256 ms phase.
 //!
+//! At HZ = 1000 (the `hz1000` switch, [`Wheel::HZ1000`]) the levels are the
+//! same in jiffies, so 1 ms jiffies and buckets of 1, 8, 64 and 512 ms.
+//!
 //! The model's clock is the jiffies clock: jiffy 0 starts at time 0, and
 //! both ends of a connection share it (one host in the kernel check).
 
@@ -222,7 +225,8 @@ mod tests {
         let w = Wheel::HZ1000;
         assert_eq!(w.jiffy, MS);
         // 200 ms armed at 0: 200 jiffies, 63 ≤ 200 < 504: level 1,
-        // (200 >> 3) + 1 = 26 → jiffy 208 = 208 ms (4 ms jiffies: 212 ms).
+        // (200 >> 3) + 1 = 26 → jiffy 208 = 208 ms (4 ms jiffies: 50, level 0,
+        // 204 ms).
         assert_eq!(
             w.arm(0, 200 * MS),
             Due {
