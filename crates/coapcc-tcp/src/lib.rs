@@ -12,7 +12,8 @@
 //!   500 ms timer grid, and the three published variants.
 //!
 //! [`profile`] names them (`tcp`, `tcp-lwip`, …) and [`AnySocket`] runs
-//! either behind one API.
+//! either behind one API; [`readings`] lists the disputed readings of the
+//! models by the profile names that run them.
 //!
 //! Each profile lives in its own folder, [`linux`] and [`lwip`], laid out
 //! alike (`mod.rs`, `config.rs`, `socket.rs`, then its own parts). A module
@@ -39,6 +40,7 @@
 pub mod linux;
 pub mod lwip;
 pub mod profile;
+pub mod readings;
 pub mod reasm;
 pub mod segment;
 pub mod state;
@@ -48,6 +50,7 @@ pub use linux::wheel::Due;
 pub use linux::{Linux49, Mechanisms, Nagle, TcpConfig, TcpSocket};
 pub use lwip::{LwipConfig, LwipSocket};
 pub use profile::{AnySocket, SocketConfig, TcpProfile, PROFILES};
+pub use readings::{TcpReading, READINGS};
 pub use segment::{Flags, SackBlock, SackBlocks, Segment};
 pub use state::TcpState;
 pub use stats::{AbortReason, TcpEvent, TcpStats};

@@ -11,8 +11,22 @@
 //! | `tcp-linux6-nosack` | the same with `tcp_sack = 0` |
 //! | `tcp-lwip` | lwIP 2.1 (docs/spec/transport-tcp-spec.md §3) |
 //! | `tcp-lwip-backoff` | lwIP with the RTO ×2 up to 3 s, ×1.3 above |
-//! | `tcp-lwip-cwnd` | lwIP with cwnd = max(ssthresh/2, MSS) after a timeout |
+//! | `tcp-lwip-cwnd` | lwIP with cwnd = max(ssthresh/2, MSS) after a timeout (the ssthresh in force before it) |
 //! | `tcp-lwip-backoff-cwnd` | both |
+//!
+//! Not listed either, for the readings of the lwIP cwnd variant
+//! ([`LwipLossWindow::READINGS`]; `docs/decisions/tcp-choices.md`, "The "lwIP
+//! cwnd" variant"): `<variant>:<reading>` with `<variant>` `tcp-lwip-cwnd` or
+//! `tcp-lwip-backoff-cwnd`:
+//!
+//! | suffix | cwnd after a timeout (at least one MSS) |
+//! | --- | --- |
+//! | `:prior` | half the ssthresh in force before the timeout (the listed name itself) |
+//! | `:min` | half of min(cwnd, ssthresh in force) |
+//! | `:fresh` | half the ssthresh lwIP has just recomputed |
+//!
+//! `tcp-lwip-cwnd:prior` is `tcp-lwip-cwnd`, and
+//! `tcp-lwip-backoff-cwnd:min` is the back-off variant with the `min` reading.
 //!
 //! Not listed by [`TcpProfile::names`], for the ablation of
 //! `docs/calibration.md`: `tcp-linux49:<mechanisms>` runs Linux 4.9 with
@@ -25,7 +39,9 @@
 //! [`Mechanisms::NAMES`], the Linux 6.x differences included
 //! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale`
 //! is `tcp-linux6`). See `docs/decisions/tcp-choices.md`, "Linux 4.9's loss recovery" and
-//! "A Linux 6.x host".
+//! "A Linux 6.x host". The switches past Linux 6.x's (`hz1000`, `oowreset`,
+//! `nodelay`) are readings no listed profile takes: `tcp` with one of them is
+//! `tcp-linux:frto+prr+wheel+oow+<switch>` ([`crate::READINGS`]).
 
 use crate::linux::wheel::Due;
 use crate::linux::{Mechanisms, TcpConfig, TcpSocket};
@@ -69,6 +85,12 @@ pub const ABLATION_PREFIX: &str = "tcp-linux49:";
 /// Prefix of the hidden names over every switch, the Linux 6.x differences
 /// included (`tcp-linux:frto+prr+quickack`).
 pub const SWITCHES_PREFIX: &str = "tcp-linux:";
+/// The listed lwIP names that take a reading of the cwnd variant after `:`
+/// (`tcp-lwip-cwnd:min`), with their back-off.
+pub const CWND_VARIANTS: [(&str, LwipBackoff); 2] = [
+    ("tcp-lwip-cwnd", LwipBackoff::Table),
+    ("tcp-lwip-backoff-cwnd", LwipBackoff::TwoThenOnePointThree),
+];
 
 const LWIP: TcpProfile = TcpProfile::Lwip {
     backoff: LwipBackoff::Table,
@@ -126,7 +148,7 @@ pub const PROFILES: [ProfileInfo; 9] = [
         name: "tcp-lwip-cwnd",
         profile: TcpProfile::Lwip {
             backoff: LwipBackoff::Table,
-            loss_window: LwipLossWindow::HalfSsthresh,
+            loss_window: LwipLossWindow::HalfPriorSsthresh,
         },
         section: "tcp §3",
         summary: "lwIP cwnd: cwnd = max(ssthresh/2, MSS) after a timeout",
@@ -135,7 +157,7 @@ pub const PROFILES: [ProfileInfo; 9] = [
         name: "tcp-lwip-backoff-cwnd",
         profile: TcpProfile::Lwip {
             backoff: LwipBackoff::TwoThenOnePointThree,
-            loss_window: LwipLossWindow::HalfSsthresh,
+            loss_window: LwipLossWindow::HalfPriorSsthresh,
         },
         section: "tcp §3",
         summary: "lwIP back-off & cwnd: both changes",
@@ -150,6 +172,8 @@ impl TcpProfile {
                 (list, &Mechanisms::LINUX49_NAMES)
             } else if let Some(list) = name.strip_prefix(SWITCHES_PREFIX) {
                 (list, &Mechanisms::NAMES)
+            } else if let Some((variant, reading)) = name.split_once(':') {
+                return Self::cwnd_reading(variant, reading);
             } else {
                 return PROFILES.iter().find(|p| p.name == name).map(|p| p.profile);
             };
@@ -163,9 +187,21 @@ impl TcpProfile {
         Some(TcpProfile::Linux(Some(m)))
     }
 
+    /// `<variant>:<reading>`: the lwIP cwnd variant `variant` (one of
+    /// [`CWND_VARIANTS`]) with the reading `reading`
+    /// ([`LwipLossWindow::READINGS`]).
+    fn cwnd_reading(variant: &str, reading: &str) -> Option<Self> {
+        let &(_, backoff) = CWND_VARIANTS.iter().find(|(n, _)| *n == variant)?;
+        Some(TcpProfile::Lwip {
+            backoff,
+            loss_window: LwipLossWindow::from_reading(reading)?,
+        })
+    }
+
     /// The name of this profile (for a set of switches no listed profile
     /// has: `tcp-linux49:…` when only Linux 4.9's mechanisms are on,
-    /// `tcp-linux:…` otherwise).
+    /// `tcp-linux:…` otherwise; for a reading of the lwIP cwnd variant no
+    /// listed profile takes, `<variant>:<reading>`).
     pub fn name(self) -> String {
         if let Some(p) = PROFILES.iter().find(|p| p.profile == self) {
             return p.name.to_string();
@@ -175,23 +211,42 @@ impl TcpProfile {
                 format!("{SWITCHES_PREFIX}{}", m.joined())
             }
             TcpProfile::Linux(Some(m)) => format!("{ABLATION_PREFIX}{}", m.joined()),
-            _ => "tcp-lwip".to_string(),
+            TcpProfile::Lwip {
+                backoff,
+                loss_window,
+            } => {
+                let variant = CWND_VARIANTS.iter().find(|&&(_, b)| b == backoff);
+                match (variant, loss_window.reading()) {
+                    (Some((v, _)), Some(r)) => format!("{v}:{r}"),
+                    _ => "tcp-lwip".to_string(),
+                }
+            }
+            TcpProfile::Linux(None) => "tcp-newreno".to_string(),
         }
     }
 
     /// Why a switch name (`tcp-linux49:…`, `tcp-linux:…`) selects nothing,
     /// or `None` if it is not such a name or is valid.
     pub fn switch_name_error(name: &str) -> Option<String> {
+        if Self::from_name(name).is_some() {
+            return None;
+        }
         let (prefix, allowed): (&str, &[&str]) = if name.starts_with(ABLATION_PREFIX) {
             (ABLATION_PREFIX, &Mechanisms::LINUX49_NAMES)
         } else if name.starts_with(SWITCHES_PREFIX) {
             (SWITCHES_PREFIX, &Mechanisms::NAMES)
+        } else if let Some((variant, _)) = name
+            .split_once(':')
+            .filter(|(v, _)| CWND_VARIANTS.iter().any(|(n, _)| n == v))
+        {
+            let readings: Vec<&str> = LwipLossWindow::READINGS.iter().map(|r| r.0).collect();
+            return Some(format!(
+                "`{variant}:` takes one reading of the cwnd variant: {}",
+                readings.join(", ")
+            ));
         } else {
             return None;
         };
-        if Self::from_name(name).is_some() {
-            return None;
-        }
         Some(format!(
             "`{prefix}` takes switches joined by `+`, each at most once, from: {}",
             allowed.join(", ")
@@ -618,7 +673,7 @@ mod tests {
             panic!()
         };
         assert_eq!((w.tcp_mss, w.announced_mss()), (536, 256));
-        assert_eq!(w.loss_window, LwipLossWindow::HalfSsthresh);
+        assert_eq!(w.loss_window, LwipLossWindow::HalfPriorSsthresh);
         assert_eq!(w.backoff, LwipBackoff::Table);
     }
 }

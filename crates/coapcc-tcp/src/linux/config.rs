@@ -21,9 +21,11 @@ pub enum Nagle {
 /// The mechanisms of the `linux` profile, each behind a named switch
 /// (docs/spec/transport-tcp-spec.md §2, corrected; `docs/decisions/tcp-choices.md`, "TCP model" and
 /// "Linux 4.9's loss recovery"). The first six are Linux
-/// 4.9's loss-recovery mechanisms, as the sysctl that switches each; the rest
-/// are where a Linux 6.x host differs from Linux 4.9 as the thesis configured
-/// it. Everything the two kernels share (the state machine, the RTT
+/// 4.9's loss-recovery mechanisms, as the sysctl that switches each; then
+/// Linux's timers and its answers to repeated SYNs; then where a Linux 6.x
+/// host differs from Linux 4.9 as the thesis configured it; the last three
+/// are readings the sources leave open and no listed profile takes
+/// (`docs/decisions/tcp-choices.md`, "Readings behind switches"). Everything the two kernels share (the state machine, the RTT
 /// estimator, Reno window growth, Nagle, the handshake) is always on.
 ///
 /// Named sets: [`Mechanisms::THESIS`] (`tcp`: SACK off, F-RTO, PRR),
@@ -57,8 +59,8 @@ pub struct Mechanisms {
     /// `wheel`: Linux's TCP timers in jiffies (HZ = 250) on the timer wheel
     /// of Linux 4.8 and later: every RTO, probe, early-retransmit,
     /// delayed-ACK and TIME-WAIT timer fires at the end of its wheel bucket,
-    /// up to 12.5 % late, and the RTO is whole jiffies ([`super::wheel`]).
-    /// Off: every timer fires exactly when due.
+    /// up to 12.5 % late, and the RTO is whole jiffies ([`super::wheel`];
+    /// HZ = 1000 with `hz1000`). Off: every timer fires exactly when due.
     pub wheel: bool,
     /// `oow`: a copy of a SYN or SYN-ACK reaching a synchronized socket is
     /// answered at most once per 500 ms (`tcp_oow_rate_limited`), and an
@@ -117,6 +119,24 @@ pub struct Mechanisms {
     /// modelled (windows stay below 64 KiB here). Off: the spec's header
     /// sizes (docs/spec/transport-tcp-spec.md §2: the MSS option alone on SYN / SYN-ACK).
     pub wscale: bool,
+    /// `hz1000`: the jiffy of a `CONFIG_HZ_1000` kernel (1 ms) instead of
+    /// `CONFIG_HZ_250`'s 4 ms for every timer on the wheel and for the RTO's
+    /// whole jiffies (`usecs_to_jiffies`, `calc_wheel_index`, `calc_index`
+    /// in `kernel/time/timer.c`: the same levels in jiffies, so buckets of
+    /// 1, 8, 64, 512 ms); acts only with `wheel`. Off: HZ = 250.
+    pub hz1000: bool,
+    /// `oowreset`: the server's connection starts with no rate-limit stamp
+    /// when the handshake completes (`tcp_create_openreq_child` zeroes the
+    /// child's `last_oow_ack_time`; the request socket kept its own), so a
+    /// repeated SYN right after the handshake is answered even if the
+    /// SYN-ACK was resent less than 500 ms before; acts only with `oow`.
+    /// Off: one stamp for the whole connection.
+    pub oow_reset: bool,
+    /// `nodelay`: `TCP_NODELAY` on every socket, so Nagle never holds a
+    /// segment (`tcp_nagle_test` with `TCP_NAGLE_OFF`): the CoAP-over-TCP
+    /// client's first request leaves at once after its CSM. Off: Nagle as
+    /// the spec states it ([`Nagle::Classic`]).
+    pub nodelay: bool,
 }
 
 /// The old name of [`Mechanisms`], when it held only Linux 4.9's switches.
@@ -194,13 +214,17 @@ impl Mechanisms {
         tlp6: false,
         tlp1: false,
         wscale: false,
+        hz1000: false,
+        oow_reset: false,
+        nodelay: false,
     };
 
     /// Every switch's name: Linux 4.9's recovery mechanisms in the order
-    /// the ablation adds them, then the Linux 6.x differences.
-    pub const NAMES: [&'static str; 15] = [
+    /// the ablation adds them, then the Linux 6.x differences, then the
+    /// readings no listed profile takes (`hz1000`, `oowreset`, `nodelay`).
+    pub const NAMES: [&'static str; 18] = [
         "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "oow", "quickack", "ato", "rto1s",
-        "syn6", "tlp6", "tlp1", "wscale",
+        "syn6", "tlp6", "tlp1", "wscale", "hz1000", "oowreset", "nodelay",
     ];
     /// The names of Linux 4.9's recovery mechanisms (the first six of
     /// [`Self::NAMES`]).
@@ -242,20 +266,20 @@ impl Mechanisms {
             "tlp6" => &mut self.tlp6,
             "tlp1" => &mut self.tlp1,
             "wscale" => &mut self.wscale,
+            "hz1000" => &mut self.hz1000,
+            "oowreset" => &mut self.oow_reset,
+            "nodelay" => &mut self.nodelay,
             _ => return None,
         })
     }
 
     /// Whether any switch past [`Self::LINUX49_NAMES`] is on: a Linux 6.x
-    /// difference or `wscale` (so the profile is named `tcp-linux:…`).
+    /// difference, `wscale` or a reading (`hz1000`, `oowreset`, `nodelay`),
+    /// so the profile is named `tcp-linux:…`.
     pub fn has_linux6(&self) -> bool {
-        self.quickack
-            || self.adaptive_ato
-            || self.initial_rto_1s
-            || self.syn6
-            || self.tlp6
-            || self.tlp1
-            || self.wscale
+        Self::NAMES[Self::LINUX49_NAMES.len()..]
+            .iter()
+            .any(|n| self.get(n) == Some(true))
     }
 
     /// The names of the switches that are on, joined by `+`.
@@ -348,13 +372,15 @@ impl TcpConfig {
         Self::with_mechanisms(Mechanisms::LINUX6)
     }
 
-    /// The `linux` profile with these mechanisms, and the timers their
+    /// The `linux` profile with these mechanisms, and the parameters their
     /// switches set: `rto1s` the initial RTO (1 s, else 2 s), `syn6` the
-    /// SYN retries (6 / 5 with 4 linear timeouts, else 40 / 40).
+    /// SYN retries (6 / 5 with 4 linear timeouts, else 40 / 40), `nodelay`
+    /// Nagle (off, else [`Nagle::Classic`]).
     pub fn with_mechanisms(m: Mechanisms) -> Self {
         let base = Self::newreno();
         TcpConfig {
             linux: Some(m),
+            nagle: if m.nodelay { Nagle::Off } else { base.nagle },
             initial_rto: if m.initial_rto_1s {
                 SEC
             } else {
@@ -410,49 +436,147 @@ impl Default for TcpConfig {
 mod tests {
     use super::*;
 
+    /// The `tcp` profile's parameters, each from the source that sets it,
+    /// not from the constants above.
+    fn thesis_parameters(linux: Option<Mechanisms>) -> TcpConfig {
+        TcpConfig {
+            // The testbed's 296-byte MTU less 20 (IPv4) and 20 (TCP) bytes.
+            mss: 296 - 40,
+            // Thesis §5.5: "by default an initial RTO of 2 seconds and a
+            // maximum RTO of 120 seconds, which were not modified".
+            initial_rto: 2 * 1_000_000_000,
+            max_rto: 120 * 1_000_000_000,
+            // `TCP_RTO_MIN` = HZ/5 jiffies = 200 ms; `TCP_TIMEOUT_FALLBACK`
+            // = 3·HZ = 3 s (include/net/tcp.h).
+            min_rto: 200_000_000,
+            fallback_rto: 3_000_000_000,
+            // Thesis §5.5: "The TCP SYN and SYN/ACK retries is increased to
+            // 40"; no linear timeouts in 4.9.
+            syn_retries: 40,
+            synack_retries: 40,
+            syn_linear_timeouts: 0,
+            // `tcp_retries2` = 15 (`TCP_RETR2`).
+            data_retries: 15,
+            // `TCP_INIT_CWND` = 10 (RFC 6928).
+            initial_cwnd: 10,
+            // No window scaling on the wire: the 16-bit field's largest value.
+            rcv_wnd: 65_535,
+            // The model's buffers, larger than anything a run queues.
+            rcv_buf: 1 << 20,
+            snd_buf: 1 << 20,
+            // Thesis §5.5: "delayed ACKs are sent with a constant 200 ms
+            // timer".
+            delayed_ack: 200_000_000,
+            // Nagle on: sockets without TCP_NODELAY (spec §2), as the spec
+            // states it.
+            nagle: Nagle::Classic,
+            // `TCP_TIMEWAIT_LEN` = 60·HZ.
+            time_wait: 60 * 1_000_000_000,
+            isn: 0,
+            record_events: false,
+            linux,
+        }
+    }
+
     #[test]
     fn linux_profile() {
-        let c = TcpConfig::linux();
-        assert_eq!(c.mss, 256);
-        assert_eq!(c.initial_rto, 2_000_000_000);
-        assert_eq!(c.max_rto, 120_000_000_000);
-        assert_eq!(c.syn_retries, 40);
-        assert_eq!(c.delayed_ack, 200_000_000);
-        assert_eq!(c.linux, Some(Mechanisms::THESIS));
-        assert_eq!(TcpConfig::newreno().linux, None);
-        assert_eq!(TcpConfig { linux: None, ..c }, TcpConfig::newreno());
-        let d = TcpConfig::debian9();
-        assert_eq!(d.linux, Some(Mechanisms::DEBIAN9));
-        assert_eq!(TcpConfig { linux: None, ..d }, TcpConfig::newreno());
+        let thesis = Mechanisms::THESIS;
+        assert_eq!(TcpConfig::linux(), thesis_parameters(Some(thesis)));
+        // Model 2's NewReno and Debian 9's 4.9: the same parameters.
+        assert_eq!(TcpConfig::newreno(), thesis_parameters(None));
+        assert_eq!(
+            TcpConfig::debian9(),
+            thesis_parameters(Some(Mechanisms::DEBIAN9))
+        );
     }
 
     #[test]
     fn thesis_is_sack_off_with_frto_and_prr() {
-        let m = Mechanisms::THESIS;
-        assert!(!m.sack && !m.early_retransmit && !m.rack && !m.tlp);
-        assert!(m.frto && m.prr && m.wheel && m.oow);
-        assert!(!m.has_linux6());
-        assert_eq!(m.joined(), "frto+prr+wheel+oow");
+        // Thesis §5.5: "The implementation uses TCP NewReno", i.e.
+        // `tcp_sack = 0`. Linux 4.9 runs early retransmit, RACK and the tail
+        // loss probe only on SACK connections (`tcp_is_sack` in
+        // `tcp_schedule_loss_probe`, RACK's SACK marks), so all three are off;
+        // `tcp_frto` = 2 and PRR (`tcp_cwnd_reduction`, no sysctl) are 4.9's
+        // defaults and stay. The timer wheel (4.8+) and the 500 ms answer
+        // limit (`tcp_invalid_ratelimit` = HZ/2, 4.0+) are 4.9's code.
+        // "delayed ACKs are sent with a constant 200 ms timer": no quick-ACK
+        // mode, no adaptive ato. "initial RTO of 2 seconds" and "retries …
+        // 40": no `rto1s`, no `syn6`. The spec's SYN sizes: no `wscale`.
+        let expect = Mechanisms {
+            sack: false,
+            early_retransmit: false,
+            rack: false,
+            tlp: false,
+            frto: true,
+            prr: true,
+            wheel: true,
+            oow: true,
+            quickack: false,
+            adaptive_ato: false,
+            initial_rto_1s: false,
+            syn6: false,
+            tlp6: false,
+            tlp1: false,
+            wscale: false,
+            hz1000: false,
+            oow_reset: false,
+            nodelay: false,
+        };
+        assert_eq!(Mechanisms::THESIS, expect);
+        assert!(!expect.has_linux6());
+        assert_eq!(expect.joined(), "frto+prr+wheel+oow");
     }
 
     #[test]
     fn linux6_timers_follow_the_switches() {
+        // A Linux 6.x host's defaults: `TCP_TIMEOUT_INIT` = 1·HZ (1 s),
+        // `tcp_syn_retries` = 6 (`TCP_SYN_RETRIES`), `tcp_synack_retries` =
+        // 5 (`TCP_SYNACK_RETRIES`), `tcp_syn_linear_timeouts` = 4 (6.7+);
+        // `TCP_RTO_MIN` 200 ms, `TCP_RTO_MAX` 120 s and the 200 ms delayed
+        // ACK bound (`TCP_DELACK_MAX`) as in 4.9.
         let c = TcpConfig::linux6();
-        assert_eq!(c.initial_rto, 1_000_000_000);
-        assert_eq!((c.syn_retries, c.synack_retries), (6, 5));
-        assert_eq!(c.syn_linear_timeouts, 4);
-        assert_eq!((c.min_rto, c.max_rto), (200 * MS, 120 * SEC));
-        assert_eq!(c.delayed_ack, 200 * MS);
+        assert_eq!(
+            c,
+            TcpConfig {
+                initial_rto: 1_000_000_000,
+                syn_retries: 6,
+                synack_retries: 5,
+                syn_linear_timeouts: 4,
+                ..thesis_parameters(Some(Mechanisms::LINUX6))
+            }
+        );
+        // `tcp_sack = 0` leaves the timers as they are.
         let n = TcpConfig::with_mechanisms(Mechanisms::LINUX6_NOSACK);
-        assert_eq!(n.initial_rto, SEC);
-        let m = n.linux.unwrap();
-        assert!(!m.sack && !m.tlp && !m.rack && !m.tlp1 && m.quickack && m.adaptive_ato);
-        // One switch at a time.
-        let only_rto = TcpConfig::with_mechanisms(Mechanisms {
-            initial_rto_1s: true,
-            ..Mechanisms::THESIS
-        });
-        assert_eq!((only_rto.initial_rto, only_rto.syn_retries), (SEC, 40));
+        assert_eq!(
+            n,
+            TcpConfig {
+                linux: Some(Mechanisms::LINUX6_NOSACK),
+                ..c
+            }
+        );
+        // One switch at a time: `rto1s` alone moves the initial RTO to 1 s
+        // and leaves the thesis's 40 SYN retries; `nodelay` alone turns
+        // Nagle off (TCP_NODELAY).
+        let only = |name: &str| {
+            let mut m = Mechanisms::THESIS;
+            assert!(m.set(name, true));
+            TcpConfig::with_mechanisms(m)
+        };
+        let rto = only("rto1s");
+        assert_eq!((rto.initial_rto, rto.syn_retries), (1_000_000_000, 40));
+        let nodelay = only("nodelay");
+        assert_eq!(
+            nodelay,
+            TcpConfig {
+                nagle: Nagle::Off,
+                ..thesis_parameters(nodelay.linux)
+            }
+        );
+        // `hz1000` and `oowreset` act in the socket, not on parameters.
+        for name in ["hz1000", "oowreset"] {
+            let c = only(name);
+            assert_eq!(c, thesis_parameters(c.linux), "{name}");
+        }
     }
 
     #[test]
@@ -463,10 +587,13 @@ mod tests {
             assert!(m.set(n, true));
         }
         assert_eq!(m, Mechanisms::DEBIAN9);
-        for n in &Mechanisms::NAMES[8..] {
+        for n in ["quickack", "ato", "rto1s", "syn6", "tlp6", "tlp1", "wscale"] {
             assert!(m.set(n, true));
         }
         assert_eq!(m, Mechanisms::LINUX6);
+        for n in ["hz1000", "oowreset", "nodelay"] {
+            assert!(m.set(n, true));
+        }
         assert_eq!(m.joined(), Mechanisms::NAMES.join("+"));
         assert!(!m.set("cubic", true));
         assert_eq!(m.get("cubic"), None);

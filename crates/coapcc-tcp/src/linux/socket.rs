@@ -56,7 +56,7 @@ use super::delack::AckTiming;
 use super::linux49::{AckInfo, CaState, Linux49Cc};
 use super::newreno::NewReno;
 use super::rtt::RttEstimator;
-use super::wheel::{self, Due};
+use super::wheel::{Due, Wheel};
 use crate::reasm::Reassembly;
 use crate::segment::{Flags, Segment};
 use crate::segment::{SackBlock, MAX_SACK_BLOCKS};
@@ -553,11 +553,21 @@ impl TcpSocket {
     /// When a timer armed at `now` to run `d` later fires: exactly then, or
     /// on Linux's timer wheel with the `wheel` switch ([`super::wheel`]).
     fn timer(&self, now: u64, d: u64) -> Due {
-        if self.cfg.linux.is_some_and(|m| m.wheel) {
-            wheel::arm(now, d)
-        } else {
-            Due::exact(now + d)
+        match self.wheel() {
+            Some(w) => w.arm(now, d),
+            None => Due::exact(now + d),
         }
+    }
+
+    /// Linux's timer wheel at the modelled HZ (250, or 1000 with `hz1000`),
+    /// with the `wheel` switch; `None` without.
+    fn wheel(&self) -> Option<Wheel> {
+        let m = self.cfg.linux.filter(|m| m.wheel)?;
+        Some(if m.hz1000 {
+            Wheel::HZ1000
+        } else {
+            Wheel::HZ250
+        })
     }
 
     fn back_off(&mut self) {
@@ -711,6 +721,11 @@ impl TcpSocket {
     }
 
     fn complete_handshake(&mut self, now: u64) {
+        if self.state == TcpState::SynReceived && self.cfg.linux.is_some_and(|m| m.oow_reset) {
+            // `tcp_create_openreq_child`: the child socket starts with no
+            // stamp; the request socket's stays behind.
+            self.last_oow = None;
+        }
         self.rto_at = None;
         self.syn_due = false;
         self.backoff = 0;
@@ -745,9 +760,9 @@ impl TcpSocket {
     fn take_sample(&mut self, r: u64) {
         self.rtt.sample(r, self.snd_una, self.snd_max);
         self.rto = self.rtt.rto().unwrap_or(self.rto).min(self.cfg.max_rto);
-        if self.cfg.linux.is_some_and(|m| m.wheel) {
+        if let Some(w) = self.wheel() {
             // `icsk_rto` is kept in whole jiffies (`usecs_to_jiffies`).
-            self.rto = wheel::round_up(self.rto);
+            self.rto = w.round_up(self.rto);
         }
         self.backoff = 0;
         self.stats.rtt_samples += 1;

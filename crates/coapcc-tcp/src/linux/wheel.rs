@@ -21,6 +21,9 @@
 //! this: 560 of 560 retransmissions of a run on one 4 ms phase, 473 on one
 //! 256 ms phase.
 //!
+//! At HZ = 1000 (the `hz1000` switch, [`Wheel::HZ1000`]) the levels are the
+//! same in jiffies, so 1 ms jiffies and buckets of 1, 8, 64 and 512 ms.
+//!
 //! The model's clock is the jiffies clock: jiffy 0 starts at time 0, and
 //! both ends of a connection share it (one host in the kernel check).
 
@@ -28,7 +31,7 @@
 /// (`CONFIG_HZ_250`), and the kernel the check runs on.
 pub const HZ: u64 = 250;
 
-/// One jiffy in nanoseconds.
+/// One jiffy in nanoseconds at [`HZ`].
 pub const JIFFY: u64 = 1_000_000_000 / HZ;
 
 /// Bits per level of the wheel (`LVL_CLK_SHIFT`): each level's buckets are
@@ -41,15 +44,51 @@ const LVL_SIZE: u64 = 64;
 /// Levels of the wheel at HZ > 100 (`LVL_DEPTH`).
 const LVL_DEPTH: u32 = 9;
 
-/// `d` nanoseconds as whole jiffies, rounded up.
-pub fn to_jiffies(d: u64) -> u64 {
-    d.div_ceil(JIFFY)
+/// The timer wheel of a kernel built with one HZ. The levels are the same
+/// in jiffies at every HZ > 100 (`LVL_START`, `LVL_GRAN` of
+/// `kernel/time/timer.c`), so only the jiffy changes: at HZ = 1000 the
+/// buckets are 1, 8, 64, 512 ms wide and level 1 starts at 63 ms, as the
+/// "HZ 1000 steps" table of that file gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wheel {
+    /// One jiffy in nanoseconds.
+    pub jiffy: u64,
 }
 
-/// `d` rounded up to whole jiffies, in nanoseconds (what a timeout kept in
-/// jiffies, like `icsk_rto`, really is).
-pub fn round_up(d: u64) -> u64 {
-    to_jiffies(d) * JIFFY
+impl Wheel {
+    /// `CONFIG_HZ_250` ([`HZ`]): 4 ms jiffies (the `wheel` switch alone).
+    pub const HZ250: Wheel = Wheel { jiffy: JIFFY };
+    /// `CONFIG_HZ_1000`: 1 ms jiffies (the `hz1000` switch).
+    pub const HZ1000: Wheel = Wheel {
+        jiffy: 1_000_000_000 / 1000,
+    };
+
+    /// `d` nanoseconds as whole jiffies, rounded up.
+    pub fn to_jiffies(self, d: u64) -> u64 {
+        d.div_ceil(self.jiffy)
+    }
+
+    /// `d` rounded up to whole jiffies, in nanoseconds (what a timeout kept
+    /// in jiffies, like `icsk_rto`, really is).
+    pub fn round_up(self, d: u64) -> u64 {
+        self.to_jiffies(d) * self.jiffy
+    }
+
+    /// When a timer armed at `now` (ns) to run `d` ns later fires, in ns.
+    pub fn deadline(self, now: u64, d: u64) -> u64 {
+        self.arm(now, d).at
+    }
+
+    /// A timer armed at `now` (ns) to run `d` ns later: when it fires and
+    /// the level it waits in.
+    pub fn arm(self, now: u64, d: u64) -> Due {
+        let now_j = now / self.jiffy;
+        let (level, at) = bucket(now_j, now_j + self.to_jiffies(d));
+        Due {
+            at: at * self.jiffy,
+            level: Some(level as u8),
+        }
+    }
 }
 
 /// The first distance (in jiffies) filed into level `lvl` (`LVL_START`).
@@ -67,22 +106,6 @@ fn bucket(now_j: u64, expires: u64) -> (u32, u64) {
         .unwrap_or(0);
     let shift = lvl * LVL_CLK_SHIFT;
     (lvl, ((expires >> shift) + 1) << shift)
-}
-
-/// When a timer armed at `now` (ns) to run `d` ns later fires, in ns.
-pub fn deadline(now: u64, d: u64) -> u64 {
-    arm(now, d).at
-}
-
-/// A timer armed at `now` (ns) to run `d` ns later: when it fires and the
-/// level it waits in.
-pub fn arm(now: u64, d: u64) -> Due {
-    let now_j = now / JIFFY;
-    let (level, at) = bucket(now_j, now_j + to_jiffies(d));
-    Due {
-        at: at * JIFFY,
-        level: Some(level as u8),
-    }
 }
 
 /// When a pending timer fires (ns) and, for a timer on the wheel, the level
@@ -115,15 +138,24 @@ impl Due {
 mod tests {
     use super::*;
     const MS: u64 = 1_000_000;
+    const W: Wheel = Wheel::HZ250;
+
+    fn deadline(now: u64, d: u64) -> u64 {
+        W.deadline(now, d)
+    }
+
+    fn arm(now: u64, d: u64) -> Due {
+        W.arm(now, d)
+    }
 
     #[test]
     fn jiffies_round_up() {
         assert_eq!(JIFFY, 4 * MS);
-        assert_eq!(to_jiffies(0), 0);
-        assert_eq!(to_jiffies(1), 1);
-        assert_eq!(to_jiffies(4 * MS), 1);
-        assert_eq!(to_jiffies(4 * MS + 1), 2);
-        assert_eq!(round_up(201 * MS), 204 * MS);
+        assert_eq!(W.to_jiffies(0), 0);
+        assert_eq!(W.to_jiffies(1), 1);
+        assert_eq!(W.to_jiffies(4 * MS), 1);
+        assert_eq!(W.to_jiffies(4 * MS + 1), 2);
+        assert_eq!(W.round_up(201 * MS), 204 * MS);
     }
 
     #[test]
@@ -183,6 +215,47 @@ mod tests {
         assert_eq!(level(63 * JIFFY), Some(1));
         assert_eq!(level(503 * JIFFY), Some(1));
         assert_eq!(level(504 * JIFFY), Some(2));
+    }
+
+    #[test]
+    fn hz1000_buckets_follow_the_kernel_table() {
+        // kernel/time/timer.c, "HZ 1000 steps": level 0 granularity 1 ms up
+        // to 63 ms, level 1 8 ms up to 511 ms, level 2 64 ms up to 4095 ms,
+        // level 3 512 ms.
+        let w = Wheel::HZ1000;
+        assert_eq!(w.jiffy, MS);
+        // 200 ms armed at 0: 200 jiffies, 63 ≤ 200 < 504: level 1,
+        // (200 >> 3) + 1 = 26 → jiffy 208 = 208 ms (4 ms jiffies: 50, level 0,
+        // 204 ms).
+        assert_eq!(
+            w.arm(0, 200 * MS),
+            Due {
+                at: 208 * MS,
+                level: Some(1)
+            }
+        );
+        // 40 ms (TCP_DELACK_MIN): 40 jiffies < 63, level 0: 41 ms.
+        assert_eq!(
+            w.arm(0, 40 * MS),
+            Due {
+                at: 41 * MS,
+                level: Some(0)
+            }
+        );
+        // 3 s: 3000 jiffies, 504 ≤ 3000 < 4032: level 2 (64 ms),
+        // (3000 >> 6) + 1 = 47 → 3008 ms (4 ms jiffies: 3072 ms).
+        assert_eq!(
+            w.arm(0, 3000 * MS),
+            Due {
+                at: 3008 * MS,
+                level: Some(2)
+            }
+        );
+        // 20 s: 20000 jiffies ≥ 4032: level 3 (512 ms),
+        // (20000 >> 9) + 1 = 40 → 20480 ms.
+        assert_eq!(w.deadline(0, 20_000 * MS), 20_480 * MS);
+        // RTOs in whole 1 ms jiffies: 201.5 ms → 202 ms.
+        assert_eq!(w.round_up(201 * MS + MS / 2), 202 * MS);
     }
 
     #[test]

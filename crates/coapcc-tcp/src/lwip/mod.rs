@@ -124,25 +124,61 @@ impl LwipBackoff {
     }
 }
 
-/// What cwnd becomes after a retransmission timeout.
+/// What cwnd becomes after a retransmission timeout: lwIP's one MSS, or one
+/// of three readings of the published "lwIP cwnd" variant (paper §4.2: "set
+/// the *cwnd* to 50% of its *ssthresh* limit instead of resetting it back to
+/// 1 × MSS"), which leaves open which ssthresh, and whether the window the
+/// timeout interrupted bounds it (`docs/decisions/tcp-choices.md`, "The
+/// "lwIP cwnd" variant"). Each is at least one MSS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LwipLossWindow {
-    /// lwIP: one MSS.
+    /// lwIP: one MSS (`tcp_slowtmr`).
     OneMss,
-    /// The published "lwIP cwnd" variant (paper §4.2): "set the *cwnd* to
-    /// 50% of its *ssthresh* limit instead of resetting it back to 1 × MSS",
-    /// `max(ssthresh/2, MSS)` with the ssthresh in force when the timeout
-    /// fires — the limit the window was growing toward — not the one lwIP
-    /// recomputes from it (`docs/decisions/tcp-choices.md`, "The "lwIP cwnd"
-    /// variant").
-    HalfSsthresh,
+    /// `prior`, the `tcp-lwip-cwnd` profile: half the ssthresh in force when
+    /// the timer fires (the limit the window was growing toward), before
+    /// lwIP recomputes it. Can exceed the cwnd the timeout interrupted.
+    HalfPriorSsthresh,
+    /// `min`: half of min(cwnd, ssthresh in force): the window the timeout
+    /// interrupted, capped at the limit, halved; never above the
+    /// interrupted cwnd.
+    HalfMinCwnd,
+    /// `fresh`: half the ssthresh lwIP has just recomputed,
+    /// max(min(cwnd, wnd)/2, 2·MSS) / 2 (the spec's transport-tcp §3
+    /// sentence, "ssthresh as just recomputed").
+    HalfFreshSsthresh,
+}
+
+impl LwipLossWindow {
+    /// The readings of the cwnd variant by the name the hidden profile
+    /// names take after `:` (`tcp-lwip-cwnd:min`).
+    pub const READINGS: [(&'static str, LwipLossWindow); 3] = [
+        ("prior", LwipLossWindow::HalfPriorSsthresh),
+        ("min", LwipLossWindow::HalfMinCwnd),
+        ("fresh", LwipLossWindow::HalfFreshSsthresh),
+    ];
+
+    /// The reading called `name` ([`Self::READINGS`]).
+    pub fn from_reading(name: &str) -> Option<Self> {
+        Self::READINGS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, l)| l)
+    }
+
+    /// This reading's name; `None` for lwIP's one MSS.
+    pub fn reading(self) -> Option<&'static str> {
+        Self::READINGS
+            .iter()
+            .find(|&&(_, l)| l == self)
+            .map(|&(n, _)| n)
+    }
 }
 
 /// (ssthresh, cwnd) after a timeout that fires with `cwnd`, the peer's
 /// advertised window `wnd` (`snd_wnd`) and `ssthresh` in force:
-/// `ssthresh = max(min(cwnd, wnd)/2, 2·MSS)`, and cwnd the loss window — one
-/// MSS, or the cwnd variant's half of the ssthresh in force before this
-/// recomputation (docs/spec/transport-tcp-spec.md §3; `tcp_slowtmr`; paper §4.2).
+/// `ssthresh = max(min(cwnd, wnd)/2, 2·MSS)` (docs/spec/transport-tcp-spec.md
+/// §3; `tcp_slowtmr`), and cwnd the loss window — one MSS, or the cwnd
+/// variant's reading (paper §4.2), at least one MSS.
 pub fn after_timeout(
     cwnd: u64,
     wnd: u64,
@@ -150,13 +186,15 @@ pub fn after_timeout(
     mss: u64,
     loss: LwipLossWindow,
 ) -> (u64, u64) {
-    let limit = ssthresh;
-    let ssthresh = (cwnd.min(wnd) / 2).max(2 * mss);
+    let prior = ssthresh;
+    let fresh = (cwnd.min(wnd) / 2).max(2 * mss);
     let cwnd = match loss {
         LwipLossWindow::OneMss => mss,
-        LwipLossWindow::HalfSsthresh => (limit / 2).max(mss),
+        LwipLossWindow::HalfPriorSsthresh => prior / 2,
+        LwipLossWindow::HalfMinCwnd => cwnd.min(prior) / 2,
+        LwipLossWindow::HalfFreshSsthresh => fresh / 2,
     };
-    (ssthresh, cwnd)
+    (fresh, cwnd.max(mss))
 }
 
 /// lwIP's initial window: `min(4·MSS, max(2·MSS, 4380))`
@@ -234,12 +272,12 @@ mod tests {
             (2000, 536)
         );
         assert_eq!(
-            after_timeout(4000, 10_000, 5360, 536, LwipLossWindow::HalfSsthresh),
+            after_timeout(4000, 10_000, 5360, 536, LwipLossWindow::HalfPriorSsthresh),
             (2000, 2680)
         );
         // After earlier timeouts left ssthresh at 2·MSS = 1072: max(536, 536).
         assert_eq!(
-            after_timeout(1000, 10_000, 1072, 536, LwipLossWindow::HalfSsthresh),
+            after_timeout(1000, 10_000, 1072, 536, LwipLossWindow::HalfPriorSsthresh),
             (1072, 536)
         );
     }
@@ -322,38 +360,82 @@ mod tests {
         );
     }
 
+    /// The loss window of every reading after one timeout, in the order
+    /// lwIP, `prior`, `min`, `fresh`.
+    fn all_readings(cwnd: u64, wnd: u64, ssthresh: u64, mss: u64) -> Vec<(u64, u64)> {
+        [
+            LwipLossWindow::OneMss,
+            LwipLossWindow::HalfPriorSsthresh,
+            LwipLossWindow::HalfMinCwnd,
+            LwipLossWindow::HalfFreshSsthresh,
+        ]
+        .into_iter()
+        .map(|l| after_timeout(cwnd, wnd, ssthresh, mss, l))
+        .collect()
+    }
+
     #[test]
     fn loss_windows_of_the_published_comparison() {
-        // Paper §4.2: "the cwnd can drop from 10 × MSS down to 1 × MSS";
-        // the variant sets it "to 50% of its ssthresh limit". With the
-        // published MSS 536 and initial ssthresh 10·536 = 5360, cwnd having
-        // reached it, and the sink's 14·536 = 7504-byte window:
-        // lwIP recomputes ssthresh = max(min(5360, 7504)/2, 2·536) = 2680 and
-        // sets cwnd = 536; "lwIP cwnd" sets cwnd = 5360/2 = 2680 = 5·MSS
-        // (the "multiplicative decrease (by 0.5)" the paper likens to TCP's).
+        // Paper §4.2: "the cwnd can drop from 10 × MSS down to 1 × MSS"; the
+        // variant sets it "to 50% of its ssthresh limit". The star (paper
+        // Table 2): MSS 536, initial ssthresh 10·536 = 5360, the sink's
+        // window 14·536 = 7504.
+        //
+        // cwnd grown to ssthresh, 5360. lwIP recomputes ssthresh =
+        // max(min(5360, 7504)/2, 2·536) = max(2680, 1072) = 2680.
+        // lwIP: 536. prior: 5360/2 = 2680. min: min(5360, 5360)/2 = 2680.
+        // fresh: 2680/2 = 1340. The three agree only on the paper's
+        // "multiplicative decrease (by 0.5)" when cwnd sits at the limit,
+        // and `fresh` halves twice.
         assert_eq!(
-            after_timeout(5360, 7504, 5360, 536, LwipLossWindow::OneMss),
-            (2680, 536)
+            all_readings(5360, 7504, 5360, 536),
+            vec![(2680, 536), (2680, 2680), (2680, 2680), (2680, 1340)]
+        );
+        // A timeout at the initial window: cwnd = min(4·536, max(2·536,
+        // 4380)) = 2144. ssthresh = max(min(2144, 7504)/2, 1072) = 1072.
+        // lwIP: 536. prior: 5360/2 = 2680, above the 2144 the timeout
+        // interrupted. min: min(2144, 5360)/2 = 1072. fresh: 1072/2 = 536.
+        assert_eq!(
+            all_readings(2144, 7504, 5360, 536),
+            vec![(1072, 536), (1072, 2680), (1072, 1072), (1072, 536)]
+        );
+        // The dumbbell: MTU 296, so MSS min(536, 296 − 40) = 256; initial
+        // cwnd min(4·256, max(2·256, 4380)) = 1024; initial ssthresh still
+        // TCP_SND_BUF = 5360 bytes; the lwIP server's TCP_WND = 4·536 = 2144.
+        // ssthresh = max(min(1024, 2144)/2, 2·256) = 512. lwIP: 256. prior:
+        // 5360/2 = 2680 (2.6 times the interrupted 1024). min:
+        // min(1024, 5360)/2 = 512. fresh: 512/2 = 256 (one MSS, as lwIP).
+        assert_eq!(
+            all_readings(1024, 2144, 5360, 256),
+            vec![(512, 256), (512, 2680), (512, 512), (512, 256)]
+        );
+        // A second timeout after `prior`'s first, on the dumbbell: cwnd
+        // 2680, ssthresh 512. ssthresh = max(min(2680, 2144)/2, 512) = 1072;
+        // prior: 512/2 = 256; min: min(2680, 512)/2 = 256.
+        assert_eq!(
+            after_timeout(2680, 2144, 512, 256, LwipLossWindow::HalfPriorSsthresh),
+            (1072, 256)
         );
         assert_eq!(
-            after_timeout(5360, 7504, 5360, 536, LwipLossWindow::HalfSsthresh),
-            (2680, 2680)
+            after_timeout(2680, 2144, 512, 256, LwipLossWindow::HalfMinCwnd),
+            (1072, 256)
         );
-        // lwIP's default TCP_WND of 2144 bounds the new ssthresh (2144/2 =
-        // 1072 = 2·MSS) but not the variant's window: 5360/2 = 2680; lwIP 536.
+        // Never below one MSS: cwnd 600 under ssthresh 5360 (min: 300 →
+        // 536) and the fresh floor 2·536/2 = 536.
         assert_eq!(
-            after_timeout(5360, 2144, 5360, 536, LwipLossWindow::HalfSsthresh),
-            (1072, 2680)
+            all_readings(600, 7504, 5360, 536),
+            vec![(1072, 536), (1072, 2680), (1072, 536), (1072, 536)]
         );
+    }
+
+    #[test]
+    fn readings_by_name() {
         assert_eq!(
-            after_timeout(5360, 2144, 5360, 536, LwipLossWindow::OneMss),
-            (1072, 536)
+            LwipLossWindow::from_reading("min"),
+            Some(LwipLossWindow::HalfMinCwnd)
         );
-        // A second timeout right after: the limit in force is now 1072, so
-        // the variant gives max(1072/2, 536) = 536 like lwIP.
-        assert_eq!(
-            after_timeout(2680, 2144, 1072, 536, LwipLossWindow::HalfSsthresh),
-            (1072, 536)
-        );
+        assert_eq!(LwipLossWindow::from_reading("half"), None);
+        assert_eq!(LwipLossWindow::OneMss.reading(), None);
+        assert_eq!(LwipLossWindow::HalfFreshSsthresh.reading(), Some("fresh"));
     }
 }

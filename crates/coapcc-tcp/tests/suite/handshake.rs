@@ -213,6 +213,58 @@ fn syn_retries_fire_on_the_timer_wheel() {
     assert_eq!(syns, vec![0, 2016 * MS, 6144 * MS, 14_336 * MS]);
 }
 
+/// `tcp` with `hz1000` (1 ms jiffies, the same levels in jiffies): the 2 s
+/// RTO (2000 jiffies, 504 ≤ 2000 < 4032: level 2, 64-jiffy buckets) fires at
+/// `((2000 >> 6) + 1) << 6` = 2048 → 2.048 s; 4 s later (expires 6048,
+/// distance 4000: level 2) at `((6048 >> 6) + 1) << 6` = 6080 → 6.080 s; 8 s
+/// later (expires 14080, distance 8000 ≥ 4032: level 3, 512-jiffy buckets)
+/// at `((14080 >> 9) + 1) << 9` = 14336 → 14.336 s.
+#[test]
+fn syn_retries_fire_on_the_1000_hz_wheel() {
+    let cfg = TcpConfig::with_mechanisms(coapcc_tcp::Mechanisms {
+        hz1000: true,
+        ..coapcc_tcp::Mechanisms::THESIS
+    });
+    let mut w = Wire::new(cfg, 100 * MS);
+    w.set_drop(|d, s, _| d == Dir::ToServer && s.flags.contains(Flags::SYN));
+    w.run_until(15 * SEC);
+    assert_eq!(
+        syn_times(&w, Dir::ToServer),
+        vec![0, 2048 * MS, 6080 * MS, 14_336 * MS]
+    );
+}
+
+/// A copy of the SYN 300 ms after the server answered the previous copy,
+/// arriving once the handshake is complete: `tcp` keeps the stamp of that
+/// answer (1.0 s) and stays silent (1.3 s < 1.0 + 0.5 s); with `oowreset`
+/// the child socket starts without one (`tcp_create_openreq_child`) and
+/// answers with an ACK.
+#[test]
+fn oowreset_gives_the_established_socket_a_fresh_stamp() {
+    for (reset, answered) in [(false, false), (true, true)] {
+        let cfg = exact_timers(coapcc_tcp::Mechanisms {
+            oow_reset: reset,
+            ..coapcc_tcp::Mechanisms::THESIS
+        });
+        let mut c = TcpSocket::connect(0, cfg.clone());
+        let syn = c.poll_transmit(0).unwrap();
+        let mut s = TcpSocket::accept(0, cfg, &syn).unwrap();
+        s.poll_transmit(0).unwrap(); // the SYN-ACK, lost
+        s.handle_segment(SEC, &syn); // a copy: answered, stamp 1.0 s
+        let sa = s.poll_transmit(SEC).unwrap();
+        assert_eq!(sa.flags, Flags::SYN | Flags::ACK);
+        c.handle_segment(1100 * MS, &sa);
+        let ack = c.poll_transmit(1100 * MS).unwrap();
+        s.handle_segment(1200 * MS, &ack);
+        assert_eq!(s.state(), TcpState::Established);
+        s.handle_segment(1300 * MS, &syn);
+        assert_eq!(s.stats().dup_syns, 2);
+        let reply = s.poll_transmit(1300 * MS);
+        assert_eq!(reply.is_some(), answered, "oowreset {reset}");
+        assert!(reply.is_none_or(|r| r.is_pure_ack()));
+    }
+}
+
 /// The SYN timer's level on the wheel: the first (2 s, 500 jiffies) waits
 /// in level 1, the second (4 s, 1000 jiffies) in level 2; off the wheel a
 /// timer has none (`docs/decisions/tcp-choices.md`, "Timers of one bucket, last

@@ -327,37 +327,57 @@ fn cwnd_after_timeout(loss: LwipLossWindow) -> (u64, u64) {
 
 #[test]
 fn loss_window_after_a_timeout() {
-    // cwnd has reached ssthresh = 10·536 = 5360; the timeout recomputes
-    // ssthresh = max(min(cwnd 5360, wnd 7504)/2, 2·536) = 2680.
-    // lwIP: cwnd = 1 MSS = 536. lwIP cwnd (paper §4.2, "50% of its
-    // ssthresh limit", the limit in force when the timer fired):
-    // max(5360/2, 536) = 2680.
-    assert_eq!(cwnd_after_timeout(LwipLossWindow::OneMss), (2680, 536));
-    assert_eq!(
-        cwnd_after_timeout(LwipLossWindow::HalfSsthresh),
-        (2680, 2680)
-    );
+    // cwnd has reached ssthresh = 10·536 = 5360 under the sink's window
+    // 14·536 = 7504; the timeout recomputes ssthresh = max(min(5360, 7504)/2,
+    // 2·536) = 2680. lwIP: cwnd = 1 MSS = 536. The readings of "50% of its
+    // ssthresh limit" (paper §4.2): prior 5360/2 = 2680; min
+    // min(5360, 5360)/2 = 2680; fresh 2680/2 = 1340.
+    for (loss, expect) in [
+        (LwipLossWindow::OneMss, (2680, 536)),
+        (LwipLossWindow::HalfPriorSsthresh, (2680, 2680)),
+        (LwipLossWindow::HalfMinCwnd, (2680, 2680)),
+        (LwipLossWindow::HalfFreshSsthresh, (2680, 1340)),
+    ] {
+        assert_eq!(cwnd_after_timeout(loss), expect, "{loss:?}");
+    }
 }
 
 #[test]
-fn with_the_initial_window_the_cwnd_variant_restarts_from_half_the_initial_ssthresh() {
-    // A timeout before cwnd grew (cwnd 2144, ssthresh 5360, window 2144):
-    // ssthresh = max(min(2144, 2144)/2, 1072) = 1072 for both; lwIP sets
-    // cwnd = 536, the variant 5360/2 = 2680 (five MSS, not one). A second
-    // timeout of the same segment: the limit in force is now 1072, so the
-    // variant gives max(1072/2, 536) = 536 too.
+fn a_timeout_at_the_initial_window() {
+    // A timeout before cwnd grew: cwnd = min(4·536, max(2·536, 4380)) =
+    // 2144, ssthresh 5360, the lwIP server's window TCP_WND = 4·536 = 2144.
+    // ssthresh = max(min(2144, 2144)/2, 1072) = 1072 for all. lwIP: 536.
+    // prior: 5360/2 = 2680 — more than the 2144 the timeout interrupted, so
+    // under this reading a timeout raises cwnd. min: min(2144, 5360)/2 =
+    // 1072. fresh: 1072/2 = 536, as lwIP.
+    //
+    // A second timeout of the same segment: ssthresh = max(min(cwnd,
+    // 2144)/2, 1072) = 1072 whatever cwnd the first left (at most 2680);
+    // prior 1072/2 = 536, min min(cwnd ≥ 536, 1072)/2 = 536 for 1072,
+    // fresh 1072/2 = 536: all back to one MSS.
     for (loss, cwnd) in [
         (LwipLossWindow::OneMss, 536),
-        (LwipLossWindow::HalfSsthresh, 2680),
+        (LwipLossWindow::HalfPriorSsthresh, 2680),
+        (LwipLossWindow::HalfMinCwnd, 1072),
+        (LwipLossWindow::HalfFreshSsthresh, 536),
     ] {
         let mut w = wire(lwip(LwipBackoff::Table, loss));
         w.set_drop(|d, s, _| d == Dir::ToServer && !s.payload.is_empty());
         established_then_write(&mut w, b"x");
+        assert_eq!((w.client.cwnd(), w.client.ssthresh()), (2144, 5360));
         w.run_while(60 * SEC, |w| w.client.stats().rto_expirations == 0);
-        assert_eq!((w.client.ssthresh(), w.client.cwnd()), (1072, cwnd));
+        assert_eq!(
+            (w.client.ssthresh(), w.client.cwnd()),
+            (1072, cwnd),
+            "{loss:?}"
+        );
         w.run_while(120 * SEC, |w| w.client.stats().rto_expirations == 1);
         assert_eq!(w.client.stats().rto_expirations, 2);
-        assert_eq!((w.client.ssthresh(), w.client.cwnd()), (1072, 536));
+        assert_eq!(
+            (w.client.ssthresh(), w.client.cwnd()),
+            (1072, 536),
+            "{loss:?}"
+        );
     }
 }
 
@@ -507,6 +527,6 @@ fn profiles_by_name() {
         panic!()
     };
     assert_eq!(c.backoff, LwipBackoff::TwoThenOnePointThree);
-    assert_eq!(c.loss_window, LwipLossWindow::HalfSsthresh);
+    assert_eq!(c.loss_window, LwipLossWindow::HalfPriorSsthresh);
     assert!(p.state_bytes() > 0);
 }
