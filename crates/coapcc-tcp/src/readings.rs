@@ -57,7 +57,7 @@ pub const READINGS: &[TcpReading] = &[
         switch: "nodelay",
         profiles: &["tcp", "tcp-linux:frto+prr+wheel+oow+nodelay"],
         default: "tcp",
-        source: "the spec turns Nagle on; the thesis's libcoap TCP code may set TCP_NODELAY, which §5.5 does not say",
+        source: "thesis §5.5 is silent on TCP_NODELAY; its libcoap 4.1.2 had no TCP, and upstream libcoap's TCP (Oct 2017 to 4.2.0) never sets it",
     },
     TcpReading {
         switch: "tcp-lwip-cwnd",

@@ -104,13 +104,35 @@ enum Command {
     Algorithms,
     /// Run every published row of the constrained-link testbed with the published
     /// replication counts and print measured vs published FCT (Markdown).
+    ///
+    /// With --sensitivity: every disputed reading of the models (an algorithm's
+    /// parameter, a TCP mechanism, a property of the link-error process, the lwIP
+    /// cwnd variants) run on the rows it touches, one column per reading, the
+    /// default first (docs/calibration.md, "Readings and their sensitivity").
+    /// With --lossy-star: the lwIP star with a lossy channel, its bit-error rate
+    /// fitted to original lwIP's 136 retransmissions and every other published
+    /// figure predicted (docs/calibration.md, "The lossy star").
     Calibrate {
-        /// Override the replication counts (default: 20 error-free, 40 error-prone).
+        /// Override the replication counts (default: 20 error-free, 40 error-prone;
+        /// the scenario files' for the grid and the star).
         #[arg(long, value_name = "N")]
         replications: Option<u32>,
         /// Scenario seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Print the sensitivity of every disputed reading instead.
+        #[arg(long, conflicts_with = "lossy_star")]
+        sensitivity: bool,
+        /// With --sensitivity: only the switches whose name contains TEXT (e.g.
+        /// `link errors`, `TCP: nodelay`, `pcocoa`).
+        #[arg(long, value_name = "TEXT", requires = "sensitivity")]
+        only: Option<String>,
+        /// Fit the lossy star's bit-error rate and print its predictions instead.
+        #[arg(long)]
+        lossy_star: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
     },
     /// Benchmark one replication against the ns-3 reference in the same run.
     ///
@@ -270,7 +292,9 @@ enum Command {
         #[arg(long, value_name = "FILE", default_value = "kernel-check.sqlite")]
         store: PathBuf,
         /// Kernel configurations: `thesis` (SACK off: NewReno, as the evaluations
-        /// configured Linux 4.9) and/or `defaults` (this kernel's loss recovery).
+        /// configured Linux 4.9), `defaults` (this kernel's loss recovery), both
+        /// with Nagle on as the evaluations' libcoap left it, and
+        /// `thesis-nodelay` (`thesis` with TCP_NODELAY on both ends).
         #[arg(long, value_name = "LIST", default_value = "thesis,defaults")]
         configs: String,
         /// Workloads: continuous and/or random.
@@ -437,7 +461,17 @@ fn real_main() -> Result<()> {
             }
             Ok(())
         }
-        Command::Calibrate { replications, seed } => {
+        Command::Calibrate {
+            replications,
+            seed,
+            sensitivity,
+            only,
+            lossy_star,
+            threads,
+        } => {
+            if sensitivity || lossy_star {
+                return cli::calibrate::run(replications, seed, sensitivity, only, threads);
+            }
             let bar = ProgressBar::new_spinner();
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {pos} runs, {elapsed}")

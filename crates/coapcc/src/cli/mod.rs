@@ -2,6 +2,7 @@
 //! printing on stdout, around the library (`coapcc`).
 
 pub mod args;
+pub mod calibrate;
 pub mod campaign;
 pub mod emulated;
 pub mod emulators;

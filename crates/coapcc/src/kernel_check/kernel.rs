@@ -78,14 +78,19 @@ impl KernelRun {
         for (k, v) in point.config.sysctls() {
             c.args(["--sysctl", &format!("{k}={v}")]);
         }
+        let nodelay = if point.config.nodelay() {
+            " --nodelay"
+        } else {
+            ""
+        };
         c.arg("--server-cmd").arg(format!(
-            "exec {exe} server --listen \"$COAPCC_SERVER_ADDR:{PORT}\" --tcp-congestion reno --max-connections {}",
+            "exec {exe} server --listen \"$COAPCC_SERVER_ADDR:{PORT}\" --tcp-congestion reno --max-connections {}{nodelay}",
             point.clients.max(1) * 2
         ));
         let load = format!(
             "exec {exe} load \"coap+tcp://$COAPCC_SERVER_ADDR:{PORT}/sense\" --clients {} \
              --exchanges {} --workload {} --tcp-congestion reno --seed {seed} --time-limit {} \
-             --no-fail --format json > {}",
+             --no-fail --format json{nodelay} > {}",
             point.clients,
             point.exchanges,
             point.workload.name(),
@@ -315,6 +320,22 @@ mod tests {
         );
         assert!(load.contains(r"'/opt/it'\''s/coapcc' load"), "{load}");
         assert!(load.ends_with("> '/tmp/l.json'"), "{load}");
+        // Nagle stays on (no --nodelay) except in `thesis-nodelay`, where
+        // both the server and the load set TCP_NODELAY.
+        assert!(!joined.contains("--nodelay"), "{joined}");
+        let nodelay = Point {
+            config: KernelConfig::ThesisNodelay,
+            ..point()
+        };
+        let c = k.command(&nodelay, 3, Path::new("/tmp/l.json"), Path::new("/tmp/e.json"));
+        let args: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into()).collect();
+        let server = args
+            .iter()
+            .find(|a| a.contains(" server --listen"))
+            .expect("a server command");
+        assert!(server.ends_with(" --nodelay"), "{server}");
+        assert!(args.last().unwrap().contains("--format json --nodelay >"));
+        assert!(args.join(" ").contains("--sysctl net.ipv4.tcp_sack=0"));
     }
 
     #[test]

@@ -24,18 +24,34 @@ pub enum KernelConfig {
     /// settings a user's host has, minus what would make runs depend on
     /// each other or on the host's default congestion control.
     Defaults,
+    /// `thesis` with Nagle's algorithm off (TCP_NODELAY) on the client's
+    /// and the server's sockets: the other reading of the `nodelay` switch
+    /// (`docs/decisions/tcp-choices.md`, "Readings behind switches").
+    /// `thesis` and `defaults` leave Nagle on, as the evaluations' libcoap
+    /// did.
+    ThesisNodelay,
 }
 
 impl KernelConfig {
     /// Every configuration, in table order.
-    pub const ALL: [KernelConfig; 2] = [KernelConfig::Thesis, KernelConfig::Defaults];
+    pub const ALL: [KernelConfig; 3] = [
+        KernelConfig::Thesis,
+        KernelConfig::Defaults,
+        KernelConfig::ThesisNodelay,
+    ];
 
     /// Its name on the command line and in the store.
     pub fn name(self) -> &'static str {
         match self {
             KernelConfig::Thesis => "thesis",
             KernelConfig::Defaults => "defaults",
+            KernelConfig::ThesisNodelay => "thesis-nodelay",
         }
+    }
+
+    /// Whether the client's and the server's sockets set TCP_NODELAY.
+    pub fn nodelay(self) -> bool {
+        self == KernelConfig::ThesisNodelay
     }
 
     /// The `net.ipv4.*` values set in both namespaces before a kernel run.
@@ -69,7 +85,7 @@ impl KernelConfig {
             ("net.ipv4.tcp_rto_max_ms", "120000"),
         ];
         match self {
-            KernelConfig::Thesis => &THESIS,
+            KernelConfig::Thesis | KernelConfig::ThesisNodelay => &THESIS,
             KernelConfig::Defaults => &COMMON,
         }
     }
@@ -84,6 +100,10 @@ impl KernelConfig {
             // backing off from the first, as [`Self::sysctls`] sets them.
             KernelConfig::Thesis => &[THESIS_PROFILE, "tcp"],
             KernelConfig::Defaults => &["tcp-linux6"],
+            KernelConfig::ThesisNodelay => &[
+                THESIS_NODELAY_PROFILE,
+                "tcp-linux:frto+prr+wheel+oow+nodelay",
+            ],
         }
     }
 
@@ -91,7 +111,7 @@ impl KernelConfig {
     /// against the evaluations' Linux 4.9 (`docs/spec/transport-tcp-spec.md` §2).
     pub fn cannot(self) -> &'static str {
         match self {
-            KernelConfig::Thesis => {
+            KernelConfig::Thesis | KernelConfig::ThesisNodelay => {
                 "initial RTO 1 s (the evaluations: 2 s; no sysctl sets it); adaptive delayed \
                  ACK from 40 ms with quick-ACK mode (the evaluations: a constant 200 ms, a \
                  modified kernel)"
@@ -109,6 +129,10 @@ impl KernelConfig {
 /// docs/spec/transport-tcp-spec.md §2 (40 each, every timeout doubling; the `syn6` switch
 /// off).
 pub const THESIS_PROFILE: &str = "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale";
+
+/// [`THESIS_PROFILE`] with Nagle off (`thesis-nodelay`).
+pub const THESIS_NODELAY_PROFILE: &str =
+    "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale+nodelay";
 
 /// The workload of every client (`docs/spec/testbed-spec.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -266,7 +290,7 @@ mod tests {
     #[test]
     fn the_product_is_in_table_order() {
         let p = points(
-            &KernelConfig::ALL,
+            &[KernelConfig::Thesis, KernelConfig::Defaults],
             &Workload::ALL,
             &[None, Some(2500)],
             100,

@@ -11,6 +11,9 @@ use coapcc_sim::{AlgorithmSpec, NetworkScenario, Summary, Workload};
 
 use crate::published::{PublishedRow, PUBLISHED};
 
+pub mod lossy_star;
+pub mod sensitivity;
+
 /// The settings the published evaluations used for an algorithm (spec
 /// `docs/spec/algorithms-spec.md` §7): Default CoAP capped at 60 s, CoCoA with aging off, the
 /// FASOR development variants with the `initk4` first sample.
