@@ -6,20 +6,19 @@
 
 /// The first-sample rule of FASOR's FastRTO (docs/spec/algorithms-spec.md §6.1),
 /// parameter `first_sample`; default [`FirstSample::Draft`]. The sources
-/// agree on FastRTO = 1.5·R after the first sample R but not on how: the
-/// thesis text (§7.1.2) sets "the RTTVAR to measurement/2K, where K is 4",
-/// its Listing 1 (§7.2, adapted from the FASOR draft) keeps RFC 6298's
-/// `RTTVAR = R/2` and uses "initial K = 1". The two differ from the second
-/// sample on (RTTVAR R/8 against R/2).
+/// agree on FastRTO = 1.5·R after the first sample R but not on how: in the
+/// thesis text (§7.1.2) "now the RTTVAR is set to measurement/2K, where K is
+/// 4"; its Listing 1 (§7.2, adapted from the FASOR draft's pseudocode) keeps
+/// RFC 6298's `RTTVAR = R/2` and uses "initial K = 1". The two differ from
+/// the second sample on (RTTVAR R/8 against R/2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstSample {
-    /// The default: the thesis text (§7.1.2) and the draft's text:
-    /// `RTTVAR = R/2K = R/8` with K = 4, FastRTO = 1.5·R (the thesis'
-    /// "initk1").
+    /// The default: the thesis text (§7.1.2), which the spec (§6.1) takes as
+    /// the draft's text: `RTTVAR = R/2K = R/8` with K = 4, FastRTO = 1.5·R
+    /// (the thesis' "initk1").
     Draft,
-    /// The pseudocode (thesis Listing 1, the draft's `unambiguous_ack`):
-    /// RFC 6298's `RTTVAR = R/2` with K = 1 for the first sample only;
-    /// FastRTO = 1.5·R.
+    /// The pseudocode (thesis Listing 1, `unambiguous_ack`): RFC 6298's
+    /// `RTTVAR = R/2` with K = 1 for the first sample only; FastRTO = 1.5·R.
     Pseudocode,
     /// Plain RFC 6298: `RTTVAR = R/2`, K = 4, FastRTO = 3·R (the thesis'
     /// "FASOR initk4", and the development variants Slow and FastSlow as

@@ -61,7 +61,13 @@ pub const RAISE_AFTER: u8 = 3;
 pub const LOWER_AFTER: u8 = 8;
 
 /// The scenario parameters pCoCoA accepts: CoCoA+'s and `smoothing`.
-pub const PCOCOA_PARAMS: &[&str] = &["cap", "aging", "ack_timeout", "ack_random_factor", "smoothing"];
+pub const PCOCOA_PARAMS: &[&str] = &[
+    "cap",
+    "aging",
+    "ack_timeout",
+    "ack_random_factor",
+    "smoothing",
+];
 
 /// The precise estimator of pCoCoA (§4), fed with echoed samples.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -502,7 +508,10 @@ mod tests {
         ] {
             let mut a = Pcocoa::from_params("pcocoa", &p).unwrap();
             a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
-            assert!(close(a.rto(), 0.65), "the first sample is eq. 10 either way");
+            assert!(
+                close(a.rto(), 0.65),
+                "the first sample is eq. 10 either way"
+            );
             let e = a.start(2.0, 0, &mut rng);
             a.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
             assert!(close(a.rto(), expect), "U = {u}: {}", a.rto());

@@ -134,7 +134,10 @@ mod tests {
             for v in r.values {
                 assert!(apply(AlgorithmParams::default(), r.parameter, v).is_some());
             }
-            assert_eq!(apply(AlgorithmParams::default(), r.parameter, "sometimes"), None);
+            assert_eq!(
+                apply(AlgorithmParams::default(), r.parameter, "sometimes"),
+                None
+            );
         }
         assert_eq!(apply(AlgorithmParams::default(), "cap", "keep"), None);
     }
@@ -145,7 +148,13 @@ mod tests {
             let p = apply(AlgorithmParams::default(), r.parameter, r.default).unwrap();
             for a in ALGORITHMS {
                 let accepted = (a.build)(&p).is_ok();
-                assert_eq!(accepted, r.algorithms.contains(&a.name), "{} {}", r.parameter, a.name);
+                assert_eq!(
+                    accepted,
+                    r.algorithms.contains(&a.name),
+                    "{} {}",
+                    r.parameter,
+                    a.name
+                );
             }
         }
     }

@@ -223,7 +223,10 @@ mod tests {
         let p = a.params().unwrap();
         assert_eq!(p.above_truncation, Some(AboveTruncation::Truncate));
         let a = spec("name = \"fasor\"\nfirst_sample = \"pseudocode\"");
-        assert_eq!(a.params().unwrap().first_sample, Some(FirstSample::Pseudocode));
+        assert_eq!(
+            a.params().unwrap().first_sample,
+            Some(FirstSample::Pseudocode)
+        );
         let p = spec("name = \"pcocoa\"").params().unwrap();
         assert_eq!((p.smoothing, p.above_truncation), (None, None));
     }
@@ -251,10 +254,19 @@ mod tests {
     fn a_reading_of_another_algorithm_is_refused() {
         for (table, field) in [
             ("name = \"cocoa\"\nsmoothing = \"dithered\"", "smoothing"),
-            ("name = \"cocoa-plus\"\nabove_truncation = \"keep\"", "above_truncation"),
-            ("name = \"pcocoa\"\nabove_truncation = \"keep\"", "above_truncation"),
+            (
+                "name = \"cocoa-plus\"\nabove_truncation = \"keep\"",
+                "above_truncation",
+            ),
+            (
+                "name = \"pcocoa\"\nabove_truncation = \"keep\"",
+                "above_truncation",
+            ),
             ("name = \"tcp\"\nsmoothing = \"undithered\"", "smoothing"),
-            ("name = \"tcp\"\nabove_truncation = \"keep\"", "above_truncation"),
+            (
+                "name = \"tcp\"\nabove_truncation = \"keep\"",
+                "above_truncation",
+            ),
         ] {
             let e = spec(table).check().unwrap_err();
             assert!(e.contains(&format!("`{field}`")), "{table}: {e}");
