@@ -13,7 +13,8 @@
 //!
 //! Initial timer uniform in `[RTO, 1.5·RTO]`; on each expiry the *current* timer
 //! `T` is multiplied by 3 (`T < 1`), 2 (`1 ≤ T ≤ 3`) or 1.5 (`T > 3`) and
-//! truncated at 32 s. Aging (on by default) is applied lazily before each
+//! truncated at 32 s (a timer already above 32 s is kept, or with
+//! `above_truncation = "truncate"` cut to 32 s: [`truncated_backoff`]). Aging (on by default) is applied lazily before each
 //! initial timer, for all the time elapsed since the last update. Before any
 //! sample, `k` exchanges in parallel (NSTART > 1) each use `k·2 s`.
 //!
@@ -27,7 +28,7 @@
 //! exchanges before any sample.
 
 use crate::math::{max, min};
-use crate::params::AlgorithmParams;
+use crate::params::{AboveTruncation, AlgorithmParams};
 use crate::rfc6298::{usable_sample, Rfc6298, VarianceOrder};
 use crate::{Ack, CongestionControl, ExchangeTimer, ParamError, Random};
 
@@ -68,10 +69,24 @@ pub fn vbf(t: f64) -> f64 {
     }
 }
 
-/// One CoCoA backoff step: `t·vbf(t)`, truncated at `limit`; a timer already
-/// above `limit` stays as it is (it is not increased further, nor shortened).
-pub fn truncated_backoff(t: f64, limit: f64) -> f64 {
-    max(t, min(t * vbf(t), limit))
+/// One CoCoA backoff step: `t·vbf(t)`, truncated at `limit`.
+///
+/// The draft's whole rule is one sentence (draft-ietf-core-cocoa, "Modifications
+/// to the algorithm of RFC 6298"): "The binary exponential backoff is
+/// truncated at 32 seconds." It does not say what happens to a timer that is
+/// already above 32 s — possible because the overall RTO, and so the initial
+/// timer, has no upper bound (thesis §3.3). `above` picks the reading:
+/// - [`AboveTruncation::Keep`] (default): `max(t, min(t·vbf(t), limit))`, such
+///   a timer stays as it is (not increased further, nor shortened);
+/// - [`AboveTruncation::Truncate`]: `min(t·vbf(t), limit)`, every backed-off
+///   timer is truncated, so such a timer is cut to `limit`.
+///
+/// Both agree whenever `t ≤ limit`.
+pub fn truncated_backoff(t: f64, limit: f64, above: AboveTruncation) -> f64 {
+    match above {
+        AboveTruncation::Keep => max(t, min(t * vbf(t), limit)),
+        AboveTruncation::Truncate => min(t * vbf(t), limit),
+    }
 }
 
 /// Clamps an overall RTO into `[MIN_RTO, max_rto]`.
@@ -205,6 +220,9 @@ pub struct Cocoa {
     pub weak_samples: bool,
     /// Backoff truncation (s, default 32; parameter `cap`).
     pub truncation: f64,
+    /// What the backoff does with a timer above the truncation (default
+    /// keep; parameter `above_truncation`).
+    pub above_truncation: AboveTruncation,
     /// Initial overall RTO (s, default 2; parameter `ack_timeout`).
     pub initial_rto: f64,
     /// Dithering factor (default 1.5; parameter `ack_random_factor`).
@@ -218,20 +236,32 @@ impl Default for Cocoa {
             aging: true,
             weak_samples: true,
             truncation: TRUNCATION,
+            above_truncation: AboveTruncation::Keep,
             initial_rto: INITIAL_RTO,
             dither: DITHER,
         }
     }
 }
 
-/// The scenario parameters the CoCoA variants accept.
+/// The scenario parameters every algorithm of the CoCoA family accepts.
 pub const COCOA_PARAMS: &[&str] = &["cap", "aging", "ack_timeout", "ack_random_factor"];
+
+/// The scenario parameters of CoCoA and CoCoA-FB1/FB2, the algorithms that back
+/// off with [`truncated_backoff`]: [`COCOA_PARAMS`] and `above_truncation`.
+pub const TRUNCATING_PARAMS: &[&str] = &[
+    "cap",
+    "aging",
+    "ack_timeout",
+    "ack_random_factor",
+    "above_truncation",
+];
 
 impl Cocoa {
     /// Builds from scenario parameters: `cap` (backoff truncation), `aging`,
-    /// `ack_timeout` (initial RTO), `ack_random_factor` (dithering).
+    /// `ack_timeout` (initial RTO), `ack_random_factor` (dithering),
+    /// `above_truncation` (the backoff of a timer above the truncation).
     pub fn from_params(name: &'static str, p: &AlgorithmParams) -> Result<Self, ParamError> {
-        p.check(name, COCOA_PARAMS)?;
+        p.check(name, TRUNCATING_PARAMS)?;
         let d = Cocoa::default();
         let initial_rto = clamp_rto(p.ack_timeout.unwrap_or(d.initial_rto), MAX_RTO);
         Ok(Cocoa {
@@ -239,6 +269,7 @@ impl Cocoa {
             aging: p.aging.unwrap_or(d.aging),
             weak_samples: true,
             truncation: p.cap.unwrap_or(d.truncation),
+            above_truncation: p.above_truncation.unwrap_or(d.above_truncation),
             initial_rto,
             dither: p.ack_random_factor.unwrap_or(d.dither),
         })
@@ -296,7 +327,7 @@ impl Cocoa {
 
     /// The backoff step of one expiry (VBF of the current timer, truncated).
     pub fn backoff(&self, current: f64) -> f64 {
-        truncated_backoff(current, self.truncation)
+        truncated_backoff(current, self.truncation, self.above_truncation)
     }
 }
 
@@ -493,18 +524,68 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_timer_above_the_truncation_is_kept() {
-        assert!(close(truncated_backoff(45.0, 32.0), 45.0));
-        assert!(close(truncated_backoff(30.0, 32.0), 32.0));
-        assert!(close(truncated_backoff(32.0, 32.0), 32.0));
-        let p = AlgorithmParams {
-            cap: Some(10.0),
-            aging: Some(false),
-            ..Default::default()
+    fn backoff_above_the_truncation_under_both_readings() {
+        use AboveTruncation::{Keep, Truncate};
+        // The draft's rule: ×3 for a timer below 1 s, ×1.5 above 3 s, ×2 in
+        // between; "The binary exponential backoff is truncated at 32 seconds."
+        // At or below the limit both readings give the same:
+        //   20 s: 20 > 3 → ×1.5 = 30, below 32 → 30;
+        //   30 s: ×1.5 = 45, truncated → 32;
+        //   32 s: ×1.5 = 48, truncated → 32.
+        for above in [Keep, Truncate] {
+            assert!(close(truncated_backoff(20.0, 32.0, above), 30.0));
+            assert!(close(truncated_backoff(30.0, 32.0, above), 32.0));
+            assert!(close(truncated_backoff(32.0, 32.0, above), 32.0));
+        }
+        // A 45 s timer (above the limit): ×1.5 = 67.5, truncated → 32, which
+        // would shorten it. `keep`: it stays 45. `truncate`: it becomes 32.
+        assert!(close(truncated_backoff(45.0, 32.0, Keep), 45.0));
+        assert!(close(truncated_backoff(45.0, 32.0, Truncate), 32.0));
+
+        // Through the parameters, with `cap` = 10: 6 → ×1.5 = 9; 9 → 13.5,
+        // truncated → 10 (both readings); a 12 s timer: kept at 12, or cut to 10.
+        let with = |above| {
+            let p = AlgorithmParams {
+                cap: Some(10.0),
+                aging: Some(false),
+                above_truncation: above,
+                ..Default::default()
+            };
+            Cocoa::from_params("cocoa", &p).unwrap()
         };
-        let c = Cocoa::from_params("cocoa", &p).unwrap();
-        assert!(close(c.backoff(6.0), 9.0));
-        assert!(close(c.backoff(9.0), 10.0));
+        let (default, keep, truncate) = (with(None), with(Some(Keep)), with(Some(Truncate)));
+        assert_eq!(default.above_truncation, Keep);
+        for c in [&default, &keep, &truncate] {
+            assert!(close(c.backoff(6.0), 9.0));
+            assert!(close(c.backoff(9.0), 10.0));
+        }
+        assert!(close(default.backoff(12.0), 12.0));
+        assert!(close(keep.backoff(12.0), 12.0));
+        assert!(close(truncate.backoff(12.0), 10.0));
+
+        // A whole exchange. One weak sample of 100 s (one retransmission) from
+        // RTO 2: SRTT 100, RTTVAR 50, E_w = 100 + 1·50 = 150;
+        // RTO = 0.25·150 + 0.75·2 = 37.5 + 1.5 = 39. The next exchange, U = 0,
+        // starts at 39 s (> 32); its expiries (39 > 3 → ×1.5 = 58.5 > 32):
+        //   keep:     39, 39, 39;
+        //   truncate: 32, then 32·1.5 = 48 → 32, 32.
+        for (above, expect) in [(Keep, [39.0; 3]), (Truncate, [32.0; 3])] {
+            let p = AlgorithmParams {
+                aging: Some(false),
+                above_truncation: Some(above),
+                ..Default::default()
+            };
+            let mut c = Cocoa::from_params("cocoa", &p).unwrap();
+            c.on_ack(&ex(1), &ack(100.0, 100.0));
+            assert!(close(c.est.rto, 39.0), "{}", c.est.rto);
+            let mut r = Scripted::new(&[0.0]);
+            let mut t = c.start(200.0, 0, &mut r);
+            assert!(close(t.initial, 39.0));
+            for e in expect {
+                c.expire(200.0, &mut t, &mut r);
+                assert!(close(t.current, e), "{above:?}: {} vs {e}", t.current);
+            }
+        }
     }
 
     #[test]

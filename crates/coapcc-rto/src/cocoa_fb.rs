@@ -37,7 +37,7 @@ pub struct CocoaFb2 {
 
 impl CocoaFb1 {
     /// Builds from the parameters of CoCoA (`cap`, `aging`, `ack_timeout`,
-    /// `ack_random_factor`).
+    /// `ack_random_factor`, `above_truncation`).
     pub fn from_params(name: &'static str, p: &AlgorithmParams) -> Result<Self, ParamError> {
         Ok(CocoaFb1 {
             cocoa: Cocoa::from_params(name, p)?,
@@ -48,7 +48,7 @@ impl CocoaFb1 {
 
 impl CocoaFb2 {
     /// Builds from the parameters of CoCoA (`cap`, `aging`, `ack_timeout`,
-    /// `ack_random_factor`).
+    /// `ack_random_factor`, `above_truncation`).
     pub fn from_params(name: &'static str, p: &AlgorithmParams) -> Result<Self, ParamError> {
         Ok(CocoaFb2 {
             cocoa: Cocoa::from_params(name, p)?,
@@ -67,7 +67,7 @@ impl CocoaFb2 {
         for _ in 0..retransmissions {
             let next = self.cocoa.backoff(t);
             if next == t {
-                break; // at or above the truncation: no further change
+                break; // no further change: at the truncation, or kept above it
             }
             t = next;
         }

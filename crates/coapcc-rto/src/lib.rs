@@ -45,11 +45,12 @@ pub mod math;
 pub mod params;
 pub mod pcocoa;
 pub mod peakhopper;
+pub mod readings;
 #[cfg(feature = "alloc")]
 pub mod registry;
 pub mod rfc6298;
 
-pub use params::{AlgorithmParams, FirstSample, ParamError};
+pub use params::{AboveTruncation, AlgorithmParams, FirstSample, ParamError, Smoothing};
 
 /// A source of uniform random numbers, supplied by the caller.
 ///

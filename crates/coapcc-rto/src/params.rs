@@ -4,14 +4,25 @@
 //! and `None` means "the spec's default for this algorithm". An algorithm rejects
 //! fields it does not use, so that a typo in a scenario never passes silently.
 
-/// The first-sample rule of FASOR's FastRTO (docs/spec/algorithms-spec.md §6.1).
+/// The first-sample rule of FASOR's FastRTO (docs/spec/algorithms-spec.md §6.1),
+/// parameter `first_sample`; default [`FirstSample::Draft`]. The sources
+/// agree on FastRTO = 1.5·R after the first sample R but not on how: in the
+/// thesis text (§7.1.2) "now the RTTVAR is set to measurement/2K, where K is
+/// 4"; its Listing 1 (§7.2, adapted from the FASOR draft's pseudocode) keeps
+/// RFC 6298's `RTTVAR = R/2` and uses "initial K = 1". The two differ from
+/// the second sample on (RTTVAR R/8 against R/2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstSample {
-    /// The draft text: `RTTVAR = R/8`, FastRTO = 1.5·R (the thesis' "initk1").
+    /// The default: the thesis text (§7.1.2), which the spec (§6.1) takes as
+    /// the draft's text: `RTTVAR = R/2K = R/8` with K = 4, FastRTO = 1.5·R
+    /// (the thesis' "initk1").
     Draft,
-    /// The draft's pseudocode: K = 1 for the first sample, RTTVAR = R/2; 1.5·R.
+    /// The pseudocode (thesis Listing 1, `unambiguous_ack`): RFC 6298's
+    /// `RTTVAR = R/2` with K = 1 for the first sample only; FastRTO = 1.5·R.
     Pseudocode,
-    /// Plain RFC 6298: RTTVAR = R/2, K = 4, FastRTO = 3·R.
+    /// Plain RFC 6298: `RTTVAR = R/2`, K = 4, FastRTO = 3·R (the thesis'
+    /// "FASOR initk4", and the development variants Slow and FastSlow as
+    /// the thesis ran them, §8).
     InitK4,
 }
 
@@ -31,6 +42,74 @@ impl FirstSample {
             FirstSample::Draft => "draft",
             FirstSample::Pseudocode => "pseudocode",
             FirstSample::InitK4 => "initk4",
+        }
+    }
+}
+
+/// Which RTO pCoCoA's Algorithm 2 line 19 smooths the new SRTO with
+/// (`RTO = (1-δ)·SRTO + δ·RTO`), parameter `smoothing`; default
+/// [`Smoothing::Undithered`]. The paper's algorithms store and smooth the
+/// undithered value (Algorithm 1 lines 7 and 26), while its §II.A calls the
+/// dithered value `RTO_init`, the name line 19 uses
+/// (`docs/decisions/algorithms-choices.md`, "Second audit", item 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Smoothing {
+    /// The default: the previous undithered RTO (the estimator's own output).
+    /// Under a constant RTT the RTO settles at SRTO.
+    Undithered,
+    /// The dithered initial timer of the exchange the sample comes from (with
+    /// one exchange at a time, the previous exchange's `RTO_init`). Under a
+    /// constant RTT the RTO settles at 4/3·SRTO on average.
+    Dithered,
+}
+
+impl Smoothing {
+    /// Parses `"undithered"` or `"dithered"`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "undithered" => Some(Smoothing::Undithered),
+            "dithered" => Some(Smoothing::Dithered),
+            _ => None,
+        }
+    }
+    /// The name accepted by [`Smoothing::parse`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Smoothing::Undithered => "undithered",
+            Smoothing::Dithered => "dithered",
+        }
+    }
+}
+
+/// What CoCoA's backoff does with a timer already above the 32 s truncation
+/// (reachable because the overall RTO is not bounded), parameter
+/// `above_truncation`; default [`AboveTruncation::Keep`]. The draft says only
+/// "The binary exponential backoff is truncated at 32 seconds" (see
+/// [`crate::cocoa::truncated_backoff`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AboveTruncation {
+    /// The default: such a timer stays as it is, neither raised nor shortened
+    /// (`max(t, min(t·vbf(t), limit))`).
+    Keep,
+    /// Every backed-off timer is truncated, so such a timer is cut to the
+    /// limit (`min(t·vbf(t), limit)`).
+    Truncate,
+}
+
+impl AboveTruncation {
+    /// Parses `"keep"` or `"truncate"`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "keep" => Some(AboveTruncation::Keep),
+            "truncate" => Some(AboveTruncation::Truncate),
+            _ => None,
+        }
+    }
+    /// The name accepted by [`AboveTruncation::parse`].
+    pub fn name(self) -> &'static str {
+        match self {
+            AboveTruncation::Keep => "keep",
+            AboveTruncation::Truncate => "truncate",
         }
     }
 }
@@ -55,6 +134,10 @@ pub struct AlgorithmParams {
     pub aging: Option<bool>,
     /// FASOR first-sample rule.
     pub first_sample: Option<FirstSample>,
+    /// pCoCoA: which RTO Algorithm 2 line 19 smooths with.
+    pub smoothing: Option<Smoothing>,
+    /// CoCoA, CoCoA-FB1/FB2: the backoff of a timer above the truncation.
+    pub above_truncation: Option<AboveTruncation>,
     /// FASOR SLOWRTO_FACTOR (default 1.5).
     pub slowrto_factor: Option<f64>,
     /// ACK_TIMEOUT (default 2 s) for algorithms that start from it.
@@ -94,10 +177,12 @@ impl AlgorithmParams {
         algorithm: &'static str,
         allowed: &[&'static str],
     ) -> Result<(), ParamError> {
-        let set: [(&'static str, bool); 6] = [
+        let set: [(&'static str, bool); 8] = [
             ("cap", self.cap.is_some()),
             ("aging", self.aging.is_some()),
             ("first_sample", self.first_sample.is_some()),
+            ("smoothing", self.smoothing.is_some()),
+            ("above_truncation", self.above_truncation.is_some()),
             ("slowrto_factor", self.slowrto_factor.is_some()),
             ("ack_timeout", self.ack_timeout.is_some()),
             ("ack_random_factor", self.ack_random_factor.is_some()),

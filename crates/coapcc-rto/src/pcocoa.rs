@@ -21,7 +21,10 @@
 //!   dithered at the next exchange (Algorithm 1, line 7); §VI.C calls it "a
 //!   two-step procedure as in the CoCoA+ algorithm" (`docs/decisions/algorithms-choices.md`,
 //!   "Second audit", "1. pCoCoA, Algorithm 2 line 19 smooths the previous
-//!   *undithered* RTO").
+//!   *undithered* RTO"). That is the default; the paper's §II.A names the
+//!   *dithered* value `RTO_init`, the name line 19 uses, and the parameter
+//!   `smoothing = "dithered"` ([`Smoothing::Dithered`]) smooths toward the
+//!   dithered initial timer of the exchange the sample comes from instead.
 //!
 //! Initial timer uniform in `[RTO, 1.5·RTO]` (2 s for an unknown destination),
 //! backoff by CoCoA+'s variable backoff factor (chosen once from the initial
@@ -34,7 +37,9 @@ use crate::cocoa::{clamp_rto, dither, INITIAL_RTO};
 use crate::cocoa_plus::CocoaPlus;
 use crate::fasor::estimator::sanitize;
 use crate::math::{abs, max, min};
-use crate::{Ack, AlgorithmParams, CongestionControl, ExchangeTimer, Marking, ParamError, Random};
+use crate::{
+    Ack, AlgorithmParams, CongestionControl, ExchangeTimer, Marking, ParamError, Random, Smoothing,
+};
 
 /// SRTT gain α (also RTTVAR's gain for small deviations).
 pub const ALPHA: f64 = 1.0 / 8.0;
@@ -42,7 +47,7 @@ pub const ALPHA: f64 = 1.0 / 8.0;
 pub const BETA: f64 = 1.0 / 4.0;
 /// RTTVAR gain γ for samples well below SRTT.
 pub const GAMMA: f64 = 1.0 / 32.0;
-/// RTO smoothing weight δ (of the previous undithered RTO).
+/// RTO smoothing weight δ (of the previous RTO, undithered by default: [`Smoothing`]).
 pub const DELTA: f64 = 1.0 / 2.0;
 /// Lower bound of the first `mdev_max` (s).
 pub const MDEV_MAX_MIN: f64 = 0.25;
@@ -54,6 +59,15 @@ pub const K_SPURIOUS: f64 = 6.0;
 pub const RAISE_AFTER: u8 = 3;
 /// Consecutive samples with RTTVAR below mdev_max that lower it.
 pub const LOWER_AFTER: u8 = 8;
+
+/// The scenario parameters pCoCoA accepts: CoCoA+'s and `smoothing`.
+pub const PCOCOA_PARAMS: &[&str] = &[
+    "cap",
+    "aging",
+    "ack_timeout",
+    "ack_random_factor",
+    "smoothing",
+];
 
 /// The precise estimator of pCoCoA (§4), fed with echoed samples.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,6 +117,14 @@ impl PreciseEstimator {
     /// later ones `RTO = (1-δ)·SRTO + δ·RTO` with the previous, undithered
     /// RTO (line 19). Returns the new RTO.
     pub fn update(&mut self, r: f64, spurious: bool) -> f64 {
+        self.update_toward(r, spurious, self.rto)
+    }
+
+    /// [`PreciseEstimator::update`] with the RTO that line 19 smooths with
+    /// given: `previous` (the stored RTO in [`PreciseEstimator::update`], the
+    /// dithered timer under `smoothing = "dithered"`). The first sample
+    /// ignores it (eq. 10).
+    pub fn update_toward(&mut self, r: f64, spurious: bool, previous: f64) -> f64 {
         if !self.sampled {
             self.srtt = r;
             self.rttvar = r / 2.0;
@@ -143,7 +165,7 @@ impl PreciseEstimator {
         }
         let k = if spurious { K_SPURIOUS } else { K };
         let srto = self.srtt + max(k * self.rttvar, self.mdev_max);
-        self.rto = (1.0 - DELTA) * srto + DELTA * self.rto;
+        self.rto = (1.0 - DELTA) * srto + DELTA * previous;
         self.rto
     }
 }
@@ -159,6 +181,8 @@ pub struct Pcocoa {
     echoed: bool,
     /// Spurious retransmissions detected (kept across `reset`).
     spurious: u64,
+    /// Which RTO line 19 smooths with (parameter `smoothing`).
+    smoothing: Smoothing,
 }
 
 impl Default for Pcocoa {
@@ -171,6 +195,11 @@ impl Pcocoa {
     /// Builds around a configured CoCoA+ (its cap, dithering, base RTO and aging
     /// serve the fallback; cap, dithering and base RTO serve pCoCoA too).
     pub fn new(fallback: CocoaPlus) -> Self {
+        Pcocoa::with(fallback, Smoothing::Undithered)
+    }
+
+    /// [`Pcocoa::new`] with the reading of line 19 given.
+    pub fn with(fallback: CocoaPlus, smoothing: Smoothing) -> Self {
         let mut precise = PreciseEstimator::new();
         precise.rto = fallback.initial_rto;
         Pcocoa {
@@ -178,13 +207,23 @@ impl Pcocoa {
             precise,
             echoed: false,
             spurious: 0,
+            smoothing,
         }
     }
 
     /// Builds from scenario parameters: those of CoCoA+ (`cap`, `aging`,
-    /// `ack_timeout`, `ack_random_factor`).
+    /// `ack_timeout`, `ack_random_factor`) and `smoothing` (default
+    /// undithered).
     pub fn from_params(name: &'static str, p: &AlgorithmParams) -> Result<Self, ParamError> {
-        Ok(Pcocoa::new(CocoaPlus::from_params(name, p)?))
+        p.check(name, PCOCOA_PARAMS)?;
+        let fallback = AlgorithmParams {
+            smoothing: None,
+            ..*p
+        };
+        Ok(Pcocoa::with(
+            CocoaPlus::from_params(name, &fallback)?,
+            p.smoothing.unwrap_or(Smoothing::Undithered),
+        ))
     }
 
     /// Whether the peer echoed TC (pCoCoA proper) or not yet (CoCoA+ fallback).
@@ -211,8 +250,13 @@ impl Pcocoa {
         }
     }
 
-    fn precise_sample(&mut self, r: f64, spurious: bool) {
-        let rto = self.precise.update(sanitize(r), spurious);
+    /// Line 19 of Algorithm 2 for a sample of the exchange `ex`.
+    fn precise_sample(&mut self, ex: &ExchangeTimer, r: f64, spurious: bool) {
+        let previous = match self.smoothing {
+            Smoothing::Undithered => self.precise.rto,
+            Smoothing::Dithered => ex.initial,
+        };
+        let rto = self.precise.update_toward(sanitize(r), spurious, previous);
         self.precise.rto = clamp_rto(rto, self.fallback.cap);
     }
 }
@@ -244,10 +288,10 @@ impl CongestionControl for Pcocoa {
                 if spurious {
                     self.spurious += 1;
                 }
-                self.precise_sample(echo.rtt, spurious);
+                self.precise_sample(ex, echo.rtt, spurious);
             }
             None if !self.echoed => self.fallback.on_ack(ex, ack),
-            None if n == 0 => self.precise_sample(ack.elapsed, false),
+            None if n == 0 => self.precise_sample(ex, ack.elapsed, false),
             None => {}
         }
     }
@@ -255,7 +299,7 @@ impl CongestionControl for Pcocoa {
     fn reset(&mut self) {
         let spurious = self.spurious;
         self.fallback.reset();
-        *self = Pcocoa::new(self.fallback.clone());
+        *self = Pcocoa::with(self.fallback.clone(), self.smoothing);
         self.spurious = spurious;
     }
 
@@ -443,20 +487,89 @@ mod tests {
             a.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
             assert!(close(a.rto(), 0.93125), "U = {u}: {}", a.rto());
         }
-        // Steady state under a constant RTT R = 1: line 19 with the previous
-        // RTO has the fixed point RTO = SRTO (x = x/2 + SRTO/2). Toward the
-        // dithered timer, mean 1.25·RTO, it would be x = SRTO/2 + 0.625·x,
-        // x = 4/3·SRTO.
-        let mut a = Pcocoa::default();
-        let mut r = Scripted::new(&[1.0]);
-        for _ in 0..200 {
-            let e = a.start(0.0, 0, &mut r);
-            a.on_ack(&e, &ack(1.0, 1.0, Some((0, 1.0))));
+    }
+
+    #[test]
+    fn line_19_under_smoothing_dithered() {
+        // The same exchanges as `line_19_smooths_the_undithered_rto`, with
+        // line 19 smoothing toward the dithered initial timer 0.65·(1 + U/2)
+        // of the exchange the sample comes from:
+        //   RTO = 0.5·1.2125 + 0.5·0.65·(1 + U/2) = 0.60625 + 0.325·(1 + U/2):
+        //   U = 0: 0.93125 (the timer is the RTO), U = 0.5: 0.60625 + 0.40625
+        //   = 1.0125, U = 1: 0.60625 + 0.4875 = 1.09375.
+        let p = AlgorithmParams {
+            smoothing: Some(Smoothing::Dithered),
+            ..Default::default()
+        };
+        for (u, expect, mut rng) in [
+            (0.0, 0.93125, Scripted::new(&[0.0])),
+            (0.5, 1.0125, Scripted::new(&[0.5])),
+            (1.0, 1.09375, Scripted::new(&[1.0])),
+        ] {
+            let mut a = Pcocoa::from_params("pcocoa", &p).unwrap();
+            a.on_ack(&ex(0), &ack(1.0, 0.4, Some((0, 0.4))));
+            assert!(
+                close(a.rto(), 0.65),
+                "the first sample is eq. 10 either way"
+            );
+            let e = a.start(2.0, 0, &mut rng);
+            a.on_ack(&e, &ack(2.6, 0.6, Some((0, 0.6))));
+            assert!(close(a.rto(), expect), "U = {u}: {}", a.rto());
         }
-        // After 200 samples RTTVAR = 0.5·(7/8)^199 ≈ 0, SRTO = 1 + mdev_max
-        // = 1.5 (mdev_max never decays: R is never above SRTT), so RTO → 1.5
-        // (not 4/3·1.5 = 2).
-        assert!(close(a.rto(), 1.5), "{}", a.rto());
+    }
+
+    /// The RTO after `n` lock-step exchanges answered after exactly 1 s, each
+    /// echoing the original, with dither draws from `rng`; also the mean RTO
+    /// over the last `n - 100`.
+    fn constant_rtt(p: &AlgorithmParams, n: usize, rng: &mut dyn Random) -> (f64, f64) {
+        let mut a = Pcocoa::from_params("pcocoa", p).unwrap();
+        let mut sum = 0.0;
+        for i in 0..n {
+            let e = a.start(0.0, 0, rng);
+            a.on_ack(&e, &ack(1.0, 1.0, Some((0, 1.0))));
+            if i >= 100 {
+                sum += a.rto();
+            }
+        }
+        (a.rto(), sum / (n - 100) as f64)
+    }
+
+    #[test]
+    fn steady_state_under_a_constant_rtt_for_both_readings() {
+        // Every sample R = 1. The first (eq. 8-10): SRTT 1, RTTVAR 0.5,
+        // mdev_max = max(0.5, 0.25) = 0.5, RTO 1.5. Each later one: SRTT =
+        // 7/8 + 1/8 = 1; |SRTT − R| = 0 ≤ RTTVAR → gain α, RTTVAR_n =
+        // 0.5·(7/8)^n; R is never above SRTT, so mdev_max stays 0.5. SRTO_n =
+        // 1 + max(2·(7/8)^n, 0.5), which is 1.5 once (7/8)^n ≤ 1/4 (n ≥ 11).
+        // So SRTO = 1.5 from there on, and line 19 is x' = SRTO/2 + y/2 with
+        // y the RTO it smooths with:
+        // - undithered, y = x: fixed point x = SRTO = 1.5, whatever is drawn;
+        // - dithered, y = x·(1 + U/2) (uniform in [x, 1.5x]): with the same
+        //   draw U every time, x·(1 − (1 + U/2)/2) = SRTO/2, x = SRTO/(1 − U/2):
+        //   U = 0 → 1.5 (= SRTO), U = 0.5 → 2.0 (4/3·SRTO), U = 1 → 3.0
+        //   (2·SRTO). With U uniform and independent of x, the mean obeys
+        //   E[x] = SRTO/2 + E[x]·E[1 + U/2]/2 = 0.75 + 0.625·E[x], E[x] = 2.0
+        //   = 4/3·SRTO.
+        // The error shrinks by (1 + U/2)/2 ≤ 3/4 per exchange, so 200 are
+        // plenty.
+        let undithered = AlgorithmParams::default();
+        let dithered = AlgorithmParams {
+            smoothing: Some(Smoothing::Dithered),
+            ..Default::default()
+        };
+        for (u, rng, expect) in [(0.0, &[0.0], 1.5), (0.5, &[0.5], 2.0), (1.0, &[1.0], 3.0)] {
+            let (x, _) = constant_rtt(&undithered, 200, &mut Scripted::new(rng));
+            assert!(close(x, 1.5), "undithered, U = {u}: {x}");
+            let (x, _) = constant_rtt(&dithered, 200, &mut Scripted::new(rng));
+            assert!(close(x, expect), "dithered, U = {u}: {x}");
+        }
+        // Uniform draws: the undithered RTO is 1.5 still; the dithered one
+        // averages 2.0 (20 000 exchanges; its spread from one exchange to the
+        // next is about 0.15, the mean's a few thousandths).
+        let (x, mean) = constant_rtt(&undithered, 20_000, &mut Mix(7));
+        assert!(close(x, 1.5) && close(mean, 1.5), "{x} {mean}");
+        let (_, mean) = constant_rtt(&dithered, 20_000, &mut Mix(7));
+        assert!((mean - 2.0).abs() < 0.02, "{mean}");
     }
 
     #[test]

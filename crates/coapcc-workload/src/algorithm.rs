@@ -26,9 +26,17 @@ pub struct AlgorithmSpec {
     /// CoCoA / CoCoA+ aging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aging: Option<bool>,
-    /// FASOR first-sample rule: `draft`, `pseudocode`, `initk4`.
+    /// FASOR first-sample rule: `draft` (default), `pseudocode`, `initk4`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_sample: Option<String>,
+    /// pCoCoA: the RTO Algorithm 2 line 19 smooths with: `undithered`
+    /// (default), `dithered`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smoothing: Option<String>,
+    /// CoCoA, CoCoA-FB1/FB2: a timer above the backoff truncation is kept
+    /// (`keep`, default) or cut to it (`truncate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above_truncation: Option<String>,
     /// FASOR SLOWRTO_FACTOR.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowrto_factor: Option<f64>,
@@ -69,18 +77,17 @@ impl AlgorithmSpec {
 
     /// The parameters in the algorithm crate's form.
     pub fn params(&self) -> Result<coapcc_rto::AlgorithmParams, String> {
-        let first_sample = match &self.first_sample {
-            None => None,
-            Some(s) => Some(coapcc_rto::FirstSample::parse(s).ok_or_else(|| {
-                format!(
-                    "first_sample: expected \"draft\", \"pseudocode\" or \"initk4\", found \"{s}\""
-                )
-            })?),
-        };
+        use coapcc_rto::{AboveTruncation, FirstSample, Smoothing};
         Ok(coapcc_rto::AlgorithmParams {
             cap: self.cap,
             aging: self.aging,
-            first_sample,
+            first_sample: reading("first_sample", &self.first_sample, FirstSample::parse)?,
+            smoothing: reading("smoothing", &self.smoothing, Smoothing::parse)?,
+            above_truncation: reading(
+                "above_truncation",
+                &self.above_truncation,
+                AboveTruncation::parse,
+            )?,
             slowrto_factor: self.slowrto_factor,
             ack_timeout: self.ack_timeout,
             ack_random_factor: self.ack_random_factor,
@@ -148,6 +155,8 @@ impl AlgorithmSpec {
             ("cap", self.cap.is_some()),
             ("aging", self.aging.is_some()),
             ("first_sample", self.first_sample.is_some()),
+            ("smoothing", self.smoothing.is_some()),
+            ("above_truncation", self.above_truncation.is_some()),
             ("slowrto_factor", self.slowrto_factor.is_some()),
             ("ack_timeout", self.ack_timeout.is_some()),
             ("ack_random_factor", self.ack_random_factor.is_some()),
@@ -159,5 +168,114 @@ impl AlgorithmSpec {
             )),
             None => Ok(()),
         }
+    }
+}
+
+/// Parses the value of the reading `field` (one of
+/// [`coapcc_rto::readings::READINGS`]) with `parse`; the error names the field
+/// and lists the accepted values.
+fn reading<T>(
+    field: &str,
+    value: &Option<String>,
+    parse: fn(&str) -> Option<T>,
+) -> Result<Option<T>, String> {
+    let Some(s) = value else {
+        return Ok(None);
+    };
+    parse(s).map(Some).ok_or_else(|| {
+        let values = coapcc_rto::readings::READINGS
+            .iter()
+            .find(|r| r.parameter == field)
+            .map_or(&[][..], |r| r.values);
+        let quoted: Vec<String> = values.iter().map(|v| format!("\"{v}\"")).collect();
+        let expected = match quoted.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => "a known value".into(),
+        };
+        format!("{field}: expected {expected}, found \"{s}\"")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coapcc_rto::{AboveTruncation, FirstSample, Smoothing};
+
+    #[derive(Deserialize)]
+    struct File {
+        algorithms: Vec<AlgorithmSpec>,
+    }
+
+    /// The one algorithm of a scenario file's `[[algorithms]]` table.
+    fn spec(table: &str) -> AlgorithmSpec {
+        let mut f: File = toml::from_str(&format!("[[algorithms]]\n{table}")).unwrap();
+        f.algorithms.remove(0)
+    }
+
+    #[test]
+    fn readings_are_read_from_scenario_files() {
+        let a = spec("name = \"pcocoa\"\nsmoothing = \"dithered\"");
+        assert_eq!(a.check(), Ok(()));
+        assert_eq!(a.params().unwrap().smoothing, Some(Smoothing::Dithered));
+        let a = spec("name = \"cocoa-fb2\"\nabove_truncation = \"truncate\"");
+        assert_eq!(a.check(), Ok(()));
+        let p = a.params().unwrap();
+        assert_eq!(p.above_truncation, Some(AboveTruncation::Truncate));
+        let a = spec("name = \"fasor\"\nfirst_sample = \"pseudocode\"");
+        assert_eq!(
+            a.params().unwrap().first_sample,
+            Some(FirstSample::Pseudocode)
+        );
+        let p = spec("name = \"pcocoa\"").params().unwrap();
+        assert_eq!((p.smoothing, p.above_truncation), (None, None));
+    }
+
+    #[test]
+    fn a_bad_reading_names_the_field_and_the_accepted_values() {
+        let e = spec("name = \"pcocoa\"\nsmoothing = \"smooth\"").check();
+        assert_eq!(
+            e.unwrap_err(),
+            "algorithm `pcocoa`: smoothing: expected \"undithered\" or \"dithered\", found \"smooth\""
+        );
+        let e = spec("name = \"cocoa\"\nabove_truncation = \"cut\"").check();
+        assert_eq!(
+            e.unwrap_err(),
+            "algorithm `cocoa`: above_truncation: expected \"keep\" or \"truncate\", found \"cut\""
+        );
+        let e = spec("name = \"fasor\"\nfirst_sample = \"sometimes\"").check();
+        assert_eq!(
+            e.unwrap_err(),
+            "algorithm `fasor`: first_sample: expected \"draft\", \"pseudocode\" or \"initk4\", found \"sometimes\""
+        );
+    }
+
+    #[test]
+    fn a_reading_of_another_algorithm_is_refused() {
+        for (table, field) in [
+            ("name = \"cocoa\"\nsmoothing = \"dithered\"", "smoothing"),
+            (
+                "name = \"cocoa-plus\"\nabove_truncation = \"keep\"",
+                "above_truncation",
+            ),
+            (
+                "name = \"pcocoa\"\nabove_truncation = \"keep\"",
+                "above_truncation",
+            ),
+            ("name = \"tcp\"\nsmoothing = \"undithered\"", "smoothing"),
+            (
+                "name = \"tcp\"\nabove_truncation = \"keep\"",
+                "above_truncation",
+            ),
+        ] {
+            let e = spec(table).check().unwrap_err();
+            assert!(e.contains(&format!("`{field}`")), "{table}: {e}");
+        }
+    }
+
+    #[test]
+    fn unset_readings_are_not_written() {
+        let text = toml::to_string(&AlgorithmSpec::named("pcocoa")).unwrap();
+        assert_eq!(text, "name = \"pcocoa\"\n");
     }
 }

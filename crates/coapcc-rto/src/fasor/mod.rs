@@ -151,7 +151,8 @@ impl<V: Flavor> Fasor<V> {
         }
     }
 
-    /// Builds from scenario parameters (`cap`, `first_sample`, `slowrto_factor`).
+    /// Builds from scenario parameters (`cap`, default 60; `first_sample`,
+    /// default [`FirstSample::Draft`]; `slowrto_factor`, default 1.5).
     pub fn from_params(name: &'static str, p: &AlgorithmParams) -> Result<Self, ParamError> {
         p.check(name, &["cap", "first_sample", "slowrto_factor"])?;
         Ok(Fasor::with(

@@ -131,20 +131,37 @@ mod tests {
             series(State::SlowFast, 1.5, 4.5),
             [4.5, 1.5, 3.0, 6.0, 12.0, 24.0]
         );
-        // FAST_SLOW_FAST, fastrto 1.2 dithered to F = 1.5, SlowRTO 4.5:
-        // second timer MAX(4.5, 2·1.2 = 2.4) = 4.5; then 2F = 3, 4F = 6, …
-        let s = fsf_second(4.5, 1.2);
-        assert_eq!(s, 4.5);
+        // FAST_SLOW_FAST by hand from the thesis (§7.1.2 and Listing 1, §7.2):
+        // first unambiguous sample R = 0.8: SRTT = 0.8, RTTVAR = R/2K = 0.1
+        // (K = 4), fastrto = 0.8 + 4·0.1 = 1.2 (= 1.5·R). The series start
+        // adds a dither from [SRTT/4, SRTT] = [0.2, 0.8]; a draw of 0.3 gives
+        // F = 1.5. An ambiguous sample E = 2.5 gives slowrto = 1.5·2.5 = 3.75,
+        // with its dither of 0.75 armed as 4.5. `fastslowfast_rtoseries`:
+        //   case 0: fastrto_series_init() = F = 1.5;
+        //   case 1: MAX(slowrto, 2*fastrto) = MAX(4.5, 2.4) = 4.5;
+        //   then backoff_series_timer *= 2 from F: 3, 6, 12, 24.
+        assert_eq!(fsf_second(4.5, 1.2), 4.5);
         assert_eq!(
-            series(State::FastSlowFast, 1.5, s),
+            series(State::FastSlowFast, 1.5, 4.5),
             [1.5, 4.5, 3.0, 6.0, 12.0, 24.0]
         );
-        // SlowRTO 2.0 < 2·fastrto: MAX(2.0, 2.4) = 2.4, not 2F = 3.0.
-        let s = fsf_second(2.0, 1.2);
-        assert_eq!(s, 2.4);
+        // A short ambiguous sample E = 1.0: slowrto = 1.5, dithered by 0.5 to
+        // 2.0; case 1 is MAX(2.0, 2·1.2 = 2.4) = 2.4 — twice the undithered
+        // fastrto, not 2F = 3.0; the backoff still doubles F: 3, 6, 12, 24.
+        assert_eq!(fsf_second(2.0, 1.2), 2.4);
         assert_eq!(
-            series(State::FastSlowFast, 1.5, s),
+            series(State::FastSlowFast, 1.5, 2.4),
             [1.5, 2.4, 3.0, 6.0, 12.0, 24.0]
+        );
+        // The same samples under the other first-sample readings: Listing 1's
+        // "initial K = 1" with RTTVAR = R/2 = 0.4 gives 0.8 + 1·0.4 = 1.2
+        // again, so the rows above; plain RFC 6298 ("initk4") gives
+        // 0.8 + 4·0.4 = 2.4, F = 2.4 + 0.3 = 2.7, case 1 MAX(4.5, 4.8) = 4.8,
+        // then 5.4, 10.8, 21.6, 43.2.
+        assert_eq!(fsf_second(4.5, 2.4), 4.8);
+        assert_eq!(
+            series(State::FastSlowFast, 2.7, 4.8),
+            [2.7, 4.8, 5.4, 10.8, 21.6, 43.2]
         );
     }
 

@@ -15,7 +15,10 @@
 //! - after `reset`, the algorithm behaves exactly like a freshly built one.
 
 use coapcc_rto::registry::{AlgorithmInfo, BoxedAlgorithm, ALGORITHMS};
-use coapcc_rto::{Ack, AlgorithmParams, Echo, ExchangeTimer, FirstSample, Marking, Random};
+use coapcc_rto::{
+    AboveTruncation, Ack, AlgorithmParams, Echo, ExchangeTimer, FirstSample, Marking, Random,
+    Smoothing,
+};
 use proptest::prelude::*;
 
 /// The messaging layer's MAX_RETRANSMIT in the published evaluations.
@@ -75,9 +78,17 @@ fn bound(name: &str, timer: Timer, r_max: f64) -> Option<f64> {
 
 /// Parameter sets tried on every algorithm; those an algorithm rejects are
 /// skipped (the default set is accepted by all, see the registry's own test).
-fn param_sets() -> [AlgorithmParams; 4] {
+fn param_sets() -> [AlgorithmParams; 6] {
     [
         AlgorithmParams::default(),
+        AlgorithmParams {
+            smoothing: Some(Smoothing::Dithered),
+            ..Default::default()
+        },
+        AlgorithmParams {
+            above_truncation: Some(AboveTruncation::Truncate),
+            ..Default::default()
+        },
         AlgorithmParams {
             aging: Some(false),
             ..Default::default()

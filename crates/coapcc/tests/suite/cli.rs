@@ -125,12 +125,29 @@ fn invalid_files_name_the_file_the_field_and_what_was_expected() {
         !ok && err.contains("first_sample") && err.contains("cocoa"),
         "{err}"
     );
+    let (ok, err) =
+        run_file("clients = 2\n[[algorithm]]\nname = \"pcocoa\"\nsmoothing = \"smooth\"\n");
+    assert!(
+        !ok && err.contains("smoothing: expected \"undithered\" or \"dithered\""),
+        "{err}"
+    );
+    let (ok, err) = run_file(
+        "clients = 2\n[[algorithm]]\nname = \"cocoa-plus\"\nabove_truncation = \"keep\"\n",
+    );
+    assert!(
+        !ok && err.contains("above_truncation") && err.contains("cocoa-plus"),
+        "{err}"
+    );
     let (ok, err) = run_file("clients = 0\n[[algorithm]]\nname = \"default\"\n");
     assert!(!ok && err.contains("clients"), "{err}");
     let (ok, err) = run_file("clients = 2\n");
     assert!(!ok && err.contains("algorithm"), "{err}");
     let (ok, _) = run_file("clients = 2\nreplications = 1\n[[algorithm]]\nname = \"default\"\n");
     assert!(ok);
+    let (ok, err) = run_file(
+        "clients = 2\nreplications = 1\n[[algorithm]]\nname = \"pcocoa\"\nsmoothing = \"dithered\"\n",
+    );
+    assert!(ok, "{err}");
 }
 
 #[test]
