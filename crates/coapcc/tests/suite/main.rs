@@ -23,4 +23,5 @@ mod net_ip;
 mod pcap;
 mod pcap_grid;
 mod security_doc;
+mod sensitivity;
 mod star_campaign;
