@@ -194,7 +194,7 @@ impl Mechanisms {
         ..Self::DEBIAN9
     };
     /// [`Self::LINUX6`] with `tcp_sack = 0`, so no RACK or tail loss probe
-    /// either, and no early retransmit (6.x has none of its own since 4.11:
+    /// either, and no early retransmit (6.x has none of its own:
     /// RACK took its place): `tcp-linux6-nosack`.
     pub const LINUX6_NOSACK: Mechanisms = Mechanisms {
         sack: false,
@@ -569,7 +569,7 @@ mod tests {
         );
         // A 6.x host: 6.x's `tcp_create_openreq_child` still zeroes the
         // stamp, so `oowreset` with the 6.x differences; with SACK off 6.x
-        // runs no early retransmit (removed in 4.11 for RACK, which needs
+        // runs no early retransmit (removed from later kernels for RACK, which needs
         // SACK), no RACK and no probe.
         assert_eq!(
             Mechanisms::LINUX6.joined(),

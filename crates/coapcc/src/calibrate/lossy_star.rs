@@ -32,7 +32,12 @@ pub const BRACKET: (f64, f64) = (1e-4, 4e-4);
 
 /// The star scenario at bit-error rate `ber` with `algorithms` (registry
 /// names), `replications` and `seed`.
-pub fn scenario(ber: f64, algorithms: &[&str], replications: u32, seed: u64) -> Result<AnyScenario> {
+pub fn scenario(
+    ber: f64,
+    algorithms: &[&str],
+    replications: u32,
+    seed: u64,
+) -> Result<AnyScenario> {
     let mut t: Table = STAR.parse().expect("the embedded star scenario parses");
     if let Some(Toml::Table(n)) = t.get_mut("network") {
         n.insert("bit_error_rate".into(), Toml::Float(ber));
@@ -46,7 +51,10 @@ pub fn scenario(ber: f64, algorithms: &[&str], replications: u32, seed: u64) -> 
         })
         .collect();
     t.insert("algorithm".into(), Toml::Array(algs));
-    t.insert("replications".into(), Toml::Integer(i64::from(replications)));
+    t.insert(
+        "replications".into(),
+        Toml::Integer(i64::from(replications)),
+    );
     t.insert("seed".into(), Toml::Integer(seed as i64));
     let text = toml::to_string(&t).context("the lossy star serialises")?;
     AnyScenario::parse(&text, &format!("lossy star at bit-error rate {ber}"))

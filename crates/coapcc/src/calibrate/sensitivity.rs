@@ -361,11 +361,7 @@ pub fn switches(seed: u64, star_ber: f64) -> Vec<Switch> {
         out.push(Switch {
             name: format!("{}: {}", r.algorithms.join(", "), r.parameter),
             source: r.source.to_string(),
-            readings: r
-                .values
-                .iter()
-                .map(|v| parameter(r.parameter, v))
-                .collect(),
+            readings: r.values.iter().map(|v| parameter(r.parameter, v)).collect(),
             rows,
         });
     }
@@ -453,7 +449,10 @@ pub fn scenario_of(row: &Row, reading: &Reading, replications: Option<u32>) -> R
         t.insert("replications".into(), Toml::Integer(i64::from(r)));
     }
     let text = toml::to_string(&t).context("a sensitivity row serialises")?;
-    let origin = format!("sensitivity row `{}`, reading `{}`", row.label, reading.label);
+    let origin = format!(
+        "sensitivity row `{}`, reading `{}`",
+        row.label, reading.label
+    );
     AnyScenario::parse(&text, &origin)
 }
 

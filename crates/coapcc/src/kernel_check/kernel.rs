@@ -327,7 +327,12 @@ mod tests {
             config: KernelConfig::ThesisNodelay,
             ..point()
         };
-        let c = k.command(&nodelay, 3, Path::new("/tmp/l.json"), Path::new("/tmp/e.json"));
+        let c = k.command(
+            &nodelay,
+            3,
+            Path::new("/tmp/l.json"),
+            Path::new("/tmp/e.json"),
+        );
         let args: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into()).collect();
         let server = args
             .iter()

@@ -115,7 +115,7 @@ impl KernelConfig {
                 "initial RTO 1 s (the evaluations: 2 s; no sysctl sets it); adaptive delayed \
                  ACK from 40 ms with quick-ACK mode (the evaluations: a constant 200 ms, a \
                  modified kernel); no early retransmit without SACK (4.9 ran it on duplicate \
-                 ACKs; 4.11 removed it for RACK, which needs SACK)"
+                 ACKs; 6.x has RACK in its place, which needs SACK)"
             }
             KernelConfig::Defaults => {
                 "as `thesis`, and SYN retries / linear SYN timeouts left at this kernel's \
@@ -131,8 +131,7 @@ impl KernelConfig {
 /// docs/spec/transport-tcp-spec.md §2 (40 each, every timeout doubling; the `syn6` switch
 /// off); 6.x zeroes the accepted connection's rate-limit stamp
 /// (`oowreset`).
-pub const THESIS_PROFILE: &str =
-    "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale+oowreset";
+pub const THESIS_PROFILE: &str = "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale+oowreset";
 
 /// [`THESIS_PROFILE`] with Nagle off (`thesis-nodelay`).
 pub const THESIS_NODELAY_PROFILE: &str =
