@@ -81,4 +81,11 @@ pub use scenario::{
 /// Model 9: the dumbbell's timers on Linux's wheel (`tcp` and every
 /// `tcp-linux*` profile) run at one jiffy by level from the highest and,
 /// within a bucket, last armed first (`coapcc_tcp::linux::wheel::Due`).
-pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 9");
+/// Model 10: `tcp` runs what Linux 4.9 does by default and the thesis did
+/// not change: early retransmit on Reno's duplicate ACKs, the window-scale
+/// option on SYN and SYN-ACK, and a fresh rate-limit stamp for the accepted
+/// connection (`er`, `wscale`, `oowreset`; `tcp-linux49-debian9` gains the
+/// last two, `tcp-linux6` and `tcp-linux6-nosack` the last); and the lwIP
+/// cwnd variants set cwnd = min(cwnd, ssthresh)/2 after a timeout (the
+/// `min` reading; model 5–9's is `:prior`).
+pub const MODEL_VERSION: &str = concat!("coapcc ", env!("CARGO_PKG_VERSION"), " model 10");

@@ -3,8 +3,8 @@
 //! - `linux` (docs/spec/transport-tcp-spec.md §2, [`linux::TcpSocket`]): handshake with SYN /
 //!   SYN-ACK retries, Linux's RTO estimator with Karn's rule and backoff,
 //!   Nagle, delayed ACKs, FIN close, and Linux 4.9's loss recovery
-//!   ([`linux::linux49`]; `tcp` as the thesis configured it: no SACK, F-RTO, PRR;
-//!   SACK, early retransmit, RACK and the tail loss probe as switches of
+//!   ([`linux::linux49`]; `tcp` as the thesis configured it: no SACK, early
+//!   retransmit, F-RTO, PRR; SACK, RACK and the tail loss probe as switches of
 //!   [`Mechanisms`], with the differences of a Linux 6.x host: quick-ACK
 //!   mode, adaptive delayed ACK, 1 s initial RTO, its SYN timers and probe
 //!   timeout) or, as `tcp-newreno`, model 2's NewReno ([`linux::newreno`]);
@@ -27,8 +27,9 @@
 //! use coapcc_tcp::{TcpConfig, TcpSocket};
 //! let mut client = TcpSocket::connect(0, TcpConfig::linux());
 //! let syn = client.poll_transmit(0).unwrap();
-//! // 20 IPv4 + 20 TCP + 4 MSS option (`tcp` runs without SACK)
-//! assert_eq!(syn.wire_len(), 44);
+//! // 20 IPv4 + 20 TCP + 4 MSS option + 4 NOP and window scale (`tcp` runs
+//! // without SACK)
+//! assert_eq!(syn.wire_len(), 48);
 //! let mut server = TcpSocket::accept(0, TcpConfig::linux(), &syn).unwrap();
 //! let syn_ack = server.poll_transmit(0).unwrap();
 //! client.handle_segment(10, &syn_ack);

@@ -4,14 +4,14 @@
 //!
 //! | name | profile |
 //! | --- | --- |
-//! | `tcp` | `linux` (docs/spec/transport-tcp-spec.md §2, corrected): Linux 4.9 as the thesis configured it (SACK off, F-RTO, PRR) |
+//! | `tcp` | `linux` (docs/spec/transport-tcp-spec.md §2, corrected): Linux 4.9 as the thesis configured it (SACK off, early retransmit, F-RTO, PRR, window scaling) |
 //! | `tcp-newreno` | model 2's `linux` profile: byte-counted NewReno, no SACK |
 //! | `tcp-linux49-debian9` | model 3's `tcp`: Linux 4.9 with Debian 9's defaults (SACK, ER, RACK, TLP, F-RTO, PRR) |
 //! | `tcp-linux6` | a Linux 6.x host as the kernel cross-check configures it |
 //! | `tcp-linux6-nosack` | the same with `tcp_sack = 0` |
 //! | `tcp-lwip` | lwIP 2.1 (docs/spec/transport-tcp-spec.md §3) |
 //! | `tcp-lwip-backoff` | lwIP with the RTO ×2 up to 3 s, ×1.3 above |
-//! | `tcp-lwip-cwnd` | lwIP with cwnd = max(ssthresh/2, MSS) after a timeout (the ssthresh in force before it) |
+//! | `tcp-lwip-cwnd` | lwIP with cwnd = max(min(cwnd, ssthresh)/2, MSS) after a timeout (the ssthresh in force before it) |
 //! | `tcp-lwip-backoff-cwnd` | both |
 //!
 //! Not listed either, for the readings of the lwIP cwnd variant
@@ -21,27 +21,31 @@
 //!
 //! | suffix | cwnd after a timeout (at least one MSS) |
 //! | --- | --- |
-//! | `:prior` | half the ssthresh in force before the timeout (the listed name itself) |
-//! | `:min` | half of min(cwnd, ssthresh in force) |
+//! | `:min` | half of min(cwnd, ssthresh in force) (the listed name itself) |
+//! | `:prior` | half the ssthresh in force before the timeout |
 //! | `:fresh` | half the ssthresh lwIP has just recomputed |
 //!
-//! `tcp-lwip-cwnd:prior` is `tcp-lwip-cwnd`, and
-//! `tcp-lwip-backoff-cwnd:min` is the back-off variant with the `min` reading.
+//! `tcp-lwip-cwnd:min` is `tcp-lwip-cwnd`, and
+//! `tcp-lwip-backoff-cwnd:prior` is the back-off variant with the `prior`
+//! reading.
 //!
 //! Not listed by [`TcpProfile::names`], for the ablation of
 //! `docs/calibration.md`: `tcp-linux49:<mechanisms>` runs Linux 4.9 with
 //! only the named mechanisms on, joined by `+` (names of
 //! [`Mechanisms::LINUX49_NAMES`]; `tcp-linux49:` has none,
-//! `tcp-linux49:frto+prr+wheel+oow` is `tcp`,
-//! `tcp-linux49:sack+er+rack+tlp+frto+prr+wheel+oow` is
-//! `tcp-linux49-debian9`),
+//! `tcp-linux49:er+frto+prr+wheel+oow` is `tcp` without the window-scale
+//! option and the fresh rate-limit stamp),
 //! and `tcp-linux:<switches>` the same with any switch of
 //! [`Mechanisms::NAMES`], the Linux 6.x differences included
-//! (`tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale`
+//! (`tcp-linux:er+frto+prr+wheel+oow+wscale+oowreset` is `tcp`,
+//! `tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+wscale+oowreset` is
+//! `tcp-linux49-debian9`,
+//! `tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale+oowreset`
 //! is `tcp-linux6`). See `docs/decisions/tcp-choices.md`, "Linux 4.9's loss recovery" and
-//! "A Linux 6.x host". The switches past Linux 6.x's (`hz1000`, `oowreset`,
-//! `nodelay`) are readings no listed profile takes: `tcp` with one of them is
-//! `tcp-linux:frto+prr+wheel+oow+<switch>` ([`crate::READINGS`]).
+//! "A Linux 6.x host". The readings of `tcp` ([`crate::READINGS`]) are
+//! `tcp` with one switch flipped: `quickack`, `hz1000` or `nodelay` on
+//! (`tcp-linux:er+frto+prr+wheel+oow+quickack+wscale+oowreset`), or `er`,
+//! `wscale` or `oowreset` off (`tcp-linux:frto+prr+wheel+oow+wscale+oowreset`).
 
 use crate::linux::wheel::Due;
 use crate::linux::{Mechanisms, TcpConfig, TcpSocket};
@@ -103,7 +107,7 @@ pub const PROFILES: [ProfileInfo; 9] = [
         name: "tcp",
         profile: TcpProfile::Linux(Some(Mechanisms::THESIS)),
         section: "tcp §2",
-        summary: "CoAP over TCP (RFC 8323) with the linux TCP profile (Linux 4.9 as the thesis configured it: NewReno recovery without SACK, F-RTO, PRR, IW10, initial RTO 2 s, delayed ACK 200 ms)",
+        summary: "CoAP over TCP (RFC 8323) with the linux TCP profile (Linux 4.9 as the thesis configured it: NewReno recovery without SACK, early retransmit, F-RTO, PRR, window scaling, IW10, initial RTO 2 s, delayed ACK 200 ms)",
     },
     ProfileInfo {
         name: "tcp-newreno",
@@ -148,16 +152,16 @@ pub const PROFILES: [ProfileInfo; 9] = [
         name: "tcp-lwip-cwnd",
         profile: TcpProfile::Lwip {
             backoff: LwipBackoff::Table,
-            loss_window: LwipLossWindow::HalfPriorSsthresh,
+            loss_window: LwipLossWindow::HalfMinCwnd,
         },
         section: "tcp §3",
-        summary: "lwIP cwnd: cwnd = max(ssthresh/2, MSS) after a timeout",
+        summary: "lwIP cwnd: cwnd = max(min(cwnd, ssthresh)/2, MSS) after a timeout",
     },
     ProfileInfo {
         name: "tcp-lwip-backoff-cwnd",
         profile: TcpProfile::Lwip {
             backoff: LwipBackoff::TwoThenOnePointThree,
-            loss_window: LwipLossWindow::HalfPriorSsthresh,
+            loss_window: LwipLossWindow::HalfMinCwnd,
         },
         section: "tcp §3",
         summary: "lwIP back-off & cwnd: both changes",
@@ -587,11 +591,13 @@ mod tests {
         assert_eq!(base.name(), "tcp-linux49:");
         let two = TcpProfile::from_name("tcp-linux49:rack+sack").unwrap();
         assert_eq!(two.name(), "tcp-linux49:sack+rack");
+        // Model 9's `tcp`: without early retransmit, the window-scale
+        // option and the fresh stamp, an ablation named as such.
         assert_eq!(
             TcpProfile::from_name("tcp-linux49:prr+frto+wheel+oow")
                 .unwrap()
                 .name(),
-            "tcp"
+            "tcp-linux49:frto+prr+wheel+oow"
         );
         // Without the timer wheel: an ablation of `tcp`, named as such.
         assert_eq!(
@@ -600,8 +606,11 @@ mod tests {
                 .name(),
             "tcp-linux49:frto+prr"
         );
+        // Model 9's `tcp-linux49-debian9`, without `wscale` and `oowreset`.
+        let d9 = "tcp-linux49:sack+er+rack+tlp+frto+prr+wheel+oow";
+        assert_eq!(TcpProfile::from_name(d9).unwrap().name(), d9);
         assert_eq!(
-            TcpProfile::from_name("tcp-linux49:sack+er+rack+tlp+frto+prr+wheel+oow")
+            TcpProfile::from_name("tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+wscale+oowreset")
                 .unwrap()
                 .name(),
             "tcp-linux49-debian9"
@@ -612,22 +621,33 @@ mod tests {
         assert_eq!(TcpProfile::from_name("tcp-linux49:frto+quickack"), None);
         let q = TcpProfile::from_name("tcp-linux:quickack+frto+prr").unwrap();
         assert_eq!(q.name(), "tcp-linux:frto+prr+quickack");
+        // `tcp`: thesis §5.5's settings, 4.9's defaults otherwise.
         assert_eq!(
-            TcpProfile::from_name("tcp-linux:frto+prr+wheel+oow")
+            TcpProfile::from_name("tcp-linux:oowreset+wscale+oow+wheel+prr+frto+er")
                 .unwrap()
                 .name(),
             "tcp"
         );
+        // Without 6.x switches, `tcp-linux:` names what `tcp-linux49:` does.
+        assert_eq!(
+            TcpProfile::from_name("tcp-linux:frto+prr+wheel+oow")
+                .unwrap()
+                .name(),
+            "tcp-linux49:frto+prr+wheel+oow"
+        );
         assert_eq!(
             TcpProfile::from_name(
-                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale"
+                "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale+oowreset"
             )
             .unwrap()
             .name(),
             "tcp-linux6"
         );
-        // Model 7's `tcp-linux6`, without `wscale`, and model 6's, without
-        // `tlp1` either, stay reachable.
+        // Model 9's `tcp-linux6`, without `oowreset`, model 7's, without
+        // `wscale` either, and model 6's, without `tlp1` too, stay
+        // reachable.
+        let m9 = "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale";
+        assert_eq!(TcpProfile::from_name(m9).unwrap().name(), m9);
         let m7 = "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1";
         assert_eq!(TcpProfile::from_name(m7).unwrap().name(), m7);
         let m6 = "tcp-linux:sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6";
@@ -673,7 +693,7 @@ mod tests {
             panic!()
         };
         assert_eq!((w.tcp_mss, w.announced_mss()), (536, 256));
-        assert_eq!(w.loss_window, LwipLossWindow::HalfPriorSsthresh);
+        assert_eq!(w.loss_window, LwipLossWindow::HalfMinCwnd);
         assert_eq!(w.backoff, LwipBackoff::Table);
     }
 }

@@ -21,55 +21,58 @@ pub struct TcpReading {
 }
 
 /// Every disputed reading of the `tcp` profile (Linux 4.9 as the thesis
-/// configured it) and of the lwIP cwnd variants.
+/// configured it) and of the lwIP cwnd variants. A Linux reading's
+/// alternative is `tcp` with its switch flipped: on for `quickack`,
+/// `hz1000` and `nodelay`, off for `er`, `wscale` and `oowreset`, which
+/// `tcp` runs as 4.9's defaults.
 pub const READINGS: &[TcpReading] = &[
     TcpReading {
         switch: "quickack",
-        profiles: &["tcp", "tcp-linux:frto+prr+wheel+oow+quickack"],
+        profiles: &["tcp", "tcp-linux:er+frto+prr+wheel+oow+quickack+wscale+oowreset"],
         default: "tcp",
         source: "thesis §5.5 sets \"delayed ACKs … with a constant 200 ms timer\"; 4.9's tcp_in_quickack_mode still acks the first data at once",
     },
     TcpReading {
         switch: "er",
-        profiles: &["tcp", "tcp-linux49:er+frto+prr+wheel+oow"],
+        profiles: &["tcp", "tcp-linux:frto+prr+wheel+oow+wscale+oowreset"],
         default: "tcp",
-        source: "thesis §5.5 names NewReno without SACK; 4.9's tcp_early_retrans default (3) is not mentioned",
+        source: "thesis §5.5 names NewReno without SACK and not tcp_early_retrans; 4.9's default (3) runs it on Reno's duplicate ACKs (tcp_enable_early_retrans needs no SACK)",
     },
     TcpReading {
         switch: "wscale",
-        profiles: &["tcp", "tcp-linux:frto+prr+wheel+oow+wscale"],
+        profiles: &["tcp", "tcp-linux:er+frto+prr+wheel+oow+oowreset"],
         default: "tcp",
-        source: "thesis §5.5 lists the options left out (timestamps, TFO), not window scaling, which 4.9 sends by default",
+        source: "thesis §5.5 lists the options left out (timestamps, TFO), not window scaling, which 4.9 sends by default; the spec's SYN sizes leave it out",
     },
     TcpReading {
         switch: "hz1000",
-        profiles: &["tcp", "tcp-linux:frto+prr+wheel+oow+hz1000"],
+        profiles: &["tcp", "tcp-linux:er+frto+prr+wheel+oow+wscale+hz1000+oowreset"],
         default: "tcp",
-        source: "the thesis does not give its kernels' CONFIG_HZ: 250 (Debian, Ubuntu) or 1000",
+        source: "the thesis does not give its kernels' CONFIG_HZ; its hosts ran Debian 9, whose kernel has 250",
     },
     TcpReading {
         switch: "oowreset",
-        profiles: &["tcp", "tcp-linux:frto+prr+wheel+oow+oowreset"],
+        profiles: &["tcp", "tcp-linux:er+frto+prr+wheel+oow+wscale"],
         default: "tcp",
-        source: "tcp_create_openreq_child (4.9) zeroes last_oow_ack_time; the spec's socket has one stamp",
+        source: "tcp_create_openreq_child (4.0+, 4.9 and 6.x) zeroes last_oow_ack_time; the spec's socket has one stamp",
     },
     TcpReading {
         switch: "nodelay",
-        profiles: &["tcp", "tcp-linux:frto+prr+wheel+oow+nodelay"],
+        profiles: &["tcp", "tcp-linux:er+frto+prr+wheel+oow+wscale+oowreset+nodelay"],
         default: "tcp",
         source: "thesis §5.5 is silent on TCP_NODELAY; its libcoap 4.1.2 had no TCP, and upstream libcoap's TCP (Oct 2017 to 4.2.0) never sets it",
     },
     TcpReading {
         switch: "tcp-lwip-cwnd",
-        profiles: &["tcp-lwip-cwnd", "tcp-lwip-cwnd:min", "tcp-lwip-cwnd:fresh"],
+        profiles: &["tcp-lwip-cwnd", "tcp-lwip-cwnd:prior", "tcp-lwip-cwnd:fresh"],
         default: "tcp-lwip-cwnd",
-        source: "paper §4.2 \"set the cwnd to 50% of its ssthresh limit\": which ssthresh, and bounded by cwnd or not",
+        source: "paper §4.2 \"set the cwnd to 50% of its ssthresh limit\": which ssthresh, and bounded by cwnd or not (§4.2, §5.2: it \"drops\", \"by 0.5\")",
     },
     TcpReading {
         switch: "tcp-lwip-backoff-cwnd",
         profiles: &[
             "tcp-lwip-backoff-cwnd",
-            "tcp-lwip-backoff-cwnd:min",
+            "tcp-lwip-backoff-cwnd:prior",
             "tcp-lwip-backoff-cwnd:fresh",
         ],
         default: "tcp-lwip-backoff-cwnd",
@@ -103,13 +106,19 @@ mod tests {
     }
 
     #[test]
-    fn each_linux_reading_is_tcp_with_its_switch() {
+    fn each_linux_reading_differs_from_tcp_in_exactly_its_switch() {
+        // `tcp` runs `er`, `wscale` and `oowreset` (4.9's defaults), so their
+        // alternative turns the switch off; the other readings turn it on.
+        let runs = ["er", "wscale", "oowreset"];
         for r in READINGS.iter().filter(|r| r.default == "tcp") {
+            assert_eq!(r.profiles.len(), 2, "{}", r.switch);
             let Some(TcpProfile::Linux(Some(m))) = TcpProfile::from_name(r.profiles[1]) else {
                 panic!("{}", r.switch)
             };
+            let in_tcp = runs.contains(&r.switch);
+            assert_eq!(Mechanisms::THESIS.get(r.switch), Some(in_tcp));
             let mut expect = Mechanisms::THESIS;
-            assert!(expect.set(r.switch, true));
+            assert!(expect.set(r.switch, !in_tcp));
             assert_eq!(m, expect, "{}", r.switch);
         }
     }
@@ -124,7 +133,10 @@ mod tests {
             SocketConfig::Lwip(_) => unreachable!(),
         };
         assert_eq!(nagle("tcp"), Nagle::Classic);
-        assert_eq!(nagle("tcp-linux:frto+prr+wheel+oow+nodelay"), Nagle::Off);
+        assert_eq!(
+            nagle("tcp-linux:er+frto+prr+wheel+oow+wscale+oowreset+nodelay"),
+            Nagle::Off
+        );
     }
 
     #[test]
@@ -133,12 +145,21 @@ mod tests {
             Some(TcpProfile::Lwip { loss_window, .. }) => loss_window,
             _ => unreachable!(),
         };
-        assert_eq!(loss("tcp-lwip-cwnd"), LwipLossWindow::HalfPriorSsthresh);
+        // Paper §4.2, §5.2: cwnd "drops" on a retransmission, a
+        // "multiplicative decrease (by 0.5)": half the interrupted window,
+        // capped at the limit (`min`), the listed names' reading; `:min`
+        // stays accepted and names itself as the listed name.
+        assert_eq!(loss("tcp-lwip-cwnd"), LwipLossWindow::HalfMinCwnd);
+        assert_eq!(loss("tcp-lwip-backoff-cwnd"), LwipLossWindow::HalfMinCwnd);
+        assert_eq!(loss("tcp-lwip-cwnd:min"), LwipLossWindow::HalfMinCwnd);
+        assert_eq!(
+            TcpProfile::from_name("tcp-lwip-cwnd:min").unwrap().name(),
+            "tcp-lwip-cwnd"
+        );
         assert_eq!(
             loss("tcp-lwip-cwnd:prior"),
             LwipLossWindow::HalfPriorSsthresh
         );
-        assert_eq!(loss("tcp-lwip-cwnd:min"), LwipLossWindow::HalfMinCwnd);
         assert_eq!(
             loss("tcp-lwip-backoff-cwnd:fresh"),
             LwipLossWindow::HalfFreshSsthresh
@@ -146,6 +167,6 @@ mod tests {
         assert_eq!(TcpProfile::from_name("tcp-lwip-cwnd:half"), None);
         assert_eq!(TcpProfile::from_name("tcp-lwip:min"), None);
         let e = TcpProfile::switch_name_error("tcp-lwip-cwnd:half").unwrap();
-        assert!(e.contains("prior, min, fresh"), "{e}");
+        assert!(e.contains("min, prior, fresh"), "{e}");
     }
 }

@@ -279,7 +279,7 @@ enum Command {
     /// `coapcc emulate --ip` with `coapcc server` in one network namespace and
     /// `coapcc load coap+tcp://…` in the other, and the simulator with the matching
     /// profiles (`thesis`: tcp-linux6-nosack with the thesis's SYN retries, written
-    /// `tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale`, and tcp;
+    /// `tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale+oowreset`, and tcp;
     /// `defaults`: tcp-linux6).
     /// Runs go into the results store as they finish (an interrupted check resumes);
     /// the side-by-side table (FCT percentiles with their spread over replications,

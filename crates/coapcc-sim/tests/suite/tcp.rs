@@ -28,20 +28,21 @@ fn named(algorithm: &str, clients: u32, kind: WorkloadKind) -> Group {
 /// itself rounds every timer to Linux's timer wheel (4 ms jiffies, and the
 /// wheel's buckets; tested in `coapcc-tcp`'s `tests/data.rs` and
 /// `tests/handshake.rs`).
-const TCP_EXACT: &str = "tcp-linux49:frto+prr+oow";
+const TCP_EXACT: &str = "tcp-linux:er+frto+prr+oow+wscale+oowreset";
 
 /// `tcp-linux49-debian9` with its timers firing exactly when due.
-const DEBIAN9_EXACT: &str = "tcp-linux49:sack+er+rack+tlp+frto+prr+oow";
+const DEBIAN9_EXACT: &str = "tcp-linux:sack+er+rack+tlp+frto+prr+oow+wscale+oowreset";
 
 fn spec(clients: u32, kind: WorkloadKind, buffer: Buffer, errors: ErrorProfile) -> RunSpec {
     spec_of(TCP_EXACT, clients, kind, buffer, errors)
 }
 
 /// The TCP names whose timing the hand derivations below cover, with the
-/// size of their SYN and SYN-ACK: Debian 9's 4.9 announces SACK-permitted
-/// beside the MSS (20 + 20 + 4 + 4), `tcp` (SACK off) and `tcp-newreno` only
-/// the MSS (20 + 20 + 4).
-const SYN_SIZES: [(&str, usize); 3] = [(TCP_EXACT, 44), ("tcp-newreno", 44), (DEBIAN9_EXACT, 48)];
+/// size of their SYN and SYN-ACK: `tcp` (SACK off) announces the MSS and the
+/// window scale (NOP + option: 20 + 20 + 4 + 4), Debian 9's 4.9
+/// SACK-permitted beside them (20 + 20 + 4 + 4 + 4), `tcp-newreno` only the
+/// MSS (20 + 20 + 4).
+const SYN_SIZES: [(&str, usize); 3] = [(TCP_EXACT, 48), ("tcp-newreno", 44), (DEBIAN9_EXACT, 52)];
 
 fn spec_of(
     name: &str,
@@ -132,7 +133,8 @@ fn one_continuous_client_takes_fifty_tcp_round_trips() {
     )
     .unwrap();
     let c = &r.clients[0];
-    let behind_ack = first_response_of_a_connection(44) - exchange_rtt() - 1_499_200_000;
+    // `tcp`'s 48-byte SYNs: the CSM exchange completes at 1500.8 ms.
+    let behind_ack = first_response_of_a_connection(48) - exchange_rtt() - 1_500_800_000;
     assert_eq!(behind_ack, 266_666);
     let expected = 50 * exchange_rtt() + behind_ack;
     assert_eq!(expected, 33_206_933_316);
@@ -257,11 +259,12 @@ fn wire_sizes_of(name: &str, syn: usize) {
 #[test]
 fn continuous_timing_starts_after_the_csm_exchange() {
     // 48-byte SYNs take 4 · 8 bits longer at 60 and at 30 kbit/s than
-    // 44-byte ones: 0.533 + 1.067 = 1.6 ms later.
+    // 44-byte ones: 0.533 + 1.067 = 1.6 ms later; 52-byte ones twice that,
+    // 3.2 ms later.
     for (name, exchanged_at) in [
         ("tcp-newreno", 1_499_200_000),
-        (TCP_EXACT, 1_499_200_000),
-        (DEBIAN9_EXACT, 1_500_800_000),
+        (TCP_EXACT, 1_500_800_000),
+        (DEBIAN9_EXACT, 1_502_400_000),
     ] {
         continuous_timing_of(name, exchanged_at);
     }
@@ -296,7 +299,8 @@ fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
     // The request leaves the moment the CSM exchange completes…
     assert_eq!(first_request, exchanged);
     // …which is when the server's delayed ACK of the client's CSM arrives:
-    // 1.4992 s after the SYN (derivation in `random_batches_pay_…` below).
+    // 1.4992 s after a 44-byte SYN (derivation in `random_batches_pay_…`
+    // below).
     assert_eq!(exchanged, exchanged_at);
     let end = r.duration;
     let behind_ack = 266_666;
@@ -312,8 +316,8 @@ fn continuous_timing_of(name: &str, exchanged_at: Nanos) {
 ///   server's CSM leaves; the client's CSM arrives 5.6 ms later, the
 ///   server's first data: quick-ACK mode, a pure ACK at once, which follows
 ///   the CSM on the downlink (15 + 11.2 + 10.667 + 400 ms): at the client at
-///   1308.0 ms, and Nagle releases the request (1499.2 ms with the constant
-///   200 ms timer and 44-byte SYNs of `tcp`);
+///   1308.0 ms, and Nagle releases the request (1500.8 ms with the constant
+///   200 ms timer and 48-byte SYNs of `tcp`);
 /// - the client answered the server's CSM (its first data, 1297.333 ms)
 ///   with its own quick ACK, gone from the uplink by 1302.667 ms; its request
 ///   leaves 10.667 ms after that CSM, within ato = 40 ms: the client is now
@@ -382,7 +386,9 @@ fn continuous_timing_with_quick_acks() {
 
 /// Time from a connection's SYN entering an idle uplink to its first response,
 /// with the path fixed at 15 ms:
-/// - SYN (44 B) up; SYN-ACK (44 B) down: at the client after 647.6 ms;
+/// - SYN (44 B) up; SYN-ACK (44 B) down: at the client after 647.6 ms
+///   (the times below are for 44-byte SYNs; every 4 bytes more, as `tcp`'s
+///   window-scale option, add 1.6 ms);
 /// - the client sends its ACK (40 B), then its CSM (42 B), and writes the request
 ///   at once: Nagle holds it behind the unacknowledged CSM;
 /// - the server writes its CSM when the ACK completes its handshake (it reaches
@@ -428,9 +434,14 @@ fn random_batches_of(name: &str, syn: usize) {
         // Between batches the client's FIN (40 B) is serialised before the new
         // SYN, and the server's FIN (40 B) reaches the downlink 4.8 ms before
         // the new SYN-ACK: 5.333 + 4.8 ms more per later batch (with 48-byte
-        // SYNs 5.333 + 4.267 ms).
+        // SYNs 5.333 + 4.267 ms, with 52-byte ones 5.333 + 3.733 ms).
         let between = up(40) + (down(40) - up(syn));
-        assert_eq!(between, if syn == 44 { 10_133_333 } else { 9_600_000 });
+        let derived = match syn {
+            44 => 10_133_333,
+            48 => 9_600_000,
+            _ => 9_066_667,
+        };
+        assert_eq!(between, derived);
         let expected = batches * first_response_of_a_connection(syn)
             + (batches - 1) * between
             + (50 - batches) * exchange_rtt();

@@ -23,12 +23,16 @@ pub enum Nagle {
 /// "Linux 4.9's loss recovery"). The first six are Linux
 /// 4.9's loss-recovery mechanisms, as the sysctl that switches each; then
 /// Linux's timers and its answers to repeated SYNs; then where a Linux 6.x
-/// host differs from Linux 4.9 as the thesis configured it; the last three
-/// are readings the sources leave open and no listed profile takes
-/// (`docs/decisions/tcp-choices.md`, "Readings behind switches"). Everything the two kernels share (the state machine, the RTT
-/// estimator, Reno window growth, Nagle, the handshake) is always on.
+/// host differs from Linux 4.9 as the thesis configured it, and `wscale`
+/// (both kernels' default); the last three are readings the sources leave
+/// open (`docs/decisions/tcp-choices.md`, "Readings behind switches":
+/// `oowreset` is 4.9's and 6.x's code and every Linux preset has it,
+/// `hz1000` and `nodelay` no listed profile takes). Everything the two
+/// kernels share (the state machine, the RTT estimator, Reno window
+/// growth, Nagle, the handshake) is always on.
 ///
-/// Named sets: [`Mechanisms::THESIS`] (`tcp`: SACK off, F-RTO, PRR),
+/// Named sets: [`Mechanisms::THESIS`] (`tcp`: SACK off, early retransmit,
+/// F-RTO, PRR),
 /// [`Mechanisms::DEBIAN9`] (Debian 9's 4.9 defaults), [`Mechanisms::LINUX6`]
 /// and [`Mechanisms::LINUX6_NOSACK`] (this machine's kernel as the
 /// cross-check configures it), [`Mechanisms::BASE`] (all off).
@@ -40,7 +44,8 @@ pub struct Mechanisms {
     pub sack: bool,
     /// `net.ipv4.tcp_early_retrans` ∈ {2, 3}: RFC 5827 early retransmit
     /// when fewer than four segments are out, delayed by max(SRTT/4, 2 ms)
-    /// (`tcp_time_to_recover`, `tcp_pause_early_retransmit`).
+    /// (`tcp_time_to_recover`, `tcp_pause_early_retransmit`); without SACK
+    /// on Reno's duplicate ACKs (`tcp_add_reno_sack`).
     pub early_retransmit: bool,
     /// `net.ipv4.tcp_recovery = 1`: RACK marks segments lost by send time
     /// once recovery has started (`tcp_rack_mark_lost`).
@@ -144,35 +149,41 @@ pub type Linux49 = Mechanisms;
 
 impl Mechanisms {
     /// Linux 4.9 as the thesis configured it (docs/spec/transport-tcp-spec.md §2,
-    /// corrected): `tcp_sack = 0`, so NewReno-style recovery without early
-    /// retransmit, RACK or the tail loss probe; F-RTO (`tcp_frto = 2`, the
-    /// non-SACK steps) and PRR stay. The `tcp` profile.
+    /// corrected): `tcp_sack = 0`, so NewReno-style recovery without RACK
+    /// or the tail loss probe; what thesis §5.5 does not change runs with
+    /// 4.9's defaults: early retransmit (`tcp_early_retrans = 3`; 4.9's
+    /// `tcp_enable_early_retrans` does not require SACK, and Reno's
+    /// duplicate ACKs count as `sacked_out`), F-RTO (`tcp_frto = 2`, the
+    /// non-SACK steps), PRR, the window-scale option
+    /// (`tcp_window_scaling = 1`) and the fresh rate-limit stamp of an
+    /// accepted connection (`tcp_create_openreq_child`, 4.0+). The `tcp`
+    /// profile.
     pub const THESIS: Mechanisms = Mechanisms {
+        early_retransmit: true,
         frto: true,
         prr: true,
         wheel: true,
         oow: true,
+        wscale: true,
+        oow_reset: true,
         ..Self::BASE
     };
-    /// Debian 9's Linux 4.9 with its defaults: `tcp_sack = 1`,
-    /// `tcp_dsack = 1`, `tcp_fack = 1`, `tcp_early_retrans = 3`,
-    /// `tcp_recovery = 1`, `tcp_frto = 2`, PRR (model 3's `tcp`; now
-    /// `tcp-linux49-debian9`).
+    /// Debian 9's Linux 4.9 with its defaults: [`Self::THESIS`] with
+    /// `tcp_sack = 1`, `tcp_dsack = 1`, `tcp_fack = 1` and
+    /// `tcp_recovery = 1`, so RACK and the tail loss probe
+    /// (`tcp_early_retrans = 3`) too (model 3's `tcp` had its recovery
+    /// mechanisms; now `tcp-linux49-debian9`).
     pub const DEBIAN9: Mechanisms = Mechanisms {
         sack: true,
-        early_retransmit: true,
         rack: true,
         tlp: true,
-        frto: true,
-        prr: true,
-        wheel: true,
-        oow: true,
-        ..Self::BASE
+        ..Self::THESIS
     };
     /// A Linux 6.x host with its defaults as the kernel cross-check
     /// configures it (Reno per socket, no metrics, no timestamps): Debian 9's
-    /// recovery mechanisms plus every 6.x difference the model has, and the
-    /// window-scale option's bytes on SYN and SYN-ACK (`tcp-linux6`).
+    /// recovery mechanisms, window-scale option and fresh rate-limit stamp
+    /// (6.x's `tcp_create_openreq_child` still zeroes it) plus every 6.x
+    /// difference the model has (`tcp-linux6`).
     pub const LINUX6: Mechanisms = Mechanisms {
         quickack: true,
         adaptive_ato: true,
@@ -180,11 +191,11 @@ impl Mechanisms {
         syn6: true,
         tlp6: true,
         tlp1: true,
-        wscale: true,
         ..Self::DEBIAN9
     };
-    /// [`Self::LINUX6`] with `tcp_sack = 0` (so no early retransmit, RACK or
-    /// tail loss probe either: `tcp-linux6-nosack`).
+    /// [`Self::LINUX6`] with `tcp_sack = 0`, so no RACK or tail loss probe
+    /// either, and no early retransmit (6.x has none of its own:
+    /// RACK took its place): `tcp-linux6-nosack`.
     pub const LINUX6_NOSACK: Mechanisms = Mechanisms {
         sack: false,
         early_retransmit: false,
@@ -220,8 +231,8 @@ impl Mechanisms {
     };
 
     /// Every switch's name: Linux 4.9's recovery mechanisms in the order
-    /// the ablation adds them, then the Linux 6.x differences, then the
-    /// readings no listed profile takes (`hz1000`, `oowreset`, `nodelay`).
+    /// the ablation adds them, then the Linux 6.x differences and
+    /// `wscale`, then the readings (`hz1000`, `oowreset`, `nodelay`).
     pub const NAMES: [&'static str; 18] = [
         "sack", "er", "rack", "tlp", "frto", "prr", "wheel", "oow", "quickack", "ato", "rto1s",
         "syn6", "tlp6", "tlp1", "wscale", "hz1000", "oowreset", "nodelay",
@@ -275,7 +286,7 @@ impl Mechanisms {
 
     /// Whether any switch past [`Self::LINUX49_NAMES`] is on: a Linux 6.x
     /// difference, `wscale` or a reading (`hz1000`, `oowreset`, `nodelay`),
-    /// so the profile is named `tcp-linux:…`.
+    /// so the profile, if no listed name has it, is named `tcp-linux:…`.
     pub fn has_linux6(&self) -> bool {
         Self::NAMES[Self::LINUX49_NAMES.len()..]
             .iter()
@@ -322,7 +333,8 @@ pub struct TcpConfig {
     pub data_retries: u32,
     /// Initial congestion window in segments (Linux: 10, RFC 6928).
     pub initial_cwnd: u32,
-    /// Largest window advertised (no window scaling: at most 65535).
+    /// Largest window advertised (at most 65535: the `wscale` switch sends
+    /// the option's bytes, and no shift is applied).
     pub rcv_wnd: u16,
     /// Receive buffer capacity (bytes delivered but not yet read, plus
     /// out-of-order data). The advertised window is the smaller of
@@ -353,7 +365,8 @@ impl TcpConfig {
     /// MTU: MSS 256, initial RTO 2 s, RTO at most 120 s, 40 SYN and SYN-ACK
     /// retries, initial cwnd 10 segments, Nagle on, delayed ACK 200 ms, and
     /// Linux 4.9's loss recovery as the thesis configured it
-    /// ([`Mechanisms::THESIS`]: SACK off, F-RTO, PRR).
+    /// ([`Mechanisms::THESIS`]: SACK off, early retransmit, F-RTO, PRR,
+    /// the window-scale option).
     pub fn linux() -> Self {
         Self::with_mechanisms(Mechanisms::THESIS)
     }
@@ -459,7 +472,8 @@ mod tests {
             data_retries: 15,
             // `TCP_INIT_CWND` = 10 (RFC 6928).
             initial_cwnd: 10,
-            // No window scaling on the wire: the 16-bit field's largest value.
+            // The 16-bit field's largest value: `wscale` sends the option's
+            // bytes, not a shift (no window here reaches 64 KiB).
             rcv_wnd: 65_535,
             // The model's buffers, larger than anything a run queues.
             rcv_buf: 1 << 20,
@@ -491,20 +505,29 @@ mod tests {
     }
 
     #[test]
-    fn thesis_is_sack_off_with_frto_and_prr() {
+    fn thesis_is_sack_off_with_er_frto_and_prr() {
         // Thesis §5.5: "The implementation uses TCP NewReno", i.e.
-        // `tcp_sack = 0`. Linux 4.9 runs early retransmit, RACK and the tail
-        // loss probe only on SACK connections (`tcp_is_sack` in
-        // `tcp_schedule_loss_probe`, RACK's SACK marks), so all three are off;
-        // `tcp_frto` = 2 and PRR (`tcp_cwnd_reduction`, no sysctl) are 4.9's
-        // defaults and stay. The timer wheel (4.8+) and the 500 ms answer
-        // limit (`tcp_invalid_ratelimit` = HZ/2, 4.0+) are 4.9's code.
+        // `tcp_sack = 0`. Linux 4.9 runs RACK and the tail loss probe only
+        // on SACK connections (`tcp_is_sack` in `tcp_schedule_loss_probe`,
+        // RACK's SACK marks), so both are off. Everything §5.5 does not set
+        // keeps 4.9's default: early retransmit (`tcp_early_retrans` = 3;
+        // 4.9's `tcp_enable_early_retrans` has no SACK test, and
+        // `tcp_add_reno_sack` counts Reno's duplicate ACKs in
+        // `sacked_out`), `tcp_frto` = 2 and PRR (`tcp_cwnd_reduction`, no
+        // sysctl). The timer wheel (4.8+) and the 500 ms answer limit
+        // (`tcp_invalid_ratelimit` = HZ/2, 4.0+) are 4.9's code, and so is
+        // the accepted connection's zeroed stamp (`tcp_create_openreq_child`
+        // clears `last_oow_ack_time`, 4.0+): `oowreset`.
+        // `tcp_window_scaling` = 1 is the default, and §5.5 lists the
+        // options it turned off (timestamps, TFO), not this one: `wscale`.
         // "delayed ACKs are sent with a constant 200 ms timer": no quick-ACK
         // mode, no adaptive ato. "initial RTO of 2 seconds" and "retries …
-        // 40": no `rto1s`, no `syn6`. The spec's SYN sizes: no `wscale`.
+        // 40": no `rto1s`, no `syn6`. Debian 9's kernel is built with
+        // CONFIG_HZ=250: no `hz1000`. Upstream libcoap's TCP never sets
+        // TCP_NODELAY: no `nodelay`.
         let expect = Mechanisms {
             sack: false,
-            early_retransmit: false,
+            early_retransmit: true,
             rack: false,
             tlp: false,
             frto: true,
@@ -517,14 +540,45 @@ mod tests {
             syn6: false,
             tlp6: false,
             tlp1: false,
-            wscale: false,
+            wscale: true,
             hz1000: false,
-            oow_reset: false,
+            oow_reset: true,
             nodelay: false,
         };
         assert_eq!(Mechanisms::THESIS, expect);
-        assert!(!expect.has_linux6());
-        assert_eq!(expect.joined(), "frto+prr+wheel+oow");
+        assert!(expect.has_linux6());
+        assert_eq!(expect.joined(), "er+frto+prr+wheel+oow+wscale+oowreset");
+    }
+
+    #[test]
+    fn presets_are_their_kernels_defaults() {
+        // Debian 9's 4.9 adds to `tcp` what its `tcp_sack` = 1 turns on:
+        // SACK, RACK (`tcp_recovery` = 1) and the tail loss probe
+        // (`tcp_early_retrans` = 3); the window-scale option and the
+        // zeroed stamp are 4.9's defaults as in `tcp`.
+        let debian9 = Mechanisms {
+            sack: true,
+            rack: true,
+            tlp: true,
+            ..Mechanisms::THESIS
+        };
+        assert_eq!(Mechanisms::DEBIAN9, debian9);
+        assert_eq!(
+            debian9.joined(),
+            "sack+er+rack+tlp+frto+prr+wheel+oow+wscale+oowreset"
+        );
+        // A 6.x host: 6.x's `tcp_create_openreq_child` still zeroes the
+        // stamp, so `oowreset` with the 6.x differences; with SACK off 6.x
+        // runs no early retransmit (removed from later kernels for RACK, which needs
+        // SACK), no RACK and no probe.
+        assert_eq!(
+            Mechanisms::LINUX6.joined(),
+            "sack+er+rack+tlp+frto+prr+wheel+oow+quickack+ato+rto1s+syn6+tlp6+tlp1+wscale+oowreset"
+        );
+        assert_eq!(
+            Mechanisms::LINUX6_NOSACK.joined(),
+            "frto+prr+wheel+oow+quickack+ato+rto1s+syn6+wscale+oowreset"
+        );
     }
 
     #[test]
@@ -572,10 +626,20 @@ mod tests {
                 ..thesis_parameters(nodelay.linux)
             }
         );
-        // `hz1000` and `oowreset` act in the socket, not on parameters.
-        for name in ["hz1000", "oowreset"] {
-            let c = only(name);
-            assert_eq!(c, thesis_parameters(c.linux), "{name}");
+        // `hz1000` acts in the socket, not on parameters; so do `er`,
+        // `wscale` and `oowreset`, which `tcp` has: turning one off leaves
+        // the parameters too.
+        let hz = only("hz1000");
+        assert_eq!(hz, thesis_parameters(hz.linux));
+        for name in ["er", "wscale", "oowreset"] {
+            let mut m = Mechanisms::THESIS;
+            assert_eq!(m.get(name), Some(true), "{name}");
+            m.set(name, false);
+            assert_eq!(
+                TcpConfig::with_mechanisms(m),
+                thesis_parameters(Some(m)),
+                "{name}"
+            );
         }
     }
 
@@ -586,12 +650,15 @@ mod tests {
             assert_eq!(m.get(n), Some(false));
             assert!(m.set(n, true));
         }
+        for n in ["wscale", "oowreset"] {
+            assert!(m.set(n, true));
+        }
         assert_eq!(m, Mechanisms::DEBIAN9);
-        for n in ["quickack", "ato", "rto1s", "syn6", "tlp6", "tlp1", "wscale"] {
+        for n in ["quickack", "ato", "rto1s", "syn6", "tlp6", "tlp1"] {
             assert!(m.set(n, true));
         }
         assert_eq!(m, Mechanisms::LINUX6);
-        for n in ["hz1000", "oowreset", "nodelay"] {
+        for n in ["hz1000", "nodelay"] {
             assert!(m.set(n, true));
         }
         assert_eq!(m.joined(), Mechanisms::NAMES.join("+"));

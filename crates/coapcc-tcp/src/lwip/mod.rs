@@ -129,18 +129,20 @@ impl LwipBackoff {
 /// the *cwnd* to 50% of its *ssthresh* limit instead of resetting it back to
 /// 1 × MSS"), which leaves open which ssthresh, and whether the window the
 /// timeout interrupted bounds it (`docs/decisions/tcp-choices.md`, "The
-/// "lwIP cwnd" variant"). Each is at least one MSS.
+/// "lwIP cwnd" variant"); the variants' names run `min`, the one that both
+/// "drops" the window and halves it (paper §4.2, §5.2). Each is at least
+/// one MSS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LwipLossWindow {
     /// lwIP: one MSS (`tcp_slowtmr`).
     OneMss,
-    /// `prior`, the `tcp-lwip-cwnd` profile: half the ssthresh in force when
-    /// the timer fires (the limit the window was growing toward), before
-    /// lwIP recomputes it. Can exceed the cwnd the timeout interrupted.
+    /// `prior`: half the ssthresh in force when the timer fires (the limit
+    /// the window was growing toward), before lwIP recomputes it. Can
+    /// exceed the cwnd the timeout interrupted.
     HalfPriorSsthresh,
-    /// `min`: half of min(cwnd, ssthresh in force): the window the timeout
-    /// interrupted, capped at the limit, halved; never above the
-    /// interrupted cwnd.
+    /// `min`, the `tcp-lwip-cwnd` profile: half of min(cwnd, ssthresh in
+    /// force): the window the timeout interrupted, capped at the limit,
+    /// halved; never above the interrupted cwnd.
     HalfMinCwnd,
     /// `fresh`: half the ssthresh lwIP has just recomputed,
     /// max(min(cwnd, wnd)/2, 2·MSS) / 2 (the spec's transport-tcp §3
@@ -150,10 +152,11 @@ pub enum LwipLossWindow {
 
 impl LwipLossWindow {
     /// The readings of the cwnd variant by the name the hidden profile
-    /// names take after `:` (`tcp-lwip-cwnd:min`).
+    /// names take after `:` (`tcp-lwip-cwnd:prior`), the listed names'
+    /// first.
     pub const READINGS: [(&'static str, LwipLossWindow); 3] = [
-        ("prior", LwipLossWindow::HalfPriorSsthresh),
         ("min", LwipLossWindow::HalfMinCwnd),
+        ("prior", LwipLossWindow::HalfPriorSsthresh),
         ("fresh", LwipLossWindow::HalfFreshSsthresh),
     ];
 
@@ -266,18 +269,24 @@ mod tests {
         assert_eq!(initial_ssthresh(536), 5360);
         // cwnd 4000 under ssthresh 5360 (slow start), window 10 000:
         // ssthresh = max(4000/2, 1072) = 2000; lwIP cwnd 536; the variant
-        // max(5360/2, 536) = 2680 (half the limit in force, not 2000/2).
+        // (`min`) max(min(4000, 5360)/2, 536) = 2000, half the interrupted
+        // window; `prior` max(5360/2, 536) = 2680 (half the limit in force).
         assert_eq!(
             after_timeout(4000, 10_000, 5360, 536, LwipLossWindow::OneMss),
             (2000, 536)
         );
         assert_eq!(
+            after_timeout(4000, 10_000, 5360, 536, LwipLossWindow::HalfMinCwnd),
+            (2000, 2000)
+        );
+        assert_eq!(
             after_timeout(4000, 10_000, 5360, 536, LwipLossWindow::HalfPriorSsthresh),
             (2000, 2680)
         );
-        // After earlier timeouts left ssthresh at 2·MSS = 1072: max(536, 536).
+        // After earlier timeouts left ssthresh at 2·MSS = 1072, cwnd 1000:
+        // `min` max(min(1000, 1072)/2, 536) = max(500, 536) = 536.
         assert_eq!(
-            after_timeout(1000, 10_000, 1072, 536, LwipLossWindow::HalfPriorSsthresh),
+            after_timeout(1000, 10_000, 1072, 536, LwipLossWindow::HalfMinCwnd),
             (1072, 536)
         );
     }
@@ -435,6 +444,8 @@ mod tests {
             Some(LwipLossWindow::HalfMinCwnd)
         );
         assert_eq!(LwipLossWindow::from_reading("half"), None);
+        // The listed names' reading first.
+        assert_eq!(LwipLossWindow::READINGS[0].0, "min");
         assert_eq!(LwipLossWindow::OneMss.reading(), None);
         assert_eq!(LwipLossWindow::HalfFreshSsthresh.reading(), Some("fresh"));
     }

@@ -27,24 +27,31 @@ fn clean_handshake_samples_rtt_on_both_sides() {
     assert_eq!(
         log,
         vec![
-            // 40 bytes of headers + MSS (4): `tcp` announces no SACK.
-            (0, Dir::ToServer, 44),
-            (100 * MS, Dir::ToClient, 44),
+            // 40 bytes of headers + MSS (4) + NOP and window scale (4,
+            // `tcp_window_scaling` = 1, 4.9's default): `tcp` announces no
+            // SACK.
+            (0, Dir::ToServer, 48),
+            (100 * MS, Dir::ToClient, 48),
             (200 * MS, Dir::ToServer, 40),
         ]
     );
     // With SACK (Debian 9's defaults, a 6.x host): + NOP NOP
-    // SACK-permitted (4) on both SYNs; the 6.x host also sends NOP +
-    // window scale (4: 52 bytes, as the kernel cross-check's captures show);
-    // model 2's profile has neither.
+    // SACK-permitted (4) on both SYNs: 52 bytes, as the kernel
+    // cross-check's captures show; without window scaling (the spec's
+    // sizes) 4 fewer; model 2's profile has neither option.
     let mut nosack = TcpConfig::linux6();
     if let Some(m) = &mut nosack.linux {
         m.set("sack", false);
     }
+    let mut no_wscale = TcpConfig::linux();
+    if let Some(m) = &mut no_wscale.linux {
+        m.set("wscale", false);
+    }
     for (cfg, syn) in [
-        (TcpConfig::debian9(), 48),
+        (TcpConfig::debian9(), 52),
         (TcpConfig::linux6(), 52),
         (nosack, 48),
+        (no_wscale, 44),
         (TcpConfig::newreno(), 44),
     ] {
         let mut n = Wire::new(cfg, 100 * MS);
@@ -304,14 +311,17 @@ fn syn_timers_tell_their_wheel_level() {
 #[test]
 fn the_window_scale_option_is_answered_only_when_the_syn_had_it() {
     // A 6.x host (`wscale` on) sends it on its SYN and answers it; to a SYN
-    // without it (the spec's `tcp`), its SYN-ACK has none (Linux sets
-    // `wscale_ok` from the SYN's options).
+    // without it (`tcp` without `wscale`: the spec's sizes), its SYN-ACK
+    // has none (Linux sets `wscale_ok` from the SYN's options).
     let syn_of = |cfg: TcpConfig| {
         let mut c = TcpSocket::connect(0, cfg);
         c.poll_transmit(0).expect("the SYN")
     };
     let with = syn_of(TcpConfig::linux6());
-    let without = syn_of(TcpConfig::linux());
+    let without = syn_of(TcpConfig::with_mechanisms(coapcc_tcp::Mechanisms {
+        wscale: false,
+        ..coapcc_tcp::Mechanisms::THESIS
+    }));
     assert!(with.wscale && with.flags == Flags::SYN);
     assert!(!without.wscale);
     assert_eq!(

@@ -527,6 +527,7 @@ fn profiles_by_name() {
         panic!()
     };
     assert_eq!(c.backoff, LwipBackoff::TwoThenOnePointThree);
-    assert_eq!(c.loss_window, LwipLossWindow::HalfPriorSsthresh);
+    // The listed names run `min` (paper §4.2: cwnd "drops", "by 0.5").
+    assert_eq!(c.loss_window, LwipLossWindow::HalfMinCwnd);
     assert!(p.state_bytes() > 0);
 }

@@ -28,7 +28,7 @@ fn run(c: &Case) -> Wire {
             LwipBackoff::Table
         },
         loss_window: if c.variant & 2 == 2 {
-            LwipLossWindow::HalfPriorSsthresh
+            LwipLossWindow::HalfMinCwnd
         } else {
             LwipLossWindow::OneMss
         },

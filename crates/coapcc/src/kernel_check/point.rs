@@ -102,7 +102,7 @@ impl KernelConfig {
             KernelConfig::Defaults => &["tcp-linux6"],
             KernelConfig::ThesisNodelay => &[
                 THESIS_NODELAY_PROFILE,
-                "tcp-linux:frto+prr+wheel+oow+nodelay",
+                "tcp-linux:er+frto+prr+wheel+oow+wscale+oowreset+nodelay",
             ],
         }
     }
@@ -114,7 +114,8 @@ impl KernelConfig {
             KernelConfig::Thesis | KernelConfig::ThesisNodelay => {
                 "initial RTO 1 s (the evaluations: 2 s; no sysctl sets it); adaptive delayed \
                  ACK from 40 ms with quick-ACK mode (the evaluations: a constant 200 ms, a \
-                 modified kernel)"
+                 modified kernel); no early retransmit without SACK (4.9 ran it on duplicate \
+                 ACKs; 6.x has RACK in its place, which needs SACK)"
             }
             KernelConfig::Defaults => {
                 "as `thesis`, and SYN retries / linear SYN timeouts left at this kernel's \
@@ -125,14 +126,16 @@ impl KernelConfig {
 }
 
 /// The model of this kernel as the `thesis` configuration sets it up: a
-/// Linux 6.x host (`tcp-linux6`) with SACK off and the SYN retries of
+/// Linux 6.x host (`tcp-linux6`) with SACK off (so no early retransmit,
+/// RACK or probe either) and the SYN retries of
 /// docs/spec/transport-tcp-spec.md §2 (40 each, every timeout doubling; the `syn6` switch
-/// off).
-pub const THESIS_PROFILE: &str = "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale";
+/// off); 6.x zeroes the accepted connection's rate-limit stamp
+/// (`oowreset`).
+pub const THESIS_PROFILE: &str = "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale+oowreset";
 
 /// [`THESIS_PROFILE`] with Nagle off (`thesis-nodelay`).
 pub const THESIS_NODELAY_PROFILE: &str =
-    "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale+nodelay";
+    "tcp-linux:frto+prr+wheel+oow+quickack+ato+rto1s+wscale+oowreset+nodelay";
 
 /// The workload of every client (`docs/spec/testbed-spec.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -120,9 +120,9 @@ fn tshark_decodes_coap_over_tcp_segments() {
         eprintln!("SKIPPED: tshark is not installed (Debian package tshark; .ci/run installs it)");
         return;
     };
-    // SYN and SYN-ACK: 40 bytes of headers + MSS (4); a 6.x host adds NOP
-    // NOP SACK-permitted (4) and NOP window scale (4).
-    for (profile, syn_len) in [("tcp", "44"), ("tcp-linux6", "52")] {
+    // SYN and SYN-ACK: 40 bytes of headers + MSS (4) + NOP window scale
+    // (4, Linux 4.9's default); a 6.x host adds NOP NOP SACK-permitted (4).
+    for (profile, syn_len) in [("tcp", "48"), ("tcp-linux6", "52")] {
         check_tcp_pcap(tshark, profile, syn_len);
     }
 }
