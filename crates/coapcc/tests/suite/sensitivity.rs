@@ -70,11 +70,11 @@ fn nodelay_shortens_random_tcp_by_the_held_requests() {
 
 /// The lossy star: the lossless channel retransmits nothing (12 stations use
 /// a fifth of the air), the fitted bit-error rate makes original lwIP
-/// retransmit, and half that rate far less. A 1100-byte frame (8800 bits)
-/// is spoiled with 1 − e^(−8800·b): 0.888 at b = 2.49·10⁻⁴, 0.666 at half
-/// of it; a segment is lost only after 8 spoiled attempts, 0.888⁸ = 0.39
-/// against 0.666⁸ = 0.039, so halving the rate cuts the losses about
-/// tenfold — well over half.
+/// retransmit, and half that rate far less. The 612-byte frame of a
+/// 536-byte segment (4896 bits) is spoiled with 1 − (1 − b)^4896: 0.709 at
+/// b = 2.52·10⁻⁴, 0.460 at half of it; a segment is lost only after 8
+/// spoiled attempts, 0.709⁸ = 0.064 against 0.460⁸ = 0.0020, so halving the
+/// rate cuts the losses about thirtyfold — well over half.
 #[test]
 fn the_lossy_star_loses_with_the_rate() {
     let pool = pool();
