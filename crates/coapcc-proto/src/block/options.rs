@@ -22,7 +22,9 @@ pub struct BlockOptions {
 impl BlockOptions {
     /// Reads the options from `(number, value)` pairs (for example
     /// [`crate::message::MessageView::options`]); other numbers are skipped.
-    pub fn read<'a>(options: impl IntoIterator<Item = (u16, &'a [u8])>) -> Result<Self, BlockError> {
+    pub fn read<'a>(
+        options: impl IntoIterator<Item = (u16, &'a [u8])>,
+    ) -> Result<Self, BlockError> {
         let mut out = BlockOptions::default();
         for (number, value) in options {
             match number {
@@ -89,7 +91,10 @@ mod tests {
 
     #[test]
     fn a_repeated_option_is_refused() {
-        let pairs = [(option::BLOCK2, &[0x13u8][..]), (option::BLOCK2, &[0x23u8][..])];
+        let pairs = [
+            (option::BLOCK2, &[0x13u8][..]),
+            (option::BLOCK2, &[0x23u8][..]),
+        ];
         assert_eq!(
             BlockOptions::read(pairs),
             Err(BlockError::Repeated(option::BLOCK2))

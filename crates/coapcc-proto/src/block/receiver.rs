@@ -125,7 +125,8 @@ impl Block1Receiver {
             }
             self.drop_upload();
             self.active = true;
-        } else if self.active && offset + self.last_len == self.body.len()
+        } else if self.active
+            && offset + self.last_len == self.body.len()
             && payload.len() == self.last_len
             && block.more()
             && self.body[offset..] == *payload

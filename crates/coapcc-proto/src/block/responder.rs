@@ -135,8 +135,17 @@ mod tests {
 
     #[test]
     fn a_small_body_needs_no_block() {
-        let r = Block2Responder::default().respond(b"hi", None, true).unwrap();
-        assert_eq!(r, Block2Reply { payload: b"hi", block2: None, size2: Some(2) });
+        let r = Block2Responder::default()
+            .respond(b"hi", None, true)
+            .unwrap();
+        assert_eq!(
+            r,
+            Block2Reply {
+                payload: b"hi",
+                block2: None,
+                size2: Some(2)
+            }
+        );
     }
 
     #[test]
@@ -146,7 +155,9 @@ mod tests {
         let r = s.respond(&body, Some(b(2, false, 3)), false).unwrap();
         assert_eq!((r.payload.len(), r.block2), (44, Some(b(2, false, 3))));
         // A body of exactly two blocks: block 1 is the last.
-        let r = s.respond(&body[..256], Some(b(1, false, 3)), false).unwrap();
+        let r = s
+            .respond(&body[..256], Some(b(1, false, 3)), false)
+            .unwrap();
         assert_eq!(r.block2, Some(b(1, false, 3)));
     }
 
@@ -166,7 +177,10 @@ mod tests {
     #[test]
     fn a_smaller_server_size_keeps_the_requested_offset() {
         let body: Vec<u8> = (0..=255).collect();
-        let s = Block2Responder { max_szx: 2, ..Default::default() };
+        let s = Block2Responder {
+            max_szx: 2,
+            ..Default::default()
+        };
         // 2:1/0/128 asks for bytes 128..256; the server sends 128..192 as 2:2/1/64.
         let r = s.respond(&body, Some(b(1, false, 3)), false).unwrap();
         assert_eq!(r.block2, Some(b(2, true, 2)));
@@ -176,9 +190,18 @@ mod tests {
     #[test]
     fn size2_on_request_or_on_the_first_block() {
         let body = vec![0u8; 2000];
-        let s = Block2Responder { size2_in_first_block: true, ..Default::default() };
+        let s = Block2Responder {
+            size2_in_first_block: true,
+            ..Default::default()
+        };
         assert_eq!(s.respond(&body, None, false).unwrap().size2, Some(2000));
-        assert_eq!(s.respond(&body, Some(b(1, false, 6)), false).unwrap().size2, None);
-        assert_eq!(s.respond(&body, Some(b(1, false, 6)), true).unwrap().size2, Some(2000));
+        assert_eq!(
+            s.respond(&body, Some(b(1, false, 6)), false).unwrap().size2,
+            None
+        );
+        assert_eq!(
+            s.respond(&body, Some(b(1, false, 6)), true).unwrap().size2,
+            Some(2000)
+        );
     }
 }

@@ -29,7 +29,9 @@ pub enum UploadError {
 impl fmt::Display for UploadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            UploadError::TooLarge(Some(n)) => write!(f, "4.13: the server accepts at most {n} bytes"),
+            UploadError::TooLarge(Some(n)) => {
+                write!(f, "4.13: the server accepts at most {n} bytes")
+            }
             UploadError::TooLarge(None) => f.write_str("4.13: request entity too large"),
             UploadError::Incomplete => f.write_str("4.08: request entity incomplete"),
             UploadError::Rejected(c) => write!(f, "upload rejected with {c}"),
@@ -63,6 +65,7 @@ pub struct Block1Upload {
     acked: usize,
     szx: u8,
     done: bool,
+    send_size1: bool,
 }
 
 /// The block to send: its Block1 option, payload and (on block 0) Size1.
@@ -72,8 +75,8 @@ pub struct OutgoingBlock<'a> {
     pub block1: BlockValue,
     /// The payload.
     pub payload: &'a [u8],
-    /// Size1 (the whole body's size) on block 0, letting the server refuse
-    /// an upload too large for it at once (RFC 7959 §4).
+    /// Size1 (the whole body's size) on block 0 when
+    /// [`Block1Upload::with_size1`] asked for it.
     pub size1: Option<u32>,
 }
 
@@ -86,9 +89,17 @@ impl Block1Upload {
             acked: 0,
             szx: szx.min(MAX_SZX),
             done: false,
+            send_size1: false,
         };
         up.check_blocks()?;
         Ok(up)
+    }
+
+    /// Sends Size1 (the body's size) with block 0 (RFC 7959 §4), so that a
+    /// server can refuse a body too large for it at once. Off by default.
+    pub fn with_size1(mut self, send: bool) -> Self {
+        self.send_size1 = send;
+        self
     }
 
     /// Whether the last block's NUM fits 20 bits.
@@ -111,7 +122,7 @@ impl Block1Upload {
         Some(OutgoingBlock {
             block1,
             payload: &self.body[self.acked..end],
-            size1: (self.acked == 0).then(|| size_value(self.body.len())),
+            size1: (self.send_size1 && self.acked == 0).then(|| size_value(self.body.len())),
         })
     }
 

@@ -188,7 +188,10 @@ mod tests {
         assert_eq!(BlockValue::decode(&[]).unwrap(), v);
         // 2:1/0/128 → 0x13 (one byte); 2:16/1/1024 → 0x010E (two bytes).
         assert_eq!(BlockValue::new(1, false, 3).unwrap().to_vec(), vec![0x13]);
-        assert_eq!(BlockValue::new(16, true, 6).unwrap().to_vec(), vec![0x01, 0x0E]);
+        assert_eq!(
+            BlockValue::new(16, true, 6).unwrap().to_vec(),
+            vec![0x01, 0x0E]
+        );
         let top = BlockValue::new(MAX_NUM, true, 6).unwrap();
         assert_eq!(top.to_vec(), vec![0xFF, 0xFF, 0xFE]);
         assert_eq!(BlockValue::decode(&top.to_vec()).unwrap(), top);
