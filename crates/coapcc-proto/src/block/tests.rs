@@ -642,6 +642,11 @@ fn a_block_past_the_end_gets_4_02_in_a_message() {
     assert_eq!(describe(&resp), "4.02");
 }
 
+/// A block as the deduplication cache of the upload property test knows it.
+type BlockKey = (BlockValue, usize);
+/// A response's code and Block1.
+type Answer = (Code, Option<BlockValue>);
+
 /// What happens to one exchange in the property tests.
 #[derive(Clone, Copy, Debug)]
 enum Fate {
@@ -714,7 +719,7 @@ proptest! {
         let mut assembled = None;
         // The server's message layer answers a retransmitted request from its
         // deduplication cache (RFC 7252 §4.5): the last request and answer.
-        let mut cache: Option<((BlockValue, usize), (Code, Option<BlockValue>))> = None;
+        let mut cache: Option<(BlockKey, Answer)> = None;
         let mut exchanges = 0;
         while !up.is_done() {
             exchanges += 1;
