@@ -1,12 +1,14 @@
 //! Sans-IO CoAP for coapcc: RFC 7252 messages ([`message`]), the client side
 //! whose retransmissions a congestion-control algorithm times ([`client`]), and
-//! the server side with deduplication and option echo ([`server`]).
+//! the server side with deduplication and option echo ([`server`]), and
+//! block-wise transfers ([`block`], RFC 7959).
 //!
 //! Nothing here reads a clock or touches a socket: time comes in as [`Nanos`],
 //! datagrams as byte slices, and what to send comes out through `poll_*` calls.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod block;
 pub mod client;
 pub mod message;
 pub mod server;

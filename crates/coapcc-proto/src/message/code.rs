@@ -64,6 +64,9 @@ impl Code {
     pub const CHANGED: Code = Code::new(2, 4);
     /// 2.05 Content.
     pub const CONTENT: Code = Code::new(2, 5);
+    /// 2.31 Continue (RFC 7959 §2.9.1): a non-final block of a Block1
+    /// upload was received.
+    pub const CONTINUE: Code = Code::new(2, 31);
     /// 4.00 Bad Request.
     pub const BAD_REQUEST: Code = Code::new(4, 0);
     /// 4.01 Unauthorized.
@@ -78,6 +81,9 @@ impl Code {
     pub const METHOD_NOT_ALLOWED: Code = Code::new(4, 5);
     /// 4.06 Not Acceptable.
     pub const NOT_ACCEPTABLE: Code = Code::new(4, 6);
+    /// 4.08 Request Entity Incomplete (RFC 7959 §2.9.2): a Block1 upload's
+    /// blocks arrived out of sequence or with one missing.
+    pub const REQUEST_ENTITY_INCOMPLETE: Code = Code::new(4, 8);
     /// 4.12 Precondition Failed.
     pub const PRECONDITION_FAILED: Code = Code::new(4, 12);
     /// 4.13 Request Entity Too Large.
