@@ -1,6 +1,7 @@
 //! Sans-IO CoAP for coapcc: RFC 7252 messages ([`message`]), the client side
 //! whose retransmissions a congestion-control algorithm times ([`client`]), and
-//! the server side with deduplication and option echo ([`server`]).
+//! the server side with deduplication and option echo ([`server`]), and
+//! observing resources, RFC 7641 ([`observe`]).
 //!
 //! Nothing here reads a clock or touches a socket: time comes in as [`Nanos`],
 //! datagrams as byte slices, and what to send comes out through `poll_*` calls.
@@ -9,6 +10,7 @@
 
 pub mod client;
 pub mod message;
+pub mod observe;
 pub mod server;
 pub mod tcp;
 
