@@ -61,6 +61,9 @@ pub struct SubjectConfig {
     /// Max-Age (seconds) sent in notifications; `None` sends none (the
     /// client then assumes RFC 7252's default 60 s).
     pub max_age: Option<u32>,
+    /// The sequence number of the initial state (taken modulo 2^24;
+    /// default 0).
+    pub first_seq: u32,
 }
 
 impl Default for SubjectConfig {
@@ -71,6 +74,7 @@ impl Default for SubjectConfig {
             max_retransmit: 4,
             confirm: ConfirmRule::default(),
             max_age: None,
+            first_seq: 0,
         }
     }
 }
@@ -243,7 +247,8 @@ pub struct Subject<P, R> {
 }
 
 impl<P: Copy + Eq, R: Random> Subject<P, R> {
-    /// A subject with state 2.05 and an empty payload at sequence number 0;
+    /// A subject with state 2.05 and an empty payload at sequence number
+    /// [`SubjectConfig::first_seq`];
     /// notifications' Message IDs start at `first_mid`. Fails if `factory`
     /// rejects its parameters.
     pub fn new(
@@ -254,10 +259,10 @@ impl<P: Copy + Eq, R: Random> Subject<P, R> {
     ) -> Result<Self, ParamError> {
         (factory.0.build)(&factory.1)?;
         Ok(Subject {
+            seq: config.first_seq & OBSERVE_MAX,
             config,
             factory,
             rng,
-            seq: 0,
             code: Code::CONTENT,
             payload: Vec::new(),
             next_mid: first_mid,
