@@ -16,7 +16,8 @@ pub struct ConfirmRule {
     /// Confirmable (1: all are; default 5: four NONs then a CON).
     pub every: u32,
     /// A notification is Confirmable once this long has passed since the
-    /// last Confirmable one (or the registration). Default [`CON_INTERVAL`].
+    /// last Confirmable one (or the registration). Default, and at most,
+    /// [`CON_INTERVAL`].
     pub interval: Nanos,
 }
 

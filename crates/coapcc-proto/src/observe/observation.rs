@@ -131,12 +131,10 @@ pub enum ObserveClientEvent<P> {
         /// The ending response's payload (a 2.xx one is a representation).
         payload: Vec<u8>,
     },
-    /// A registration was sent again (§3.3.1) under Message ID `mid`.
+    /// A registration is sent again (§3.3.1).
     Reregistered {
         /// Observation.
         observation: ObservationId,
-        /// The request's Message ID.
-        mid: u16,
     },
 }
 
@@ -402,10 +400,8 @@ impl<P: Copy + Eq> ObserveClient<P> {
             o.deadline = deadline;
             self.outgoing
                 .push_back(Outgoing::Request(o.id, ObserveAction::Register));
-            self.events.push_back(ObserveClientEvent::Reregistered {
-                observation: o.id,
-                mid: self.next_mid,
-            });
+            self.events
+                .push_back(ObserveClientEvent::Reregistered { observation: o.id });
             i += 1;
         }
     }

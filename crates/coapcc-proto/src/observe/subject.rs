@@ -347,9 +347,10 @@ impl<P: Copy + Eq, R: Random> Subject<P, R> {
             self.stats.bad_option += 1;
             return Registration::Refused(Refusal::Full);
         };
-        if let Some(i) = self.find(peer, token.as_slice()) {
-            // The registration response carries the current state.
-            self.observers[i].sent_seq = self.seq;
+        if self.find(peer, token.as_slice()).is_some() {
+            // The entry stays as it is: a notification in flight goes on
+            // (its copies must stay identical), and the response to this
+            // registration carries the current state anyway.
             self.stats.registered += 1;
             return Registration::Accepted { seq: self.seq };
         }

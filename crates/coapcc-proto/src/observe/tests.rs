@@ -607,6 +607,23 @@ fn a_newer_state_replaces_the_notification_in_flight() {
 }
 
 #[test]
+fn a_reregistration_keeps_the_flight_identical() {
+    let mut s = subject(all_con());
+    register(&mut s, 0, 1, &[1]);
+    s.set_state(0, Code::CONTENT, b"a");
+    let (first, first_msg) = notifications(&mut s).pop().unwrap();
+    assert_eq!(
+        register(&mut s, S, 1, &[1]),
+        Some(Registration::Accepted { seq: 1 })
+    );
+    assert_eq!(s.observers(), 1);
+    s.handle_timeout(2 * S);
+    let (again, again_msg) = notifications(&mut s).pop().unwrap();
+    assert_eq!((again.mid, again.ordinal), (first.mid, 1));
+    assert_eq!(again_msg, first_msg);
+}
+
+#[test]
 fn a_state_changed_before_the_ack_goes_out_at_once() {
     let mut s = subject(all_con());
     register(&mut s, 0, 1, &[1]);
