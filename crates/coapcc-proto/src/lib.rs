@@ -1,7 +1,8 @@
 //! Sans-IO CoAP for coapcc: RFC 7252 messages ([`message`]), the client side
 //! whose retransmissions a congestion-control algorithm times ([`client`]), and
-//! the server side with deduplication and option echo ([`server`]), and
-//! block-wise transfers ([`block`], RFC 7959).
+//! the server side with deduplication and option echo ([`server`]),
+//! block-wise transfers ([`block`], RFC 7959), and observing resources
+//! ([`observe`], RFC 7641).
 //!
 //! Nothing here reads a clock or touches a socket: time comes in as [`Nanos`],
 //! datagrams as byte slices, and what to send comes out through `poll_*` calls.
@@ -11,6 +12,7 @@
 pub mod block;
 pub mod client;
 pub mod message;
+pub mod observe;
 pub mod server;
 pub mod tcp;
 
