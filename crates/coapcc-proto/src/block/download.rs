@@ -130,6 +130,11 @@ impl Block2Download {
             // The whole representation in one response: only as the answer
             // to the first request.
             if self.started {
+                // The whole representation again, as it came (a duplicated
+                // datagram of a one-response transfer), is a repeat.
+                if self.done && payload == self.body.as_slice() && etag == self.etag.as_deref() {
+                    return Ok(Progress::Duplicate);
+                }
                 return Err(DownloadError::BadBlock);
             }
             return self.append(etag, payload, false);

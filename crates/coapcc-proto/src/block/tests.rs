@@ -512,8 +512,14 @@ fn download_refusals() {
         c.on_response(None, None, None, b"all"),
         Ok(Progress::Complete)
     );
+    // The same whole response again (a duplicated datagram) is a repeat; a
+    // different one is not a block of this transfer.
     assert_eq!(
         c.on_response(None, None, None, b"all"),
+        Ok(Progress::Duplicate)
+    );
+    assert_eq!(
+        c.on_response(None, None, None, b"new"),
         Err(DownloadError::BadBlock)
     );
     assert_eq!(
