@@ -52,6 +52,28 @@ pub struct KernelResult {
 }
 
 /// Quotes `s` for `sh -c`.
+/// The last [`LOG_TAIL`] bytes of the emulator's log (what an error shows),
+/// or a note that it could not be read.
+fn log_tail(path: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return format!("({} could not be read)", path.display());
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)));
+    let mut tail = Vec::new();
+    let _ = f.read_to_end(&mut tail);
+    let text = String::from_utf8_lossy(&tail).into_owned();
+    if len > LOG_TAIL {
+        format!("(… the last {LOG_TAIL} bytes of {len})\n{text}")
+    } else {
+        text
+    }
+}
+
+/// How much of the emulator's log an error shows.
+const LOG_TAIL: u64 = 16 * 1024;
+
 fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
@@ -105,10 +127,16 @@ impl KernelRun {
     pub fn run(&self, point: &Point, replication: u32, scratch: &Path) -> Result<KernelResult> {
         let load_json = scratch.join(format!("load-{replication}.json"));
         let report_json = scratch.join(format!("emulator-{replication}.json"));
+        // The emulator's stderr goes to a file, not a pipe: nothing reads a
+        // pipe while the run lasts, and an emulator that wrote more than a
+        // pipe holds would block until the time limit.
+        let log = scratch.join(format!("emulator-{replication}.log"));
+        let log_file = std::fs::File::create(&log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
         let mut cmd = self.command(point, replication, &load_json, &report_json);
         cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log_file));
         let mut child = cmd.spawn().with_context(|| {
             format!(
                 "cannot start {} emulate --ip for {point}",
@@ -143,7 +171,8 @@ impl KernelRun {
             }
             std::thread::sleep(Duration::from_millis(200));
         };
-        let out = child.wait_with_output()?;
+        let stderr = log_tail(&log);
+        let _ = std::fs::remove_file(&log);
         if let Some(n) = stopped_by {
             let _ = std::fs::remove_file(&load_json);
             let _ = std::fs::remove_file(&report_json);
@@ -157,7 +186,7 @@ impl KernelRun {
             bail!(
                 "{point}, replication {replication}: `coapcc emulate --ip` exited with {status}{}:\n{}",
                 if asked { " after the time limit" } else { "" },
-                String::from_utf8_lossy(&out.stderr).trim_end()
+                stderr.trim_end()
             );
         }
         let read = |p: &Path| -> Result<Value> {
@@ -341,6 +370,41 @@ mod tests {
         assert!(server.ends_with(" --nodelay"), "{server}");
         assert!(args.last().unwrap().contains("--format json --nodelay >"));
         assert!(args.join(" ").contains("--sysctl net.ipv4.tcp_sack=0"));
+    }
+
+    /// An emulator that writes far more to stderr than a pipe holds (1 MiB)
+    /// and fails is reported at once with the end of what it wrote: its
+    /// stderr goes to a file, so it never blocks on a full pipe until the
+    /// time limit (which would add "after the time limit" to the error).
+    #[test]
+    fn a_chatty_failing_emulator_is_reported_with_its_last_words() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("coapcc-kc-chatty-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = dir.join("chatty.sh");
+        std::fs::write(
+            &exe,
+            "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'the last words' >&2\nexit 3\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let k = KernelRun {
+            exe,
+            time_limit: 0.0,
+            seed: 1,
+            stop: None,
+        };
+        let e = k.run(&point(), 0, &dir).err().expect("the emulator failed");
+        let msg = format!("{e:#}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            msg.contains("exited with exit status: 3:"),
+            "{}",
+            &msg[..200.min(msg.len())]
+        );
+        assert!(!msg.contains("after the time limit"));
+        assert!(msg.trim_end().ends_with("the last words"));
+        assert!(msg.contains("the last 16384 bytes of 1048592"));
     }
 
     #[test]
