@@ -394,7 +394,9 @@ mod tests {
             seed: 1,
             stop: None,
         };
-        let e = k.run(&point(), 0, &dir).err().expect("the emulator failed");
+        let Err(e) = k.run(&point(), 0, &dir) else {
+            panic!("the emulator failed, but the run succeeded")
+        };
         let msg = format!("{e:#}");
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
