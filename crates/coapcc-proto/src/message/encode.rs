@@ -17,6 +17,10 @@ pub enum EncodeError {
     OptionTooLong,
     /// An Empty message (0.00) given a token, an option or a payload (§4.1).
     NonEmptyEmpty,
+    /// A code of a reserved class, 1, 6 or 7 (RFC 7252 §12.1; class 7 is
+    /// RFC 8323's signalling, which UDP does not carry): the decoder refuses
+    /// it, so the encoder does not write it.
+    ReservedClass,
 }
 
 impl fmt::Display for EncodeError {
@@ -27,6 +31,7 @@ impl fmt::Display for EncodeError {
             EncodeError::TokenTooLong => "token longer than 8 bytes",
             EncodeError::OptionTooLong => "option value longer than 65804 bytes",
             EncodeError::NonEmptyEmpty => "an Empty message carries no token, option or payload",
+            EncodeError::ReservedClass => "code of a reserved class (1, 6 or 7)",
         })
     }
 }
@@ -85,6 +90,9 @@ impl<'b> MessageWriter<'b> {
     ) -> Result<Self, EncodeError> {
         if token.len() > 8 {
             return Err(EncodeError::TokenTooLong);
+        }
+        if code.is_reserved_class() {
+            return Err(EncodeError::ReservedClass);
         }
         if code.is_empty() && !token.is_empty() {
             return Err(EncodeError::NonEmptyEmpty);

@@ -323,6 +323,27 @@ fn owned_message_sorts_options_and_round_trips() {
     assert_eq!(big.encode(), Err(EncodeError::TokenTooLong));
 }
 
+/// What the decoder refuses the encoder does not write: every code of the
+/// reserved classes 1, 6 and 7 (RFC 7252 §12.1), each detail 0–31, is
+/// refused as `ReservedClass`; the classes around them encode.
+#[test]
+fn reserved_classes_are_not_encoded() {
+    let mut buf = [0u8; 16];
+    for class in [1u8, 6, 7] {
+        for detail in 0..32 {
+            let code = Code::new(class, detail);
+            assert_eq!(
+                MessageWriter::new(&mut buf, MessageType::Con, code, 1, &[]).unwrap_err(),
+                EncodeError::ReservedClass,
+                "{class}.{detail:02}"
+            );
+        }
+    }
+    for code in [Code::new(0, 1), Code::new(2, 5), Code::new(5, 31)] {
+        assert!(MessageWriter::new(&mut buf, MessageType::Con, code, 1, &[]).is_ok());
+    }
+}
+
 fn arb_message() -> impl Strategy<Value = Message> {
     let mtype = prop_oneof![
         Just(MessageType::Con),
