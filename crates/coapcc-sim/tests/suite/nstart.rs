@@ -2,8 +2,9 @@
 //! exchanges through its one algorithm state toward the server.
 //!
 //! The expected flow completion time of one uncongested client, by hand.
-//! One round trip is 38 B at 60 kbit/s (5.067 ms) + 200 ms + 2 × U(10, 20) ms
-//! + 93 B at 30 kbit/s (d = 24.8 ms) + 400 ms: RTT = 659.867 ms on average
+//! One round trip is the sum of 38 B at 60 kbit/s (5.067 ms), 200 ms,
+//! 2 × U(10, 20) ms, 93 B at 30 kbit/s (d = 24.8 ms) and 400 ms: on average
+//! RTT = 659.867 ms
 //! (`testbed::one_client_takes_fifty_base_round_trips`). With NSTART = k the
 //! k first requests leave together; the uplink spaces them 5.067 ms apart,
 //! the downlink spaces their responses d apart (d > 5.067 ms, so the
