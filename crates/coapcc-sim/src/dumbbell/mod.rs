@@ -27,7 +27,7 @@ mod world;
 
 pub use coapcc_workload::metrics::{RunResult, Summary};
 pub use coapcc_workload::{Workload, WorkloadKind};
-pub use config::{is_tcp, validate, Coap, Group, RunSpec, UDP_HEADER};
+pub use config::{is_tcp, validate, Coap, Group, RunSpec, MAX_NSTART, UDP_HEADER};
 pub use scenario::Scenario;
 pub use sim::Sim;
 pub use tcp::{TcpNote, TcpTrace};

@@ -65,7 +65,8 @@ pub enum Event {
 /// field (`docs/decisions/performance-choices.md`, "Ten million clients").
 const NEVER: Nanos = Nanos::MAX;
 
-/// A simulated client: a CoAP endpoint plus its workload.
+/// A simulated client: a CoAP endpoint plus its workload. It keeps up to
+/// the run's NSTART exchanges outstanding ([`World::fill`]).
 struct SimClient {
     coap: CoapClient,
     group: u32,
@@ -131,6 +132,8 @@ pub struct World<'a> {
     unfinished: usize,
     /// The GET every UDP client sends, its options encoded once.
     request: EncodedRequest,
+    /// NSTART: exchanges a UDP client keeps outstanding at once.
+    nstart: usize,
     buf: [u8; MAX_DATAGRAM],
     tap: Option<&'a mut dyn Tap>,
 }
@@ -164,6 +167,7 @@ impl<'a> World<'a> {
             } else {
                 let config = ClientConfig {
                     max_retransmit: spec.coap.max_retransmit,
+                    nstart: spec.coap.nstart as usize,
                     ..ClientConfig::default()
                 };
                 Some(coap_client::settings(&g.algorithm, config)?)
@@ -228,6 +232,7 @@ impl<'a> World<'a> {
             histograms: vec![Vec::new(); spec.groups.len()],
             unfinished,
             request,
+            nstart: spec.coap.nstart as usize,
             buf: [0; MAX_DATAGRAM],
             tap: None,
         })
@@ -268,7 +273,7 @@ impl<'a> World<'a> {
         for i in 0..self.order.len() {
             match self.order[i] {
                 Slot::Udp(c) => {
-                    self.start_next(c as usize, now);
+                    self.fill(c as usize, now);
                     self.service(c as usize);
                 }
                 Slot::Tcp(c) => {
@@ -453,6 +458,25 @@ impl<'a> World<'a> {
         self.service(c);
     }
 
+    /// Starts the client's next exchanges while fewer than NSTART are
+    /// outstanding; a random client's next batch (a new device) waits until
+    /// every exchange of its current one has ended. Returns whether it
+    /// started any.
+    #[inline]
+    fn fill(&mut self, c: usize, now: Nanos) -> bool {
+        let mut started = false;
+        loop {
+            let cl = &self.clients[c];
+            let active = cl.coap.active();
+            let batch_ends = cl.kind == WorkloadKind::Random && cl.batch_left == 0;
+            if cl.remaining == 0 || active >= self.nstart || (batch_ends && active > 0) {
+                return started;
+            }
+            self.start_next(c, now);
+            started = true;
+        }
+    }
+
     /// Starts the client's next exchange (and a new batch if one is due).
     fn start_next(&mut self, c: usize, now: Nanos) {
         let cl = &mut self.clients[c];
@@ -468,7 +492,7 @@ impl<'a> World<'a> {
         cl.batch_left = cl.batch_left.saturating_sub(1);
         cl.coap
             .request_encoded(now, SERVER, &self.request)
-            .expect("a stop-and-wait client always has room for its next request");
+            .expect("a client below NSTART always has room for its next request");
     }
 
     /// Drains a client's transmissions and events, and re-arms its timer.
@@ -531,15 +555,14 @@ impl<'a> World<'a> {
         if exchange_ended {
             let cl = &mut self.clients[c];
             if cl.remaining == 0 {
-                if !cl.finished {
+                if !cl.finished && cl.coap.active() == 0 {
                     cl.finished = true;
                     self.records[c].fct = Some(to_secs(
                         self.core.now - if cl.started == NEVER { 0 } else { cl.started },
                     ));
                     self.unfinished -= 1;
                 }
-            } else {
-                self.start_next(c, self.core.now);
+            } else if self.fill(c, self.core.now) {
                 return self.service(c);
             }
         }

@@ -5,6 +5,7 @@
 mod support;
 
 mod grid;
+mod nstart;
 mod spurious;
 mod star;
 mod stop;
