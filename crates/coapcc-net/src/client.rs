@@ -110,6 +110,9 @@ pub struct ExchangeReport {
     /// §2.4; at most 1). `elapsed`, `retransmissions` and `timers` are
     /// those of the request that got the final response.
     pub echo_retries: u32,
+    /// The response's options as (number, value) in message order (empty
+    /// after a failure, or unless [`ClientOptions::keep_payload`]).
+    pub options: Vec<(u16, Vec<u8>)>,
 }
 
 /// A CoAP client endpoint bound to a UDP socket.
@@ -185,8 +188,19 @@ impl NetClient {
     /// Starts (or queues) a request to `peer`; it goes out on the next
     /// [`NetClient::step`].
     pub fn start(&mut self, peer: SocketAddr, req: &Request<'_>) -> Result<ExchangeId> {
+        self.start_with_options(peer, req, &[])
+    }
+
+    /// [`NetClient::start`] with extra options after the path
+    /// ([`Client::request_with_options`]: numbered 16 to 251, ascending).
+    pub fn start_with_options(
+        &mut self,
+        peer: SocketAddr,
+        req: &Request<'_>,
+        extra: &[(u16, &[u8])],
+    ) -> Result<ExchangeId> {
         let now = self.clock.now();
-        Ok(self.coap.request(now, peer, req)?)
+        Ok(self.coap.request_with_options(now, peer, req, extra)?)
     }
 
     /// Sends everything due and reports every pending event.
@@ -243,8 +257,20 @@ impl NetClient {
         req: &Request<'_>,
         limit: Duration,
     ) -> Result<ExchangeReport> {
+        self.exchange_with_options(peer, req, &[], limit).await
+    }
+
+    /// [`NetClient::exchange`] with extra options after the path (see
+    /// [`NetClient::start_with_options`]).
+    pub async fn exchange_with_options(
+        &mut self,
+        peer: SocketAddr,
+        req: &Request<'_>,
+        extra: &[(u16, &[u8])],
+        limit: Duration,
+    ) -> Result<ExchangeReport> {
         let until = Instant::now() + limit;
-        let id = self.start(peer, req)?;
+        let id = self.start_with_options(peer, req, extra)?;
         let mut t = Tracker {
             id,
             timers: Vec::new(),
@@ -307,6 +333,7 @@ impl Tracker {
                     elapsed,
                     echo,
                     payload,
+                    options,
                     ..
                 } if exchange == self.id => {
                     self.done = Some(ExchangeReport {
@@ -320,6 +347,7 @@ impl Tracker {
                         timers: std::mem::take(&mut self.timers),
                         mismatched_responses: self.mismatched,
                         echo_retries: self.echo_retries,
+                        options,
                     })
                 }
                 ClientEvent::Failed {
@@ -335,6 +363,7 @@ impl Tracker {
                         timers: std::mem::take(&mut self.timers),
                         mismatched_responses: self.mismatched,
                         echo_retries: self.echo_retries,
+                        options: Vec::new(),
                     })
                 }
                 _ => {}

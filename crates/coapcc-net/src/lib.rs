@@ -6,6 +6,8 @@
 //!   server, timed by any registered algorithm;
 //! - [`server`]: a CoAP server on a socket — configurable resources,
 //!   deduplication, TC / Rexmit-Cnt echo, bounded memory;
+//! - [`blockwise`]: block-wise downloads and uploads (RFC 7959) through the
+//!   client, one Confirmable exchange per block;
 //! - [`load`]: many concurrent clients with the testbed's workloads
 //!   (`docs/spec/testbed-spec.md` §2), reporting the testbed's metrics (§3);
 //! - [`emulate`]: a real-time UDP relay that drives the network model of
@@ -26,6 +28,7 @@
 
 pub mod amplification;
 mod background;
+pub mod blockwise;
 pub mod client;
 pub mod clock;
 mod drive;
@@ -36,6 +39,7 @@ pub mod resources;
 pub mod server;
 pub mod target;
 pub mod tcp;
+pub mod uploads;
 
 /// The tokio this crate is built on, for callers that drive its async API
 /// without depending on tokio themselves.

@@ -1,15 +1,46 @@
 //! The resources `coapcc server` serves: a [`Handler`] over a fixed table of
 //! paths, each a fixed-size payload (the testbed's resource, `docs/spec/testbed-spec.md`
-//! §1.2), a text, or a small store that PUT / POST / DELETE change.
+//! §1.2), a text, a small store that PUT / POST / DELETE change, a large
+//! deterministic representation, or an upload resource.
 //!
-//! Memory is bounded: the table is fixed at start-up and a store keeps at most
-//! [`MAX_STORED`] bytes, so no request can grow the server.
+//! Over UDP, responses are block-wise (RFC 7959): a GET answered with 2.05
+//! is sent in Block2 blocks when the request carries Block2 or the payload
+//! is larger than the server's block size (Size2 when the request asks with
+//! Size2 0), and a PUT / POST carrying Block1 to a store or upload resource
+//! is reassembled ([`crate::uploads`]), each non-final block answered 2.31
+//! Continue.
+//!
+//! Memory is bounded: the table is fixed at start-up, a store keeps at most
+//! [`MAX_STORED`] bytes, an upload resource at most its limit, and at most
+//! [`crate::uploads::MAX_UPLOADS`] uploads are in progress, so no request can
+//! grow the server past that.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use coapcc_proto::block::{
+    block_size, Block1Config, Block1Outcome, Block2Responder, BlockOptions, BlockValue,
+};
 use coapcc_proto::message::{option, Code, MessageView};
 use coapcc_proto::server::{Handler, Response};
 
+use crate::blockwise::{pattern, szx_of};
+use crate::uploads::Uploads;
+
 /// Largest payload a store resource keeps (one CoAP message's worth).
 pub const MAX_STORED: usize = 1024;
+
+/// Largest `bytes:` representation (16 MiB).
+pub const MAX_BYTES: usize = 16 << 20;
+
+/// Largest limit of an upload resource (16 MiB).
+pub const MAX_UPLOAD: usize = 16 << 20;
+
+/// The size of the standard table's `/big` resource (100 KiB).
+pub const BIG: usize = 100 << 10;
+
+/// The limit of the standard table's `/upload` resource (1 MiB).
+pub const UPLOAD_LIMIT: usize = 1 << 20;
 
 /// What a path serves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,14 +52,50 @@ pub enum Resource {
     /// GET → 2.05 with the stored bytes; PUT / POST → 2.04 Changed, replacing
     /// them (4.13 if larger than [`MAX_STORED`]); DELETE → 2.02, clearing them.
     Store(Vec<u8>),
+    /// GET → 2.05 with these bytes ([`crate::blockwise::pattern`]), block-wise
+    /// over UDP; other methods → 4.05.
+    Bytes(Arc<[u8]>),
+    /// PUT / POST → 2.04 Changed with the body's length in decimal as the
+    /// payload, keeping the body (4.13 with Size1 = `limit` if larger);
+    /// GET → 2.05 with the last body kept (block-wise over UDP, its ETag the
+    /// upload's sequence number); DELETE → 2.02, clearing it.
+    Upload {
+        /// The largest body accepted.
+        limit: usize,
+        /// The last body received.
+        body: Vec<u8>,
+        /// Bodies received so far (the ETag of GET responses).
+        version: u32,
+    },
 }
 
 /// A table of resources by Uri-Path, plus `/.well-known/core` (RFC 6690)
 /// listing them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Resources {
     entries: Vec<(String, Resource)>,
     core: String,
+    /// Block2 settings (the largest block sent).
+    block2: Block2Responder,
+    /// The largest Block1 block asked for.
+    block1_szx: u8,
+    /// Uploads in progress (UDP).
+    uploads: Uploads,
+    /// The source of the request being handled (UDP; set by the server loop).
+    peer: SocketAddr,
+}
+
+impl Default for Resources {
+    fn default() -> Self {
+        Resources {
+            entries: Vec::new(),
+            core: String::new(),
+            block2: Block2Responder::default(),
+            block1_szx: coapcc_proto::block::MAX_SZX,
+            uploads: Uploads::default(),
+            peer: SocketAddr::from(([0, 0, 0, 0], 0)),
+        }
+    }
 }
 
 /// Content-Format application/link-format.
@@ -41,14 +108,44 @@ impl Resources {
     }
 
     /// The table `coapcc server` serves by default: `/sense` (60 bytes, the
-    /// testbed's response), `/large` (1000 bytes), `/hello` (text) and `/store`.
+    /// testbed's response), `/large` (1000 bytes), `/hello` (text), `/store`,
+    /// `/big` ([`BIG`] bytes of [`crate::blockwise::pattern`]) and `/upload`
+    /// (bodies up to [`UPLOAD_LIMIT`]).
     pub fn standard() -> Self {
         let mut r = Resources::new();
         r.add("sense", Resource::Fixed(60));
         r.add("large", Resource::Fixed(1000));
         r.add("hello", Resource::Text("Hello from coapcc".into()));
         r.add("store", Resource::Store(Vec::new()));
+        r.add("big", Resource::Bytes(pattern(BIG).into()));
+        r.add("upload", Resource::upload(UPLOAD_LIMIT));
         r
+    }
+
+    /// The largest block the server sends (Block2) and asks for (Block1): a
+    /// power of two from 16 to 1024 (default 1024).
+    pub fn set_block_size(&mut self, size: usize) -> Result<(), String> {
+        let szx = szx_of(size)
+            .ok_or_else(|| format!("block size {size}: expected a power of two from 16 to 1024"))?;
+        self.block2.max_szx = szx;
+        self.block1_szx = szx;
+        Ok(())
+    }
+
+    /// The largest block the server sends.
+    pub fn block_size(&self) -> usize {
+        block_size(self.block2.max_szx)
+    }
+
+    /// Names the source of the next request handled (the UDP server loop
+    /// calls it before each datagram): uploads are kept per source.
+    pub fn set_peer(&mut self, peer: SocketAddr) {
+        self.peer = peer;
+    }
+
+    /// Uploads in progress.
+    pub fn uploads_in_progress(&self) -> usize {
+        self.uploads.len()
     }
 
     /// Adds (or replaces) the resource at `path` (`a/b`, leading slash optional).
@@ -66,14 +163,29 @@ impl Resources {
             .join(",");
     }
 
-    /// Parses `PATH=SIZE` (a fixed payload), `PATH=text:STRING` or
-    /// `PATH=store` and adds it.
+    /// Parses `PATH=SIZE` (a fixed payload), `PATH=text:STRING`,
+    /// `PATH=store`, `PATH=bytes:N` (N bytes of
+    /// [`crate::blockwise::pattern`], up to [`MAX_BYTES`]) or
+    /// `PATH=upload:LIMIT` (up to [`MAX_UPLOAD`]) and adds it.
     pub fn add_spec(&mut self, spec: &str) -> Result<(), String> {
         let (path, what) = spec.split_once('=').ok_or_else(|| {
-            format!("resource `{spec}`: expected PATH=SIZE, PATH=text:STRING or PATH=store")
+            format!(
+                "resource `{spec}`: expected PATH=SIZE, PATH=text:STRING, PATH=store, \
+                 PATH=bytes:N or PATH=upload:LIMIT"
+            )
         })?;
+        let number = |n: &str, max: usize| match n.parse::<usize>() {
+            Ok(n) if n <= max => Ok(n),
+            _ => Err(format!(
+                "resource `{spec}`: expected a number of bytes from 0 to {max}"
+            )),
+        };
         let resource = if what == "store" {
             Resource::Store(Vec::new())
+        } else if let Some(n) = what.strip_prefix("bytes:") {
+            Resource::Bytes(pattern(number(n, MAX_BYTES)?).into())
+        } else if let Some(n) = what.strip_prefix("upload:") {
+            Resource::upload(number(n, MAX_UPLOAD)?)
         } else if let Some(t) = what.strip_prefix("text:") {
             Resource::Text(t.to_string())
         } else {
@@ -170,21 +282,222 @@ impl Resources {
                 s.clear();
                 *resp_code = Code::DELETED;
             }
+            (Resource::Bytes(b), Code::GET) => {
+                *resp_code = Code::CONTENT;
+                resp_payload.extend_from_slice(b);
+            }
+            (Resource::Upload { body, version, .. }, Code::GET) => {
+                *resp_code = Code::CONTENT;
+                options.push((option::ETAG, version.to_be_bytes().to_vec()));
+                resp_payload.extend_from_slice(body);
+            }
+            (
+                Resource::Upload {
+                    limit,
+                    body,
+                    version,
+                },
+                Code::PUT | Code::POST,
+            ) => {
+                if payload.len() > *limit {
+                    *resp_code = Code::REQUEST_ENTITY_TOO_LARGE;
+                    options.push((
+                        option::SIZE1,
+                        coapcc_proto::block::size_to_vec(coapcc_proto::block::size_value(*limit)),
+                    ));
+                } else {
+                    body.clear();
+                    body.extend_from_slice(payload);
+                    *version = version.wrapping_add(1);
+                    *resp_code = Code::CHANGED;
+                    resp_payload.extend_from_slice(payload.len().to_string().as_bytes());
+                }
+            }
+            (Resource::Upload { body, .. }, Code::DELETE) => {
+                body.clear();
+                *resp_code = Code::DELETED;
+            }
             _ => *resp_code = Code::METHOD_NOT_ALLOWED,
+        }
+    }
+
+    /// The largest body a PUT / POST to the resource at `segments` takes
+    /// block-wise, if it takes one.
+    fn upload_limit<'a, I: Iterator<Item = &'a [u8]>>(
+        &mut self,
+        segments: impl Fn() -> I,
+    ) -> Option<usize> {
+        match self.find(segments)? {
+            Resource::Store(_) => Some(MAX_STORED),
+            Resource::Upload { limit, .. } => Some(*limit),
+            _ => None,
+        }
+    }
+
+    /// The representation a GET of `segments` is answered with, when it is
+    /// kept whole ([`Resource::Bytes`], [`Resource::Upload`]): its bytes
+    /// and ETag.
+    fn representation<'a, I: Iterator<Item = &'a [u8]>>(
+        &mut self,
+        segments: impl Fn() -> I,
+    ) -> Option<(&[u8], Option<u32>)> {
+        match self.find(segments)? {
+            Resource::Bytes(b) => Some((b, None)),
+            Resource::Upload { body, version, .. } => Some((body, Some(*version))),
+            _ => None,
+        }
+    }
+
+    /// Takes in a Block1 block of a PUT / POST: `Ok(Some(body))` once the
+    /// body is complete (with the Block1 to echo), `Ok(None)` when the
+    /// request carried no Block1 or the resource takes none, `Err(())` when
+    /// `response` is already the answer (2.31, 4.08, 4.13, 4.00).
+    #[allow(clippy::type_complexity)]
+    fn receive(
+        &mut self,
+        request: &MessageView<'_>,
+        opts: &BlockOptions,
+        response: &mut Response,
+    ) -> Result<Option<(Vec<u8>, Option<BlockValue>)>, ()> {
+        if !matches!(request.code, Code::PUT | Code::POST) || opts.block1.is_none() {
+            return Ok(None);
+        }
+        let Some(limit) = self.upload_limit(|| request.path_segments()) else {
+            return Ok(None);
+        };
+        let path = request
+            .path_segments()
+            .map(String::from_utf8_lossy)
+            .collect::<Vec<_>>()
+            .join("/");
+        let config = Block1Config {
+            max_body: limit,
+            max_szx: self.block1_szx,
+        };
+        let peer = self.peer;
+        match self.uploads.on_request(
+            peer,
+            &path,
+            config,
+            opts.block1,
+            opts.size1,
+            request.payload,
+        ) {
+            Block1Outcome::Continue(b) => {
+                response.code = Code::CONTINUE;
+                response.options.push((option::BLOCK1, b.to_vec()));
+                Err(())
+            }
+            Block1Outcome::Reject { code, size1 } => {
+                response.code = code;
+                if let Some(s) = size1 {
+                    response
+                        .options
+                        .push((option::SIZE1, coapcc_proto::block::size_to_vec(s)));
+                }
+                Err(())
+            }
+            Block1Outcome::Complete { block1, body } => Ok(Some((body, block1))),
+        }
+    }
+}
+
+/// Puts the Block2 block of `body` that `opts` asks for into `response` (its
+/// payload replaced; the whole body, with no Block2, when the request has no
+/// Block2 and the body fits one block), with Size2 when asked, or the
+/// refusal's code.
+fn put_block2(
+    responder: &Block2Responder,
+    body: &[u8],
+    opts: &BlockOptions,
+    response: &mut Response,
+) {
+    match responder.respond(body, opts.block2, opts.size2.is_some()) {
+        Ok(reply) => {
+            response.payload.clear();
+            response.payload.extend_from_slice(reply.payload);
+            if let Some(b) = reply.block2 {
+                response.options.push((option::BLOCK2, b.to_vec()));
+            }
+            if let Some(s) = reply.size2 {
+                response
+                    .options
+                    .push((option::SIZE2, coapcc_proto::block::size_to_vec(s)));
+            }
+        }
+        Err(refusal) => {
+            response.code = refusal.code();
+            response.payload.clear();
+        }
+    }
+}
+
+impl Resource {
+    /// An upload resource taking bodies of at most `limit` bytes.
+    pub fn upload(limit: usize) -> Self {
+        Resource::Upload {
+            limit,
+            body: Vec::new(),
+            version: 0,
         }
     }
 }
 
 impl Handler for Resources {
     fn handle(&mut self, request: &MessageView<'_>, response: &mut Response) {
+        let opts = match BlockOptions::read(request.options()) {
+            Ok(o) => o,
+            Err(e) => {
+                response.code = e.response_code();
+                return;
+            }
+        };
+        if request.code == Code::GET {
+            // Kept whole: the block is sliced from it, not copied whole.
+            let block2 = self.block2;
+            if let Some((body, etag)) = self.representation(|| request.path_segments()) {
+                if let Some(v) = etag {
+                    response
+                        .options
+                        .push((option::ETAG, v.to_be_bytes().to_vec()));
+                }
+                put_block2(&block2, body, &opts, response);
+                return;
+            }
+        }
+        let (body, echo) = match self.receive(request, &opts, response) {
+            Err(()) => return,
+            Ok(Some((body, echo))) => (Some(body), echo),
+            Ok(None) => (None, None),
+        };
         self.answer(
             request.code,
             || request.path_segments(),
-            request.payload,
+            body.as_deref().unwrap_or(request.payload),
             &mut response.code,
             &mut response.options,
             &mut response.payload,
         );
+        if let Some(b) = echo {
+            response.options.push((option::BLOCK1, b.to_vec()));
+        }
+        if response.code == Code::CONTENT {
+            let whole = std::mem::take(&mut response.payload);
+            put_block2(&self.block2, &whole, &opts, response);
+        }
+    }
+
+    fn recognizes(&self, number: u16) -> bool {
+        matches!(
+            number,
+            option::URI_HOST
+                | option::URI_PORT
+                | option::URI_PATH
+                | option::URI_QUERY
+                | option::ACCEPT
+                | option::BLOCK1
+                | option::BLOCK2
+        )
     }
 }
 
@@ -194,10 +507,24 @@ mod tests {
     use coapcc_proto::message::{MessageType, MessageWriter};
 
     fn call(r: &mut Resources, code: Code, path: &str, payload: &[u8]) -> Response {
+        call_with(r, code, path, &[], payload)
+    }
+
+    /// A request with `extra` options (numbered above Uri-Path, ascending).
+    fn call_with(
+        r: &mut Resources,
+        code: Code,
+        path: &str,
+        extra: &[(u16, &[u8])],
+        payload: &[u8],
+    ) -> Response {
         let mut buf = [0u8; 1152];
         let mut w = MessageWriter::new(&mut buf, MessageType::Con, code, 1, &[]).unwrap();
         for s in path.split('/').filter(|s| !s.is_empty()) {
             w.option(option::URI_PATH, s.as_bytes()).unwrap();
+        }
+        for (n, v) in extra {
+            w.option(*n, v).unwrap();
         }
         w.payload(payload).unwrap();
         let n = w.len();
@@ -231,7 +558,7 @@ mod tests {
         let core = call(&mut r, Code::GET, ".well-known/core", b"");
         assert_eq!(
             core.payload,
-            b"</sense>,</large>,</hello>,</store>,</a/b>".to_vec()
+            b"</sense>,</large>,</hello>,</store>,</big>,</upload>,</a/b>".to_vec()
         );
         let hello = call(&mut r, Code::GET, "hello", b"");
         assert_eq!(hello.payload, b"Hello from coapcc");
@@ -250,5 +577,75 @@ mod tests {
             Code::REQUEST_ENTITY_TOO_LARGE
         );
         assert_eq!(call(&mut r, Code::GET, "t", b"").payload, b"hi");
+    }
+
+    #[test]
+    fn block_wise_responses_and_uploads() {
+        let mut r = Resources::standard();
+        // Block2 2/0/16 of /sense: bytes 32..48, more to come.
+        let x = call_with(
+            &mut r,
+            Code::GET,
+            "sense",
+            &[(option::BLOCK2, &[0x20])],
+            b"",
+        );
+        assert_eq!(x.payload.len(), 16);
+        assert_eq!(x.options, vec![(option::BLOCK2, vec![0x28])]);
+        // /big without Block2: the first 1024-byte block; Size2 when asked.
+        let x = call_with(&mut r, Code::GET, "big", &[(option::SIZE2, &[])], b"");
+        assert_eq!(x.payload, crate::blockwise::pattern(1024));
+        assert!(x.options.contains(&(option::SIZE2, vec![0x01, 0x90, 0x00])));
+        // Past the end: 4.02; SZX 7: 4.00.
+        let past = call_with(
+            &mut r,
+            Code::GET,
+            "sense",
+            &[(option::BLOCK2, &[0x40])],
+            b"",
+        );
+        assert_eq!(past.code, Code::BAD_OPTION);
+        let bad = call_with(&mut r, Code::GET, "big", &[(option::BLOCK2, &[0x07])], b"");
+        assert_eq!(bad.code, Code::BAD_REQUEST);
+        // An upload in two blocks: 2.31 then 2.04 with the length.
+        let x = call_with(
+            &mut r,
+            Code::PUT,
+            "upload",
+            &[(option::BLOCK1, &[0x08])],
+            &[1; 16],
+        );
+        assert_eq!(
+            (x.code, x.options.clone()),
+            (Code::CONTINUE, vec![(option::BLOCK1, vec![0x08])])
+        );
+        let x = call_with(
+            &mut r,
+            Code::PUT,
+            "upload",
+            &[(option::BLOCK1, &[0x10])],
+            &[2; 3],
+        );
+        assert_eq!((x.code, x.payload.as_slice()), (Code::CHANGED, &b"19"[..]));
+        assert_eq!(x.options, vec![(option::BLOCK1, vec![0x10])]);
+        let x = call(&mut r, Code::GET, "upload", b"");
+        assert_eq!(x.payload.len(), 19);
+        assert_eq!(x.options, vec![(option::ETAG, vec![0, 0, 0, 1])]);
+        // Size1 past the limit: 4.13 with the limit.
+        r.add_spec("tiny=upload:10").unwrap();
+        let x = call_with(
+            &mut r,
+            Code::POST,
+            "tiny",
+            &[(option::BLOCK1, &[0x08]), (option::SIZE1, &[20])],
+            &[0; 16],
+        );
+        assert_eq!(x.code, Code::REQUEST_ENTITY_TOO_LARGE);
+        assert_eq!(x.options, vec![(option::SIZE1, vec![10])]);
+        let x = call(&mut r, Code::POST, "tiny", &[0; 11]);
+        assert_eq!(x.code, Code::REQUEST_ENTITY_TOO_LARGE);
+        assert!(r.add_spec("b=bytes:99999999999").is_err());
+        assert!(r.add_spec("u=upload:x").is_err());
+        assert!(r.set_block_size(100).is_err());
     }
 }

@@ -127,6 +127,7 @@ pub async fn serve(
             continue;
         }
         let now = clock.now();
+        server.handler_mut().set_peer(from);
         if let ServerOutput::Reply { len, .. } =
             server.handle_datagram(now, from, &rx[..n], &mut tx)
         {

@@ -159,6 +159,10 @@ pub enum ClientEvent<P> {
         echo: Option<u8>,
         /// The payload (empty unless [`ClientConfig::keep_payload`]).
         payload: Vec<u8>,
+        /// The options as (number, value), in message order (empty unless
+        /// [`ClientConfig::keep_payload`]), e.g. for the Block2 and ETag
+        /// of a block-wise transfer.
+        options: Vec<(u16, Vec<u8>)>,
     },
     /// The exchange was abandoned.
     Failed {
@@ -233,6 +237,9 @@ pub enum ClientError {
     TooLarge,
     /// A Uri-Path segment or Uri-Query argument over 255 bytes.
     OptionTooLong,
+    /// An extra option of [`Client::request_with_options`] out of order or
+    /// outside the numbers it takes.
+    OptionOrder,
 }
 
 impl std::fmt::Display for ClientError {
@@ -241,6 +248,9 @@ impl std::fmt::Display for ClientError {
             ClientError::TooLarge => "request too large for one datagram",
             ClientError::OptionTooLong => {
                 "a Uri-Path segment or Uri-Query argument exceeds 255 bytes"
+            }
+            ClientError::OptionOrder => {
+                "extra options must be numbered 16 to 251, in ascending order"
             }
         })
     }
@@ -405,6 +415,39 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
     ) -> Result<ExchangeId, ClientError> {
         let max = self.settings.config.max_message_size;
         self.start_request(now, peer, req.confirmable, |ex| ex.encode(req, max))
+    }
+
+    /// [`Client::request`] with `extra` options after the request's Uri-Path
+    /// and Uri-Query ones (for example Block1, Block2, Size1 and Size2,
+    /// RFC 7959): numbered 16 to 251 (below the Echo option and the
+    /// transmission markings), in ascending order, each value at most 40
+    /// bytes. Fails with [`ClientError::OptionOrder`] for other numbers, and
+    /// as [`Client::request`] does otherwise ([`ClientError::TooLarge`] for a
+    /// longer value).
+    pub fn request_with_options(
+        &mut self,
+        now: Nanos,
+        peer: P,
+        req: &Request<'_>,
+        extra: &[(u16, &[u8])],
+    ) -> Result<ExchangeId, ClientError> {
+        let ordered = extra.windows(2).all(|w| w[0].0 <= w[1].0);
+        let in_range = extra
+            .iter()
+            .all(|(n, _)| *n > option::URI_QUERY && *n < option::ECHO);
+        if !ordered || !in_range {
+            return Err(ClientError::OptionOrder);
+        }
+        let max = self.settings.config.max_message_size;
+        self.start_request(now, peer, req.confirmable, |ex| {
+            ex.encode(req, max)?;
+            for &(number, value) in extra {
+                if !ex.add_option(number, value, max) {
+                    return Err(ClientError::TooLarge);
+                }
+            }
+            Ok(())
+        })
     }
 
     /// [`Client::request`] of the request `req` was encoded from, without
@@ -930,6 +973,11 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             echo: ex.echo,
             payload: if self.settings.config.keep_payload {
                 msg.payload.to_vec()
+            } else {
+                Vec::new()
+            },
+            options: if self.settings.config.keep_payload {
+                msg.options().map(|(n, v)| (n, v.to_vec())).collect()
             } else {
                 Vec::new()
             },

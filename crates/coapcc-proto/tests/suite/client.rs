@@ -216,6 +216,7 @@ fn exchange_completes() {
             elapsed: 600 * MS,
             echo: None,
             payload: vec![],
+            options: vec![],
         }]
     );
     assert_eq!(c.poll_timeout(), None);
@@ -242,6 +243,56 @@ fn payload_is_kept_when_asked() {
         panic!()
     };
     assert_eq!(payload, &vec![b'x'; 60]);
+}
+
+/// Extra options (here Block2 and Size2) go after the path, the response's
+/// options come back with its payload, and options out of order or below
+/// Uri-Query are refused.
+#[test]
+fn extra_request_options_and_response_options() {
+    let mut c = client(
+        &PLAIN,
+        ClientConfig {
+            keep_payload: true,
+            ..ClientConfig::default()
+        },
+    );
+    let extra: [(u16, &[u8]); 2] = [(option::BLOCK2, &[0x12]), (option::SIZE2, &[])];
+    c.request_with_options(0, SERVER, &GET, &extra).unwrap();
+    let (_, bytes) = only_tx(&mut c);
+    let m = Message::decode(&bytes).unwrap();
+    assert_eq!(
+        m.options,
+        vec![
+            (option::URI_PATH, b"sense".to_vec()),
+            (option::BLOCK2, vec![0x12]),
+            (option::SIZE2, vec![])
+        ]
+    );
+    let mut reply = Message::new(MessageType::Ack, Code::CONTENT, m.mid);
+    reply.token = m.token.clone();
+    reply.options.push((option::ETAG, vec![7]));
+    reply.options.push((option::BLOCK2, vec![0x1A]));
+    reply.payload = vec![1; 64];
+    c.handle_datagram(SEC, SERVER, &reply.encode().unwrap());
+    let ev = events(&mut c);
+    let Some(ClientEvent::Response { options, .. }) = ev.last() else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(
+        options,
+        &vec![(option::ETAG, vec![7]), (option::BLOCK2, vec![0x1A])]
+    );
+    let bad: [(u16, &[u8]); 2] = [(option::SIZE2, &[]), (option::BLOCK2, &[])];
+    assert_eq!(
+        c.request_with_options(0, SERVER, &GET, &bad),
+        Err(ClientError::OptionOrder)
+    );
+    let low: [(u16, &[u8]); 1] = [(option::ETAG, &[1])];
+    assert_eq!(
+        c.request_with_options(0, SERVER, &GET, &low),
+        Err(ClientError::OptionOrder)
+    );
 }
 
 #[test]
@@ -956,7 +1007,8 @@ fn non_request_and_response() {
             retransmissions: 0,
             elapsed: SEC,
             echo: None,
-            payload: vec![]
+            payload: vec![],
+            options: vec![]
         }]
     );
     // A NON without answer fails after the response timeout; no retransmission.

@@ -50,6 +50,23 @@ pub struct ClientArgs {
     /// Request payload; `-` reads it from standard input.
     #[arg(short = 'p', long, value_name = "TEXT|-")]
     pub payload: Option<String>,
+    /// Request payload: the bytes of this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "payload")]
+    pub payload_file: Option<PathBuf>,
+    /// Request payload: N deterministic bytes (byte i is ASCII 33 + i mod
+    /// 94, the pattern of the server's bytes: resources).
+    #[arg(long, value_name = "N", conflicts_with_all = ["payload", "payload_file"])]
+    pub payload_size: Option<usize>,
+    /// coap:// only: a block-wise transfer (RFC 7959) in blocks of N bytes
+    /// (16, 32, …, 1024), one Confirmable exchange per block, each timed by
+    /// the --cc algorithm: a GET downloads with Block2 (following a smaller
+    /// size the server answers with; at most 64 MiB), a PUT or POST uploads
+    /// the payload with Block1. Prints the body (GET) or the final response's
+    /// payload, and on standard error the total bytes, blocks, exchanges,
+    /// retransmissions and the completion time. A payload over 1024 bytes
+    /// is uploaded block-wise in 1024-byte blocks without this option.
+    #[arg(long, value_name = "N")]
+    pub block_size: Option<usize>,
     /// Retransmission-timeout algorithm (see `coapcc algorithms`).
     #[arg(
         long = "cc",
@@ -107,14 +124,27 @@ pub struct ServerArgs {
     /// Echo option. 0 turns the bound off.
     #[arg(long, default_value_t = 3, value_name = "F")]
     pub amplification_factor: usize,
-    /// A resource: PATH=SIZE (GET returns SIZE bytes), PATH=text:STRING or
-    /// PATH=store (GET/PUT/POST/DELETE). Repeatable; default: sense=60,
-    /// large=1000, hello=text, store.
+    /// A resource: PATH=SIZE (GET returns SIZE bytes of `x`, at most 1024),
+    /// PATH=text:STRING, PATH=store (GET/PUT/POST/DELETE, at most 1024
+    /// bytes), PATH=bytes:N (GET returns N deterministic bytes, byte i being
+    /// ASCII 33 + i mod 94, served block-wise; at most 16 MiB) or
+    /// PATH=upload:LIMIT (PUT/POST, block-wise with Block1 or not, answered
+    /// 2.04 with the body's length in decimal as the payload, 2.31 Continue
+    /// for each block before the last, 4.13 with Size1 = LIMIT past it; GET
+    /// returns the last body; LIMIT at most 16 MiB). Repeatable; default:
+    /// sense=60, large=1000, hello=text, store, big=bytes:102400,
+    /// upload=upload:1048576.
     #[arg(long = "resource", value_name = "SPEC")]
     pub resources: Vec<String>,
     /// Do not echo the TC / Rexmit-Cnt options (a server without support).
     #[arg(long)]
     pub no_echo: bool,
+    /// UDP: the largest block-wise block (RFC 7959) the server sends with
+    /// Block2 and asks for with Block1: 16, 32, …, 1024. A GET answered with
+    /// 2.05 is sent in blocks when it asks with Block2 or its payload is
+    /// larger; Size2 is sent when asked for.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub block_size: usize,
     /// Most exchanges remembered for deduplication.
     #[arg(long, default_value_t = 16_384, value_name = "N")]
     pub cache: usize,

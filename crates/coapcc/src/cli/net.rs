@@ -83,6 +83,22 @@ pub fn client(args: ClientArgs) -> Result<()> {
         }
         Some(s) => s.as_bytes().to_vec(),
     };
+    let payload = match (&args.payload_file, args.payload_size) {
+        (Some(f), _) => std::fs::read(f)
+            .with_context(|| format!("--payload-file: cannot read `{}`", f.display()))?,
+        (None, Some(n)) => {
+            if n > MAX_BLOCKWISE {
+                bail!("--payload-size: expected at most {MAX_BLOCKWISE} bytes, found {n}");
+            }
+            coapcc_net::blockwise::pattern(n)
+        }
+        (None, None) => payload,
+    };
+    if let Some(b) = args.block_size {
+        if coapcc_net::blockwise::szx_of(b).is_none() {
+            bail!("--block-size: expected a power of two from 16 to 1024, found {b}");
+        }
+    }
     if args.count == 0 {
         bail!("--count: expected at least 1");
     }
@@ -90,11 +106,26 @@ pub fn client(args: ClientArgs) -> Result<()> {
         bail!("--token-len: expected 0 to 8");
     }
     if target::is_tcp(&args.uri) {
+        if args.block_size.is_some() {
+            bail!("--block-size: applies to coap:// URIs only (block-wise transfers over UDP)");
+        }
         return crate::cli::tcp::client(&runtime()?, &args, args.method.code(), &payload);
     }
     tcp_only("--nodelay", args.nodelay)?;
     tcp_only("--tcp-congestion", args.tcp_congestion.is_some())?;
     let limit = seconds("timeout", args.timeout)?;
+    let blockwise = args.block_size.is_some() || payload.len() > MAX_BLOCK;
+    if blockwise {
+        if args.count > 1 {
+            bail!("--block-size: a block-wise transfer runs once; not with --count");
+        }
+        if args.non {
+            bail!("--non: block-wise transfers use Confirmable requests");
+        }
+        if args.method == Method::Delete {
+            bail!("--block-size: for GET (Block2), PUT or POST (Block1), not DELETE");
+        }
+    }
     let opts = ClientOptions {
         algorithm: AlgorithmSpec::named(&args.cc),
         max_retransmit: args.max_retransmit,
@@ -115,6 +146,9 @@ pub fn client(args: ClientArgs) -> Result<()> {
             "[::]:0".parse().expect("valid")
         };
         let mut c = NetClient::bind(local, &opts, Clock::start()).await?;
+        if blockwise {
+            return block_transfer(&mut c, &args, t.addr, &t.path, payload, limit).await;
+        }
         let req = Request {
             method: args.method.code(),
             path: &t.path,
@@ -231,6 +265,63 @@ pub fn client(args: ClientArgs) -> Result<()> {
     })
 }
 
+/// The largest block (RFC 7959 SZX 6), and the largest payload sent in one
+/// request without Block1.
+const MAX_BLOCK: usize = 1024;
+
+/// The largest body `coapcc client` downloads or uploads block-wise.
+const MAX_BLOCKWISE: usize = 64 << 20;
+
+/// `coapcc client` with `--block-size` (or a payload over [`MAX_BLOCK`]): a
+/// Block2 download (GET) or Block1 upload (PUT, POST); the body or final
+/// payload to standard output, the figures to standard error.
+async fn block_transfer(
+    c: &mut NetClient,
+    args: &ClientArgs,
+    peer: SocketAddr,
+    path: &str,
+    payload: Vec<u8>,
+    limit: Duration,
+) -> Result<()> {
+    use coapcc_net::blockwise;
+    let method = args.method.code();
+    let sent = payload.len();
+    let r = if method == coapcc_proto::message::Code::GET {
+        blockwise::download(c, peer, path, args.block_size, MAX_BLOCKWISE, limit).await?
+    } else {
+        let size = args.block_size.unwrap_or(MAX_BLOCK);
+        blockwise::upload(c, peer, method, path, payload, size, limit).await?
+    };
+    let what = if method == coapcc_proto::message::Code::GET {
+        format!("{} bytes received", r.body.len())
+    } else {
+        format!("{sent} bytes sent")
+    };
+    let blocks = r
+        .block_size
+        .map_or(String::new(), |b| format!(" in blocks of {b} bytes"));
+    eprintln!(
+        "{} from {peer}: {what}{blocks}, {} exchange(s), {} retransmission(s), completed in {:.3} ms",
+        r.code,
+        r.exchanges,
+        r.retransmissions,
+        r.elapsed.as_secs_f64() * 1e3
+    );
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&r.body).context(STDOUT)?;
+    if method != coapcc_proto::message::Code::GET
+        && !r.body.is_empty()
+        && r.body.last() != Some(&b'\n')
+    {
+        writeln!(stdout).context(STDOUT)?;
+    }
+    stdout.flush().context(STDOUT)?;
+    if load::is_error(r.code) && !args.no_fail {
+        bail!("error response {} (exit 0 with --no-fail)", r.code);
+    }
+    Ok(())
+}
+
 /// Runs `coapcc server`; returns its final counters.
 pub fn server(args: ServerArgs) -> Result<Snapshot> {
     let mut resources = if args.resources.is_empty() {
@@ -241,6 +332,9 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
     for r in &args.resources {
         resources.add_spec(r).map_err(|e| anyhow!(e))?;
     }
+    resources
+        .set_block_size(args.block_size)
+        .map_err(|e| anyhow!("--block-size: {e}"))?;
     let opts = ServerOptions {
         echo: !args.no_echo,
         max_cache_entries: args.cache.max(1),

@@ -14,6 +14,7 @@ mod grid_campaign;
 mod hardening;
 mod identical_output;
 mod interop;
+mod interop_block;
 mod interop_tcp;
 mod kernel_check;
 mod net_cli;
