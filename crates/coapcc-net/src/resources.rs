@@ -22,7 +22,7 @@ use coapcc_proto::block::{
     block_size, Block1Config, Block1Outcome, Block2Responder, BlockOptions, BlockValue,
 };
 use coapcc_proto::message::{option, Code, MessageView};
-use coapcc_proto::server::{Handler, Response};
+use coapcc_proto::server::{recognized_by_default, Handler, Response};
 
 use crate::blockwise::{pattern, szx_of};
 use crate::uploads::Uploads;
@@ -488,16 +488,7 @@ impl Handler for Resources {
     }
 
     fn recognizes(&self, number: u16) -> bool {
-        matches!(
-            number,
-            option::URI_HOST
-                | option::URI_PORT
-                | option::URI_PATH
-                | option::URI_QUERY
-                | option::ACCEPT
-                | option::BLOCK1
-                | option::BLOCK2
-        )
+        recognized_by_default(number) || matches!(number, option::BLOCK1 | option::BLOCK2)
     }
 }
 

@@ -114,18 +114,20 @@ pub trait Handler {
     /// Whether the handler understands critical option `number` (RFC 7252
     /// §5.4.1); a request with a critical option it does not understand is
     /// answered with 4.02 Bad Option without reaching [`Handler::handle`].
-    /// Elective (even) options are never asked about. Default: Uri-Host,
-    /// Uri-Port, Uri-Path, Uri-Query and Accept.
+    /// Elective (even) options are never asked about. Default:
+    /// [`recognized_by_default`].
     fn recognizes(&self, number: u16) -> bool {
-        matches!(
-            number,
-            option::URI_HOST
-                | option::URI_PORT
-                | option::URI_PATH
-                | option::URI_QUERY
-                | option::ACCEPT
-        )
+        recognized_by_default(number)
     }
+}
+
+/// The critical options every handler understands unless it says otherwise:
+/// Uri-Host, Uri-Port, Uri-Path, Uri-Query and Accept ([`Handler::recognizes`]).
+pub fn recognized_by_default(number: u16) -> bool {
+    matches!(
+        number,
+        option::URI_HOST | option::URI_PORT | option::URI_PATH | option::URI_QUERY | option::ACCEPT
+    )
 }
 
 /// The testbed's resource (spec docs/spec/testbed-spec.md §1.2): 2.05 with `size` bytes of

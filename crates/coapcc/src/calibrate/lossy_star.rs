@@ -13,9 +13,8 @@ use anyhow::{anyhow, Context, Result};
 use serde_json::Value;
 use toml::{Table, Value as Toml};
 
+use super::sensitivity::{file_table, STAR};
 use crate::networks::AnyScenario;
-
-const STAR: &str = include_str!("../../../../scenarios/lwip/star.toml");
 
 /// The published figure the rate is fitted to: original lwIP's
 /// retransmissions of one client over the 400 s (paper Figure 12).
@@ -39,24 +38,13 @@ pub fn scenario(
     replications: u32,
     seed: u64,
 ) -> Result<AnyScenario> {
-    let mut t: Table = STAR.parse().expect("the embedded star scenario parses");
-    if let Some(Toml::Table(n)) = t.get_mut("network") {
-        n.insert("bit_error_rate".into(), Toml::Float(ber));
-    }
-    let algs = algorithms
-        .iter()
-        .map(|a| {
-            let mut m = Table::new();
-            m.insert("name".into(), Toml::String((*a).to_string()));
-            Toml::Table(m)
-        })
-        .collect();
-    t.insert("algorithm".into(), Toml::Array(algs));
+    let mut network = Table::new();
+    network.insert("bit_error_rate".into(), Toml::Float(ber));
+    let mut t = file_table(STAR, algorithms, network, seed);
     t.insert(
         "replications".into(),
         Toml::Integer(i64::from(replications)),
     );
-    t.insert("seed".into(), Toml::Integer(seed as i64));
     let text = toml::to_string(&t).context("the lossy star serialises")?;
     AnyScenario::parse(&text, &format!("lossy star at bit-error rate {ber}"))
 }

@@ -28,7 +28,8 @@ use crate::published::{PublishedRow, PUBLISHED};
 
 /// The embedded scenario files the rows of the radio networks start from.
 const GRID_PERIODIC: &str = include_str!("../../../../scenarios/pcocoa/periodic.toml");
-const STAR: &str = include_str!("../../../../scenarios/lwip/star.toml");
+/// The lwIP evaluation's star (also the lossy star's, [`super::lossy_star`]).
+pub(super) const STAR: &str = include_str!("../../../../scenarios/lwip/star.toml");
 
 /// One reading of a switch: what it sets on the row's algorithm and on the
 /// row's `[network]` table.
@@ -258,6 +259,22 @@ fn error_rows(profile: ErrorProfile, algorithms: &[&str], seed: u64) -> Vec<Row>
     rows
 }
 
+/// An embedded scenario file's table with its algorithms replaced by
+/// `algorithms` (registry names), `network` keys set and `seed`.
+pub(super) fn file_table(file: &str, algorithms: &[&str], network: Table, seed: u64) -> Table {
+    let mut scenario: Table = file.parse().expect("an embedded scenario parses");
+    let algorithms = algorithms
+        .iter()
+        .map(|a| Toml::Table(table(&[("name", text(a))])))
+        .collect();
+    scenario.insert("algorithm".into(), Toml::Array(algorithms));
+    scenario.insert("seed".into(), Toml::Integer(seed as i64));
+    if let Some(Toml::Table(n)) = scenario.get_mut("network") {
+        n.extend(network);
+    }
+    scenario
+}
+
 /// A row of an embedded scenario file with its algorithms replaced by
 /// `algorithm` (a registry name) and `network` keys set.
 fn file_row(
@@ -269,18 +286,9 @@ fn file_row(
     published: Option<Published>,
     seed: u64,
 ) -> Row {
-    let mut scenario: Table = file.parse().expect("an embedded scenario parses");
-    scenario.insert(
-        "algorithm".into(),
-        Toml::Array(vec![Toml::Table(table(&[("name", text(algorithm))]))]),
-    );
-    scenario.insert("seed".into(), Toml::Integer(seed as i64));
-    if let Some(Toml::Table(n)) = scenario.get_mut("network") {
-        n.extend(network);
-    }
     Row {
         label,
-        scenario,
+        scenario: file_table(file, &[algorithm], network, seed),
         metric,
         published,
     }
