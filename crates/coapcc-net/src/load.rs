@@ -304,7 +304,7 @@ mod tests {
             workload: Workload {
                 kind: WorkloadKind::Continuous,
                 exchanges,
-                batch: [1, 10],
+                ..Workload::default()
             },
             algorithm: AlgorithmSpec::named("default"),
             max_retransmit: 20,

@@ -4,19 +4,23 @@
 //! `docs/spec/testbed-spec.md` §2–3).
 //!
 //! - [`algorithm`]: the algorithm a client runs, with its parameters;
-//! - [`workload`]: continuous and random clients;
-//! - [`metrics`], [`tcp_metrics`]: per-client records, per-run results and
-//!   their summaries.
+//! - [`workload`]: continuous and random clients, observers and block-wise
+//!   transfers;
+//! - [`metrics`], [`tcp_metrics`], [`observe_metrics`],
+//!   [`transfer_metrics`]: per-client records, per-run results and their
+//!   summaries.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod algorithm;
 pub mod metrics;
+pub mod observe_metrics;
 pub mod tcp_metrics;
+pub mod transfer_metrics;
 pub mod workload;
 
 pub use algorithm::{AlgorithmSpec, TCP};
 pub use metrics::{
     ClientRecord, Conservation, Estimate, LinkRecord, Percentiles, RunResult, Summary,
 };
-pub use workload::{Workload, WorkloadKind};
+pub use workload::{BlockwiseSettings, ObserveSettings, TransferDirection, Workload, WorkloadKind};

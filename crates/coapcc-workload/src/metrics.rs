@@ -42,6 +42,12 @@ pub struct ClientRecord {
     /// every client of a run (64 B less per client at a million clients).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<Box<crate::tcp_metrics::TcpRecord>>,
+    /// Observers only (the `observe` workload): their notifications.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: Option<Box<crate::observe_metrics::ObserveRecord>>,
+    /// Block-wise clients only (the `blockwise` workload): their transfers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfers: Option<Box<crate::transfer_metrics::TransferRecord>>,
 }
 
 /// Conservation of packets, checked at the end of every run: every packet sent
@@ -239,6 +245,12 @@ pub struct Summary {
     /// groups).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<crate::tcp_metrics::TcpRecord>,
+    /// Observers' notifications (`None` unless the group observes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: Option<crate::observe_metrics::ObserveSummary>,
+    /// Block-wise transfers (`None` unless the group transfers block-wise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfers: Option<crate::transfer_metrics::TransferSummary>,
 }
 
 impl Summary {
@@ -255,6 +267,19 @@ impl Summary {
         };
         let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
         let (mut up_bytes, mut down_bytes, mut up_unn, mut down_unn) = (0u64, 0u64, 0u64, 0u64);
+        let members = || {
+            runs.iter()
+                .flat_map(|run| &run.clients)
+                .filter(|c| c.group == group)
+        };
+        let observers: Vec<_> = members().filter_map(|c| c.observe.as_deref()).collect();
+        if !observers.is_empty() {
+            s.observe = Some(crate::observe_metrics::ObserveSummary::of(observers));
+        }
+        let transfers: Vec<_> = members().filter_map(|c| c.transfers.as_deref()).collect();
+        if !transfers.is_empty() {
+            s.transfers = Some(crate::transfer_metrics::TransferSummary::of(transfers));
+        }
         for run in runs {
             for c in run.clients.iter().filter(|c| c.group == group) {
                 s.clients += 1;

@@ -37,6 +37,7 @@ fn run(kind: WorkloadKind, nodelay: bool) -> (load::TcpLoadResult, u64, TcpLoadS
             kind,
             exchanges: 15,
             batch: [1, 10],
+            ..Default::default()
         },
         token_len: 0,
         seed: 7,
@@ -232,6 +233,7 @@ fn load_stops_at_its_time_limit_while_the_peer_floods_foreign_tokens() {
                 kind,
                 exchanges: 5,
                 batch: [1, 3],
+                ..Default::default()
             },
             token_len: 0,
             seed: 7,
@@ -299,6 +301,7 @@ fn load_stops_at_its_time_limit_against_a_fast_server() {
             kind: WorkloadKind::Continuous,
             exchanges: u32::MAX,
             batch: [1, 10],
+            ..Default::default()
         },
         token_len: 0,
         seed: 7,

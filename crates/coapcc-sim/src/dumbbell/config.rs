@@ -153,6 +153,24 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     for g in &spec.groups {
         g.algorithm.check_label().map_err(SpecError)?;
         coap_client::check(&g.algorithm)?;
+        g.workload.check().map_err(SpecError)?;
+        let kind = g.workload.kind;
+        if !kind.is_request_response() {
+            if is_tcp(&g.algorithm) {
+                return Err(SpecError(format!(
+                    "workload.kind: \"{}\" runs over CoAP over UDP; expected a UDP algorithm, \
+                     found `{}`",
+                    kind.name(),
+                    g.algorithm.label()
+                )));
+            }
+            if spec.groups.iter().any(|o| o.workload.kind != kind) {
+                return Err(SpecError(format!(
+                    "workload.kind: a run of \"{}\" clients cannot mix in other workloads",
+                    kind.name()
+                )));
+            }
+        }
         let [a, b] = g.workload.batch;
         if g.workload.kind == WorkloadKind::Random && (a == 0 || b < a) {
             return Err(SpecError(

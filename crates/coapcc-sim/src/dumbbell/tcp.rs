@@ -358,6 +358,10 @@ impl TcpWorld {
         match self.clients[c as usize].kind {
             WorkloadKind::Continuous => self.open(now, c),
             WorkloadKind::Random => self.begin_batch(now, c),
+            // `validate` refuses them with the tcp algorithms.
+            WorkloadKind::Observe | WorkloadKind::Blockwise => {
+                unreachable!("a CoAP-over-TCP client observing or transferring block-wise")
+            }
         }
     }
 

@@ -395,12 +395,15 @@ fn parse_batch(s: &str) -> Result<[u32; 2]> {
 
 /// Runs `coapcc load`.
 pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
-    let kind = WorkloadKind::parse(&args.workload).ok_or_else(|| {
-        anyhow!(
-            "--workload: expected continuous or random, found `{}`",
-            args.workload
-        )
-    })?;
+    let kind = WorkloadKind::parse(&args.workload)
+        .filter(|k| k.is_request_response())
+        .ok_or_else(|| {
+            anyhow!(
+                "--workload: expected continuous or random, found `{}` (observe with \
+                 `coapcc client --observe`; transfer block-wise with `coapcc client --block-size`)",
+                args.workload
+            )
+        })?;
     if args.token_len > 8 {
         bail!(
             "--token-len: expected 0 to 8 bytes, found {}",
@@ -412,6 +415,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         kind,
         exchanges: args.exchanges,
         batch: parse_batch(&args.batch)?,
+        ..Default::default()
     };
     let bind = crate::cli::tcp::parse_bind(&args.bind)?;
     if target::is_tcp(&args.uri) {

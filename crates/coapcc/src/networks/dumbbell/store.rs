@@ -238,6 +238,11 @@ pub fn load_run(db: &Store, key: &str) -> Result<Option<RunResult>> {
                         // every run a campaign computes.
                         mismatched_responses: 0,
                         tcp: None,
+                        // Not columns of the store either: an observer's
+                        // and a block-wise client's own figures reach the
+                        // store summarised, in the run's `summaries`.
+                        observe: None,
+                        transfers: None,
                     },
                     r.get::<_, Option<String>>(10)?,
                 ))
