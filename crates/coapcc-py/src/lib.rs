@@ -115,8 +115,8 @@ fn default_scenario() -> &'static str {
 /// errors.
 #[pyfunction]
 #[pyo3(signature = (kind, text=None, origin=None, *, clients=None, buffer=None, errors=None,
-    workload=None, algorithms=None, replications=None, seed=None, period=None, threads=None,
-    force=false))]
+    workload=None, nstart=None, algorithms=None, replications=None, seed=None, period=None,
+    threads=None, force=false))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -127,6 +127,7 @@ fn run<'py>(
     buffer: Option<String>,
     errors: Option<String>,
     workload: Option<String>,
+    nstart: Option<&Bound<'py, PyAny>>,
     algorithms: Option<String>,
     replications: Option<&Bound<'py, PyAny>>,
     seed: Option<&Bound<'py, PyAny>>,
@@ -151,6 +152,7 @@ fn run<'py>(
         buffer,
         errors,
         workload,
+        nstart: u32_arg("nstart", nstart)?,
         algorithms,
         replications: u32_arg("replications", replications)?,
         seed: uint("seed", seed, u64::MAX)?,

@@ -47,7 +47,7 @@ pub mod star;
 pub mod stop;
 
 pub use coapcc_workload::metrics::{Percentiles, RunResult, Summary};
-pub use coapcc_workload::{metrics, tcp_metrics};
+pub use coapcc_workload::{metrics, observe_metrics, tcp_metrics, transfer_metrics};
 pub use coapcc_workload::{AlgorithmSpec, Workload, WorkloadKind};
 pub use network::{SimNetwork, Tapped};
 pub use scenario::{

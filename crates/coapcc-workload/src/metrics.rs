@@ -110,6 +110,25 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
+    /// Each percentile averaged over `parts` (all zeros if there are none):
+    /// how a figure measured per replication is combined over replications.
+    pub fn mean_of(parts: &[Percentiles]) -> Self {
+        if parts.is_empty() {
+            return Percentiles::default();
+        }
+        let n = parts.len() as f64;
+        let mean = |f: fn(&Percentiles) -> f64| parts.iter().map(f).sum::<f64>() / n;
+        Percentiles {
+            min: mean(|p| p.min),
+            p10: mean(|p| p.p10),
+            p25: mean(|p| p.p25),
+            p50: mean(|p| p.p50),
+            p75: mean(|p| p.p75),
+            p90: mean(|p| p.p90),
+            max: mean(|p| p.max),
+        }
+    }
+
     /// Percentiles of `values` (sorted in place). **Decision**: linear
     /// interpolation between the closest ranks (position `q·(n-1)`), the common
     /// default of statistics packages. Empty input gives all zeros.

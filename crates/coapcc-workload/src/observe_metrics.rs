@@ -85,6 +85,27 @@ impl ObserveSummary {
         }
     }
 
+    /// Combines the summaries of several replications: counts add up, each
+    /// percentile is the mean of the replications' (a result store keeps
+    /// each replication's summary, not every observer's delays).
+    pub fn combine(parts: &[ObserveSummary]) -> Self {
+        let sum = |f: fn(&ObserveSummary) -> u64| parts.iter().map(f).sum();
+        let delays: Vec<_> = parts.iter().map(|p| p.delay).collect();
+        let ages: Vec<_> = parts.iter().map(|p| p.age).collect();
+        ObserveSummary {
+            generated: sum(|p| p.generated),
+            delivered: sum(|p| p.delivered),
+            superseded: sum(|p| p.superseded),
+            lost: sum(|p| p.lost),
+            discarded: sum(|p| p.discarded),
+            confirmable: sum(|p| p.confirmable),
+            non_confirmable: sum(|p| p.non_confirmable),
+            reregistrations: sum(|p| p.reregistrations),
+            delay: Percentiles::mean_of(&delays),
+            age: Percentiles::mean_of(&ages),
+        }
+    }
+
     /// Summarises `records`.
     pub fn of<'a>(records: impl IntoIterator<Item = &'a ObserveRecord>) -> Self {
         let mut s = ObserveSummary::default();
@@ -139,5 +160,12 @@ mod tests {
         assert_eq!((s.delay.min, s.delay.p50, s.delay.max), (0.1, 0.2, 0.3));
         // An observer that got nothing has no age.
         assert_eq!((s.age.min, s.age.max), (2.0, 2.0));
+        let mut t = s.clone();
+        t.delay.p50 = 0.4;
+        let c = ObserveSummary::combine(&[s.clone(), t]);
+        assert_eq!((c.generated, c.lost), (40, 22));
+        // (0.2 + 0.4) / 2
+        assert!((c.delay.p50 - 0.3).abs() < 1e-12);
+        assert_eq!(c.delay.max, 0.3);
     }
 }

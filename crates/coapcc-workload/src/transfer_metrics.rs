@@ -41,6 +41,19 @@ pub struct TransferSummary {
 }
 
 impl TransferSummary {
+    /// Combines the summaries of several replications: counts add up, each
+    /// percentile is the mean of the replications'.
+    pub fn combine(parts: &[TransferSummary]) -> Self {
+        let times: Vec<_> = parts.iter().map(|p| p.completion).collect();
+        let goodput: Vec<_> = parts.iter().map(|p| p.goodput).collect();
+        TransferSummary {
+            completed: parts.iter().map(|p| p.completed).sum(),
+            failed: parts.iter().map(|p| p.failed).sum(),
+            completion: Percentiles::mean_of(&times),
+            goodput: Percentiles::mean_of(&goodput),
+        }
+    }
+
     /// Summarises `records`.
     pub fn of<'a>(records: impl IntoIterator<Item = &'a TransferRecord>) -> Self {
         let mut s = TransferSummary::default();
@@ -78,5 +91,9 @@ mod tests {
         assert_eq!((s.completion.min, s.completion.max), (2.0, 4.0));
         // 2048 B × 8 / 4 s and / 2 s.
         assert_eq!((s.goodput.min, s.goodput.max), (4096.0, 8192.0));
+        let mut t = s.clone();
+        t.completion.max = 6.0;
+        let c = TransferSummary::combine(&[s, t]);
+        assert_eq!((c.completed, c.failed, c.completion.max), (4, 2, 5.0));
     }
 }

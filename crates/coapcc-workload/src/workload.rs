@@ -173,6 +173,53 @@ impl Workload {
         }
     }
 
+    /// This workload with kind `kind`, keeping only the settings that belong
+    /// to it (a scenario's or campaign's settings of another kind are
+    /// dropped when the command line or a campaign set changes the kind).
+    pub fn with_kind(&self, kind: WorkloadKind) -> Workload {
+        let mut w = self.clone();
+        w.kind = kind;
+        if kind != WorkloadKind::Observe {
+            w.period = None;
+            w.confirm_every = None;
+        }
+        if kind != WorkloadKind::Blockwise {
+            w.direction = None;
+            w.size = None;
+            w.block_size = None;
+        }
+        w
+    }
+
+    /// A line describing the workload: `continuous`, `observe every 5 s,
+    /// CON every 5th`, `blockwise download of 2048 B in 128-byte blocks`.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            WorkloadKind::Continuous | WorkloadKind::Random => self.kind.name().to_string(),
+            WorkloadKind::Observe => {
+                let o = self.observe();
+                let con = match o.confirm_every {
+                    1 => "every notification CON".to_string(),
+                    k => format!("CON every {k}th"),
+                };
+                format!("observe: {} changes every {} s, {con}", o.changes, o.period)
+            }
+            WorkloadKind::Blockwise => {
+                let b = self.blockwise();
+                format!(
+                    "blockwise: {} {} of {} B in {}-byte blocks",
+                    b.transfers,
+                    match b.direction {
+                        TransferDirection::Download => "download(s)",
+                        TransferDirection::Upload => "upload(s)",
+                    },
+                    b.size,
+                    b.block_size
+                )
+            }
+        }
+    }
+
     /// Checks the fields that belong to one kind: given only with that kind,
     /// and in range. Errors name the field (`workload.<field>`) and what was
     /// expected.
@@ -329,6 +376,22 @@ mod tests {
         assert!(blk(2048, 2048).check().is_err());
         assert!(blk(0, 64).check().unwrap_err().contains("workload.size"));
         assert!(blk(MAX_SIZE + 1, 64).check().is_err());
+    }
+
+    #[test]
+    fn changing_the_kind_drops_the_other_kinds_settings() {
+        let w = Workload {
+            kind: WorkloadKind::Observe,
+            period: Some(2.0),
+            size: Some(10),
+            ..Workload::default()
+        };
+        let c = w.with_kind(WorkloadKind::Continuous);
+        assert_eq!((c.period, c.size), (None, None));
+        assert!(c.check().is_ok());
+        let o = w.with_kind(WorkloadKind::Observe);
+        assert_eq!((o.period, o.size), (Some(2.0), None));
+        assert_eq!(o.describe(), "observe: 50 changes every 2 s, CON every 5th");
     }
 
     #[test]

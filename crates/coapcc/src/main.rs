@@ -68,9 +68,17 @@ enum Command {
         /// Link-error profile: none, low, medium or high.
         #[arg(long, value_name = "PROFILE")]
         errors: Option<String>,
-        /// Workload: continuous or random.
+        /// Dumbbell workload: continuous or random (request/response clients),
+        /// observe (each client observes a resource that changes every `period`
+        /// seconds, RFC 7641) or blockwise (each client downloads or uploads a
+        /// representation in blocks, RFC 7959). Settings of another kind given in
+        /// the scenario are dropped; the new kind's defaults apply.
         #[arg(long, value_name = "KIND")]
         workload: Option<String>,
+        /// Dumbbell scenarios: NSTART, the exchanges a client keeps outstanding at
+        /// once (1..=16; request/response workloads only).
+        #[arg(long, value_name = "K")]
+        nstart: Option<u32>,
         /// Algorithms to compare, comma-separated (see `coapcc algorithms`).
         #[arg(long, value_name = "A,B,…")]
         algorithms: Option<String>,
@@ -80,7 +88,9 @@ enum Command {
         /// Scenario seed (each replication derives its own).
         #[arg(long, value_name = "S")]
         seed: Option<u64>,
-        /// Grid scenarios: the request period of the periodic clients.
+        /// Grid scenarios: the request period of the periodic clients. Dumbbell
+        /// scenarios of the observe workload: seconds between changes of the
+        /// observed resource.
         #[arg(long, value_name = "SECONDS")]
         period: Option<f64>,
         /// Output format.
@@ -378,6 +388,7 @@ fn real_main() -> Result<()> {
             buffer,
             errors,
             workload,
+            nstart,
             algorithms,
             replications,
             seed,
@@ -396,6 +407,7 @@ fn real_main() -> Result<()> {
                 buffer,
                 errors,
                 workload,
+                nstart,
                 algorithms,
                 replications,
                 seed,

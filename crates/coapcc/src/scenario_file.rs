@@ -126,15 +126,18 @@ pub struct Overrides {
     pub buffer: Option<String>,
     /// `--errors none|low|medium|high`.
     pub errors: Option<String>,
-    /// `--workload continuous|random`.
+    /// `--workload continuous|random|observe|blockwise`.
     pub workload: Option<String>,
+    /// `--nstart K` (dumbbell scenarios).
+    pub nstart: Option<u32>,
     /// `--algorithms a,b,…`.
     pub algorithms: Option<String>,
     /// `--replications N`.
     pub replications: Option<u32>,
     /// `--seed S`.
     pub seed: Option<u64>,
-    /// `--period SECONDS` (grid scenarios).
+    /// `--period SECONDS` (grid scenarios; dumbbell scenarios of the
+    /// observe workload).
     pub period: Option<f64>,
 }
 

@@ -29,6 +29,7 @@ def run(
     buffer: str | None = None,
     errors: str | None = None,
     workload: str | None = None,
+    nstart: int | None = None,
     algorithms: str | None = None,
     replications: int | None = None,
     seed: int | None = None,

@@ -83,14 +83,63 @@ class Result:
         On the dumbbell, each CoAP client: ``fct`` (NaN if unfinished),
         ``completed``, ``failed``, ``unnecessary``, ``retransmissions``,
         ``expirations``, ``max_expired_timer``, ``rtt_sum`` … (``tcp_*`` for CoAP
-        over TCP); a client's exchanges by retransmissions are not recorded
-        separately, the testbed counts them per group (:attr:`histograms`). On
+        over TCP; ``observe_*`` for observers, ``transfers_*`` for block-wise
+        clients, whose per-notification delays and per-transfer times are
+        :attr:`notifications` and :attr:`transfers`); a client's exchanges by
+        retransmissions are not recorded separately, the testbed counts them
+        per group (:attr:`histograms`). On
         the grid, each node (clients and interferers, ``role``)
         with its CoAP and ``mac_*`` counters. On the star, each station with its
         TCP counters (its sampled TCP state is in :attr:`traces`).
         """
-        rows = [{k: v for k, v in r.items() if k != "trace"} for r in self._rows]
+        rows = [_flat_client(r) for r in self._rows]
         return pd.json_normalize(rows, sep="_")
+
+    def _numbered(self) -> list[tuple[int, dict[str, Any]]]:
+        """Each record with its client index within its algorithm and replication."""
+        seen: dict[tuple[str, int], int] = {}
+        out = []
+        for r in self._rows:
+            key = (r["algorithm"], r["replication"])
+            out.append((seen.get(key, 0), r))
+            seen[key] = seen.get(key, 0) + 1
+        return out
+
+    @cached_property
+    def notifications(self) -> pd.DataFrame:
+        """Dumbbell scenarios of the ``observe`` workload: one row per change
+        delivered to an observer, with ``algorithm``, ``replication``,
+        ``client`` and ``delay`` (s, from the change at the server to its
+        delivery). Each observer's counts (``observe_generated``,
+        ``observe_delivered``, ``observe_superseded``, ``observe_lost`` …) are in
+        :attr:`clients`. Empty for other workloads.
+        """
+        columns = ["algorithm", "replication", "client", "delay"]
+        rows = [
+            (r["algorithm"], r["replication"], i, d)
+            for i, r in self._numbered()
+            for d in (r.get("observe") or {}).get("delays", [])
+        ]
+        return pd.DataFrame.from_records(rows, columns=columns)
+
+    @cached_property
+    def transfers(self) -> pd.DataFrame:
+        """Dumbbell scenarios of the ``blockwise`` workload: one row per completed
+        transfer, with ``algorithm``, ``replication``, ``client``, ``size``
+        (bytes), ``time`` (s, from the first block's first transmission to the
+        last block's response) and ``goodput`` (bit/s). Failed transfers are
+        counted in :attr:`clients` (``transfers_failed``). Empty for other
+        workloads.
+        """
+        columns = ["algorithm", "replication", "client", "size", "time", "goodput"]
+        rows = []
+        for i, r in self._numbered():
+            t = r.get("transfers") or {}
+            for time in t.get("times", []):
+                size = t["size"]
+                goodput = size * 8 / time if time > 0 else math.nan
+                rows.append((r["algorithm"], r["replication"], i, size, time, goodput))
+        return pd.DataFrame.from_records(rows, columns=columns)
 
     @cached_property
     def histograms(self) -> pd.DataFrame:
@@ -124,16 +173,30 @@ class Result:
         return pd.DataFrame.from_records(samples, columns=columns)
 
     def to_arrow(self, table: str = "clients") -> pa.Table:
-        """``clients`` (default), ``summary``, ``histograms`` or ``traces`` as a pyarrow Table."""
+        """``clients`` (default), ``summary``, ``histograms``, ``traces``,
+        ``notifications`` or ``transfers`` as a pyarrow Table."""
         frames = {
             "clients": "clients",
             "summary": "summary",
             "histograms": "histograms",
             "traces": "traces",
+            "notifications": "notifications",
+            "transfers": "transfers",
         }
         if table not in frames:
             raise ValueError(f"table: expected one of {sorted(frames)}, found {table!r}")
         return pa.Table.from_pandas(getattr(self, frames[table]), preserve_index=False)
+
+
+def _flat_client(r: dict[str, Any]) -> dict[str, Any]:
+    """A record without its per-event lists (a star station's trace, an
+    observer's delays, a block-wise client's transfer times), which have
+    frames of their own."""
+    out = {k: v for k, v in r.items() if k != "trace"}
+    for key, lists in (("observe", "delays"), ("transfers", "times")):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: v for k, v in out[key].items() if k != lists}
+    return out
 
 
 def _buffer(value: int | float | str | None) -> str | None:
@@ -159,6 +222,7 @@ def run(
     buffer: int | float | str | None = None,
     errors: str | None = None,
     workload: str | None = None,
+    nstart: int | None = None,
     algorithms: str | Sequence[str] | None = None,
     replications: int | None = None,
     seed: int | None = None,
@@ -173,9 +237,12 @@ def run(
     continuous clients on the constrained link, Default CoAP vs CoCoA, 3
     replications). The keyword arguments are the command line's overrides:
     ``clients``, ``buffer`` (bytes or ``"inf"``), ``errors`` (``none``, ``low``,
-    ``medium``, ``high``), ``workload`` (``continuous``, ``random``),
-    ``algorithms`` (names or labels), ``replications``, ``seed`` and, for grid
-    scenarios, ``period`` (s). ``threads`` is the number of worker threads (all
+    ``medium``, ``high``), ``workload`` (``continuous``, ``random``,
+    ``observe``, ``blockwise``; settings of another kind given in the scenario
+    are dropped), ``nstart`` (dumbbell: exchanges a client keeps outstanding,
+    1 to 16), ``algorithms`` (names or labels), ``replications``, ``seed``
+    and ``period`` (s: the grid's request period, or the dumbbell's observed
+    resource's period between changes). ``threads`` is the number of worker threads (all
     cores by default, at most four per core); results do not depend on it.
 
     Before anything runs, the scenario is held to the command line's
@@ -201,6 +268,7 @@ def run(
         buffer=_buffer(buffer),
         errors=errors,
         workload=workload,
+        nstart=nstart,
         algorithms=_algorithms(algorithms),
         replications=replications,
         seed=seed,

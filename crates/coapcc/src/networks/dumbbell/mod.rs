@@ -73,9 +73,6 @@ impl LabNetwork for Dumbbell {
     /// the same name (so the published settings stay), and uses the spec
     /// defaults for names the scenario does not list.
     fn apply(o: &Overrides, mut s: Scenario, origin: &str) -> Result<Scenario> {
-        if o.period.is_some() {
-            bail!("--period: applies to grid scenarios only; {origin} runs on the dumbbell");
-        }
         if let Some(n) = o.clients {
             if n == 0 {
                 bail!("--clients: expected at least 1");
@@ -93,8 +90,25 @@ impl LabNetwork for Dumbbell {
             })?;
         }
         if let Some(w) = &o.workload {
-            s.workload.kind = WorkloadKind::parse(w)
-                .ok_or_else(|| anyhow!("--workload: expected continuous or random, found `{w}`"))?;
+            let kind = WorkloadKind::parse(w).ok_or_else(|| {
+                anyhow!(
+                    "--workload: expected continuous, random, observe or blockwise, found `{w}`"
+                )
+            })?;
+            s.workload = s.workload.with_kind(kind);
+        }
+        if let Some(p) = o.period {
+            if s.workload.kind != WorkloadKind::Observe {
+                bail!(
+                    "--period: applies to grid scenarios and to the observe workload; {origin} \
+                     runs the {} workload on the dumbbell",
+                    s.workload.kind.name()
+                );
+            }
+            s.workload.period = Some(p);
+        }
+        if let Some(n) = o.nstart {
+            s.coap.nstart = n;
         }
         o.apply_common(&mut s.algorithms, &mut s.replications, &mut s.seed)?;
         revalidate(s, origin, Scenario::validate)

@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use coapcc_sim::dumbbell::Scenario;
+use coapcc_sim::observe_metrics::ObserveSummary;
+use coapcc_sim::transfer_metrics::TransferSummary;
 use coapcc_sim::{Percentiles, RunResult, Summary};
 use serde::Serialize;
 
@@ -20,21 +22,67 @@ pub fn table(scenario: &Scenario, summaries: &[Summary]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} — {} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}",
+        "{} — {} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}{}",
         if scenario.name.is_empty() {
             "scenario"
         } else {
             &scenario.name
         },
         scenario.clients,
-        scenario.workload.kind.name(),
+        scenario.workload.describe(),
         scenario.network.buffer.label(),
         scenario.network.errors.name(),
         scenario.replications,
-        scenario.seed
+        scenario.seed,
+        nstart(scenario)
     );
     out.push_str(&summary_tables(summaries));
     out
+}
+
+/// `, NSTART k` when a client keeps more than one exchange outstanding.
+fn nstart(scenario: &Scenario) -> String {
+    match scenario.coap.nstart {
+        1 => String::new(),
+        k => format!(", NSTART {k}"),
+    }
+}
+
+/// The rows of an observing group: what became of the resource's changes
+/// at the observers, their delays and the age of the observers' views.
+fn observe_rows(out: &mut String, o: &ObserveSummary) {
+    row(out, "notification delay (s)", &o.delay, 3);
+    row(out, "mean age of view (s)", &o.age, 3);
+    let share = |n: u64| 100.0 * n as f64 / o.generated.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "  changes                 {} generated: {} delivered ({:.1}%), {} superseded ({:.1}%), {} lost ({:.1}%); {} discarded as older",
+        o.generated,
+        o.delivered,
+        share(o.delivered),
+        o.superseded,
+        share(o.superseded),
+        o.lost,
+        share(o.lost),
+        o.discarded
+    );
+    let _ = writeln!(
+        out,
+        "  notifications sent      {} confirmable, {} non-confirmable; {} re-registrations",
+        o.confirmable, o.non_confirmable, o.reregistrations
+    );
+}
+
+/// The rows of a block-wise group: its transfers' completion times and
+/// goodput.
+fn transfer_rows(out: &mut String, t: &TransferSummary) {
+    row(out, "transfer time (s)", &t.completion, 3);
+    row(out, "goodput (bit/s)", &t.goodput, 0);
+    let _ = writeln!(
+        out,
+        "  transfers               {} completed, {} failed",
+        t.completed, t.failed
+    );
 }
 
 /// The per-algorithm tables alone.
@@ -42,6 +90,12 @@ pub fn summary_tables(summaries: &[Summary]) -> String {
     let mut out = String::new();
     for s in summaries {
         client_rows(&mut out, s);
+        if let Some(o) = &s.observe {
+            observe_rows(&mut out, o);
+        }
+        if let Some(t) = &s.transfers {
+            transfer_rows(&mut out, t);
+        }
         let d = &s.drops;
         let _ = writeln!(
             out,
@@ -152,13 +206,14 @@ pub fn markdown(scenario: &Scenario, summaries: &[Summary]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}\n",
+        "{} clients, {} workload, buffer {}, link errors {}, {} replication(s), seed {}{}\n",
         scenario.clients,
-        scenario.workload.kind.name(),
+        scenario.workload.describe(),
         scenario.network.buffer.label(),
         scenario.network.errors.name(),
         scenario.replications,
-        scenario.seed
+        scenario.seed,
+        nstart(scenario)
     );
     let _ = writeln!(
         out,
@@ -190,7 +245,57 @@ pub fn markdown(scenario: &Scenario, summaries: &[Summary]) -> String {
             s.failed_exchanges
         );
     }
+    markdown_workloads(&mut out, summaries);
     out
+}
+
+/// The Markdown tables of observing and block-wise groups, after the main
+/// one.
+fn markdown_workloads(out: &mut String, summaries: &[Summary]) {
+    let observers: Vec<_> = summaries
+        .iter()
+        .filter_map(|s| s.observe.as_ref().map(|o| (&s.label, o)))
+        .collect();
+    if !observers.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n| algorithm | delivered | superseded | lost | delay median (s) | p90 | max | mean age median (s) |"
+        );
+        let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- | --- | --- |");
+        for (label, o) in observers {
+            let pct = |n: u64| 100.0 * n as f64 / o.generated.max(1) as f64;
+            let _ = writeln!(
+                out,
+                "| {label} | {:.1}% | {:.1}% | {:.1}% | {:.3} | {:.3} | {:.3} | {:.3} |",
+                pct(o.delivered),
+                pct(o.superseded),
+                pct(o.lost),
+                o.delay.p50,
+                o.delay.p90,
+                o.delay.max,
+                o.age.p50
+            );
+        }
+    }
+    let transfers: Vec<_> = summaries
+        .iter()
+        .filter_map(|s| s.transfers.as_ref().map(|t| (&s.label, t)))
+        .collect();
+    if !transfers.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n| algorithm | transfers | failed | time median (s) | p90 | max | goodput median (bit/s) |"
+        );
+        let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |");
+        for (label, t) in transfers {
+            let c = &t.completion;
+            let _ = writeln!(
+                out,
+                "| {label} | {} | {} | {:.3} | {:.3} | {:.3} | {:.0} |",
+                t.completed, t.failed, c.p50, c.p90, c.max, t.goodput.p50
+            );
+        }
+    }
 }
 
 #[derive(Serialize)]

@@ -167,6 +167,23 @@ pub fn verify(db: &Store) -> Result<()> {
 }
 
 /// The stored result of a run, if finished.
+/// The per-group summaries stored with run `key`, if it is stored. They
+/// hold what the client rows do not: observers' and block-wise clients'
+/// figures.
+pub fn load_summaries(db: &Store, key: &str) -> Result<Option<Vec<Summary>>> {
+    let text: Option<String> = db.read_row(
+        "SELECT summaries FROM runs WHERE key = ?1",
+        key,
+        "runs",
+        &format!("run {key}"),
+        |r| r.get(0),
+    )?;
+    text.map(|t| {
+        serde_json::from_str(&t).with_context(|| format!("run {key}: its stored summaries"))
+    })
+    .transpose()
+}
+
 pub fn load_run(db: &Store, key: &str) -> Result<Option<RunResult>> {
     let row = db.read_row(
         "SELECT duration, events, up_packets, up_bytes, up_busy, up_unnecessary_bytes, \

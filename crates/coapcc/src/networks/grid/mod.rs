@@ -61,6 +61,7 @@ impl LabNetwork for Grid {
                 ("--buffer", o.buffer.is_some()),
                 ("--errors", o.errors.is_some()),
                 ("--workload", o.workload.is_some()),
+                ("--nstart", o.nstart.is_some()),
             ],
             || {
                 format!(

@@ -63,6 +63,7 @@ impl LabNetwork for Star {
                 ("--buffer", o.buffer.is_some()),
                 ("--errors", o.errors.is_some()),
                 ("--workload", o.workload.is_some()),
+                ("--nstart", o.nstart.is_some()),
                 ("--period", o.period.is_some()),
             ],
             || format!("does not apply to {origin}, which runs on the Wi-Fi star"),

@@ -28,7 +28,10 @@ sets::campaign_file! {
         /// CoAP settings of every run.
         #[serde(default)]
         pub coap: Coap,
-        /// The workload of every client; a set's `workloads` replace its `kind`.
+        /// The workload of every client; a set's `workloads` replace its `kind`
+        /// (each cell keeps only the settings of its own kind, so one table may
+        /// hold the observe and the blockwise settings of a campaign that runs
+        /// both).
         #[serde(default)]
         pub workload: Workload,
     }
@@ -57,6 +60,15 @@ pub struct SetFile {
     /// Workload kinds; default: the workload's.
     #[serde(default)]
     pub workloads: Option<Vec<WorkloadKind>>,
+    /// NSTART of every run of the set; default: the campaign's `[coap]
+    /// nstart`.
+    #[serde(default)]
+    pub nstart: Option<u32>,
+    /// Exchanges per client (changes of an observed resource, transfers of
+    /// a block-wise client) in every run of the set; default: the
+    /// workload's.
+    #[serde(default)]
+    pub exchanges: Option<u32>,
     /// Link-error profiles; default: the network's.
     #[serde(default)]
     pub errors: Option<Vec<ErrorProfile>>,

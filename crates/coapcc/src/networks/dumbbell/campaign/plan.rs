@@ -283,6 +283,7 @@ pub fn sample(text: &str, origin: &str) -> Result<Vec<SetSample>> {
                     let p = &populations[c[4]];
                     let (groups, spec) = spec_of(
                         &file,
+                        set,
                         p,
                         set.clients[c[3]],
                         buffers[c[1]],
@@ -371,6 +372,7 @@ fn expand(file: DumbbellCampaignFile, text: &str, origin: &str) -> Result<Dumbbe
 /// matrix (not validated).
 fn spec_of(
     file: &DumbbellCampaignFile,
+    set: &super::file::SetFile,
     p: &Population,
     clients: u32,
     buffer: Buffer,
@@ -382,8 +384,10 @@ fn spec_of(
     let mut network = file.network.clone();
     network.buffer = buffer;
     network.errors = errors;
-    let mut wl = file.workload.clone();
-    wl.kind = workload;
+    let mut wl = file.workload.with_kind(workload);
+    wl.exchanges = set.exchanges.unwrap_or(wl.exchanges);
+    let mut coap = file.coap.clone();
+    coap.nstart = set.nstart.unwrap_or(coap.nstart);
     let groups: Vec<GroupInfo> = p
         .members
         .iter()
@@ -400,7 +404,7 @@ fn spec_of(
         .collect();
     let spec = RunSpec {
         network,
-        coap: file.coap.clone(),
+        coap,
         groups: groups
             .iter()
             .map(|g| Group {
@@ -435,7 +439,7 @@ fn cell(
             p.members.len()
         );
     }
-    let (groups, spec) = spec_of(file, p, clients, buffer, workload, errors);
+    let (groups, spec) = spec_of(file, set, p, clients, buffer, workload, errors);
     coapcc_sim::dumbbell::validate(&spec).map_err(|e| {
         anyhow!(
             "set `{}`, {} ({clients} clients, buffer {}, {}, errors {}): {e}",
@@ -541,6 +545,47 @@ mod tests {
         assert_eq!(b.keys.len(), 4);
         assert_eq!(p.cells[25].population, "default-cap30");
         assert_eq!(p.cells.last().unwrap().errors, ErrorProfile::High);
+    }
+
+    #[test]
+    fn each_cell_keeps_its_own_kinds_settings_and_its_sets_overrides() {
+        let text = r#"
+            name = "w"
+            algorithms = ["cocoa"]
+            [workload]
+            period = 2.0
+            block_size = 64
+            [[set]]
+            name = "o"
+            workloads = ["observe", "blockwise", "continuous"]
+            exchanges = 7
+            clients = [3]
+            replications = 1
+            [[set]]
+            name = "n"
+            nstart = 4
+            clients = [3]
+            replications = 1
+        "#;
+        let p = parse(text, "w.toml").unwrap();
+        let w = |i: usize| &p.cells[i].spec.groups[0].workload;
+        assert_eq!(
+            (w(0).kind, w(0).period, w(0).block_size),
+            (WorkloadKind::Observe, Some(2.0), None)
+        );
+        assert_eq!(
+            (w(1).kind, w(1).period, w(1).block_size),
+            (WorkloadKind::Blockwise, None, Some(64))
+        );
+        assert_eq!(
+            (w(2).period, w(2).block_size, w(2).exchanges),
+            (None, None, 7)
+        );
+        assert_eq!(p.cells[2].spec.coap.nstart, 1);
+        // Set n: the file's workload (continuous) with its default exchanges, NSTART 4.
+        assert_eq!((w(3).exchanges, p.cells[3].spec.coap.nstart), (50, 4));
+        let e = parse(&text.replace("nstart = 4", "nstart = 40"), "w.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("coap.nstart"), "{e:#}");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 use anyhow::Result;
 use coapcc_link::dumbbell::Buffer;
 use coapcc_link::errors::ErrorProfile;
+use coapcc_sim::observe_metrics::ObserveSummary;
+use coapcc_sim::transfer_metrics::TransferSummary;
 use coapcc_sim::{AlgorithmSpec, Summary, WorkloadKind};
 
 use crate::calibrate::published_settings;
@@ -168,7 +170,7 @@ pub fn gather(
                 runs.push(r);
             }
         }
-        let groups = cell
+        let mut groups: Vec<GroupResult> = cell
             .groups
             .iter()
             .enumerate()
@@ -178,6 +180,9 @@ pub fn gather(
                 summary: Summary::of(&info.label, g as u32, &runs),
             })
             .collect();
+        if !cell.workload.is_request_response() {
+            workload_figures(store, &cell, &mut groups)?;
+        }
         for g in &cell.groups {
             let l = g.algorithm.label().to_string();
             if !labels.contains(&l) {
@@ -251,6 +256,31 @@ pub fn gather(
         comparisons,
         labels,
     })
+}
+
+/// Fills in an observing or block-wise cell's own figures, which the store
+/// keeps in each run's summaries rather than in its client rows: combined
+/// over the replications found ([`ObserveSummary::combine`],
+/// [`TransferSummary::combine`]).
+fn workload_figures(store: &Store, cell: &DumbbellCell, groups: &mut [GroupResult]) -> Result<()> {
+    let mut stored = Vec::new();
+    for key in &cell.keys {
+        if let Some(s) = super::super::store::load_summaries(store, key)? {
+            stored.push(s);
+        }
+    }
+    for (g, group) in groups.iter_mut().enumerate() {
+        let of_group = || stored.iter().filter_map(|run| run.get(g));
+        let observe: Vec<_> = of_group().filter_map(|s| s.observe.clone()).collect();
+        if !observe.is_empty() {
+            group.summary.observe = Some(ObserveSummary::combine(&observe));
+        }
+        let transfers: Vec<_> = of_group().filter_map(|s| s.transfers.clone()).collect();
+        if !transfers.is_empty() {
+            group.summary.transfers = Some(TransferSummary::combine(&transfers));
+        }
+    }
+    Ok(())
 }
 
 /// The difference of `measured` from `published`, in percent.

@@ -1,7 +1,8 @@
 //! The figures of a dumbbell report: FCT and unnecessary-retransmission box
-//! plots, one per panel (client count and buffer).
+//! plots, one per panel (client count and buffer); for observing panels the
+//! notification delay, for block-wise panels the transfer time.
 
-use coapcc_sim::Summary;
+use coapcc_sim::{Summary, WorkloadKind};
 
 use super::data::DumbbellReport;
 use crate::report::svg::{self, BoxItem, PALETTE};
@@ -21,6 +22,16 @@ fn item(
     let stats = match kind {
         "fct" if finished > 0 => Some(s.fct),
         "unnecessary" if s.clients > 0 => Some(s.unnecessary),
+        "delay" => s
+            .observe
+            .as_ref()
+            .filter(|o| o.delivered > 0)
+            .map(|o| o.delay),
+        "transfer" => s
+            .transfers
+            .as_ref()
+            .filter(|t| t.completed > 0)
+            .map(|t| t.completion),
         _ => None,
     };
     BoxItem {
@@ -41,8 +52,15 @@ pub fn figures(r: &DumbbellReport) -> Vec<Figure> {
             "unnecessary retransmissions per client",
             "unnecessary",
         ),
+        ("delay", "notification delay (s)", "Delay"),
+        ("transfer", "transfer completion time (s)", "Transfer time"),
     ] {
-        for p in &r.panels {
+        let own = |w: WorkloadKind| match kind {
+            "delay" => w == WorkloadKind::Observe,
+            "transfer" => w == WorkloadKind::Blockwise,
+            _ => true,
+        };
+        for p in r.panels.iter().filter(|p| own(p.workload)) {
             let mut items = Vec::new();
             for &i in &p.cells {
                 let c = &r.cells[i];

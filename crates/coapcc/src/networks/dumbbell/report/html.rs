@@ -9,6 +9,24 @@ use crate::report::html::{esc, footer, header};
 use crate::report::tables::Table;
 use crate::report::Figure;
 
+/// Whether the page has section `id`: the observe and block-wise sections
+/// only when the campaign has such cells (then they have figures).
+fn has_section(id: &str, figures: &[Figure]) -> bool {
+    match id {
+        "delay" | "transfer" => figures.iter().any(|f| f.kind == id),
+        _ => true,
+    }
+}
+
+/// The table shown in a workload's section.
+fn workload_table(kind: &str) -> Option<&'static str> {
+    match kind {
+        "delay" => Some("observe"),
+        "transfer" => Some("transfers"),
+        _ => None,
+    }
+}
+
 /// The whole page.
 pub fn page(r: &DumbbellReport, figures: &[Figure], tables: &[Table]) -> String {
     let (done, planned) = r.progress();
@@ -23,10 +41,15 @@ pub fn page(r: &DumbbellReport, figures: &[Figure], tables: &[Table]) -> String 
         ("published", "Measured vs published"),
         ("fct", "Flow completion time"),
         ("unnecessary", "Unnecessary retransmissions per client"),
+        ("delay", "Observe"),
+        ("transfer", "Block-wise transfers"),
         ("transmissions", "Transmissions per exchange"),
         ("summary", "Summary"),
         ("file", "Campaign file"),
     ] {
+        if !has_section(id, figures) {
+            continue;
+        }
         let _ = write!(s, "<li><a href=\"#{id}\">{name}</a></li>");
     }
     s.push_str("</ul>\n");
@@ -47,8 +70,22 @@ pub fn page(r: &DumbbellReport, figures: &[Figure], tables: &[Table]) -> String 
     for (kind, heading) in [
         ("fct", "Flow completion time"),
         ("unnecessary", "Unnecessary retransmissions per client"),
+        ("delay", "Observe: notification delay"),
+        ("transfer", "Block-wise transfers: completion time"),
     ] {
+        if !has_section(kind, figures) {
+            continue;
+        }
         let _ = writeln!(s, "<h2 id=\"{kind}\">{heading}</h2>");
+        if let Some(t) = workload_table(kind).and_then(|id| tables.iter().find(|t| t.id == id)) {
+            let _ = writeln!(
+                s,
+                "<p>{}; percentiles are means over replications. <a href=\"{id}.csv\">{id}.csv</a></p><div class=\"scroll\">{}</div>",
+                t.title,
+                t.html(),
+                id = t.id
+            );
+        }
         // One row per heading, in order of first appearance.
         let of_kind: Vec<&Figure> = figures.iter().filter(|f| f.kind == kind).collect();
         let mut groups: Vec<&str> = Vec::new();

@@ -14,18 +14,28 @@ pub mod tables;
 use std::path::Path;
 
 use anyhow::Result;
+use coapcc_sim::WorkloadKind;
 
 use crate::report::tables::Table;
 use crate::report::{put_all, Written};
 use data::DumbbellReport;
 
-/// Every table of the report.
+/// Every table of the report: the observe and block-wise tables only when
+/// the campaign has cells of those workloads.
 pub fn all_tables(r: &DumbbellReport) -> Vec<Table> {
-    vec![
+    let mut out = vec![
         tables::published(r),
         tables::transmissions(r),
         tables::summary(r),
-    ]
+    ];
+    let has = |w: WorkloadKind| r.cells.iter().any(|c| c.cell.workload == w);
+    if has(WorkloadKind::Observe) {
+        out.push(tables::observe(r));
+    }
+    if has(WorkloadKind::Blockwise) {
+        out.push(tables::transfers(r));
+    }
+    out
 }
 
 /// Writes the report into `out` (created if needed): `report.html`, one SVG
