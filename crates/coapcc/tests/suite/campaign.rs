@@ -489,6 +489,8 @@ fn shipped_campaigns_expand() {
             2 * 4 * 2 * 2 * 20,
             4 * 2 * 2 * 20,
         ),
+        // 4 sets × 3 clients × 2 buffers × 3 algorithms × 5.
+        ("workloads.toml", 4 * 3 * 2 * 3 * 5, 0),
     ] {
         let plan = coapcc::networks::dumbbell::campaign::plan::load(&root.join(name)).unwrap();
         let want = single_alg_runs + (1 - tcp) * tcp_runs;
@@ -514,7 +516,7 @@ fn shipped_campaigns_are_within_the_ceilings_and_counted_exactly() {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     names.sort();
-    assert_eq!(names.len(), 5, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
     for path in names {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(&path).unwrap();

@@ -26,3 +26,4 @@ mod pcap_grid;
 mod security_doc;
 mod sensitivity;
 mod star_campaign;
+mod workloads_campaign;
