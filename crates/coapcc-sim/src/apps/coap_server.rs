@@ -52,6 +52,12 @@ impl<H: Handler> CoapServer<H> {
         }
     }
 
+    /// The handler (e.g. to name the next request's source, or to take
+    /// what a request completed).
+    pub fn handler_mut(&mut self) -> &mut H {
+        self.server.handler_mut()
+    }
+
     /// Request `p` reached the server at `now`: it is read and released,
     /// and the reply, if any, is put in `packets`.
     #[inline]

@@ -170,6 +170,18 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
                     kind.name()
                 )));
             }
+            if nstart > 1 {
+                return Err(SpecError(format!(
+                    "coap.nstart: expected 1 with workload.kind = \"{}\" (one block exchange or \
+                     one notification in flight at a time), found {nstart}",
+                    kind.name()
+                )));
+            }
+        }
+        match kind {
+            WorkloadKind::Observe => super::observe::check(&g.workload)?,
+            WorkloadKind::Blockwise => super::blockwise::check(&g.workload, spec)?,
+            WorkloadKind::Continuous | WorkloadKind::Random => {}
         }
         let [a, b] = g.workload.batch;
         if g.workload.kind == WorkloadKind::Random && (a == 0 || b < a) {

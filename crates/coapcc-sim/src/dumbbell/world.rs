@@ -57,6 +57,13 @@ pub enum Event {
     ClientTimer(u32),
     /// A TCP endpoint's timer (`connection * 2 + side`; stale if moved).
     TcpTimer(u32),
+    /// The server's retransmission timer of a group's observed resource
+    /// (the observe world, [`super::observe`]; stale if moved).
+    ServerTimer(u32),
+    /// Change `k` (1, 2, …) of the observed resource.
+    Change(u32),
+    /// The end of an observe run's drain.
+    End,
 }
 
 /// A time a client's record holds for "none": not started, no timer armed,
@@ -709,6 +716,9 @@ impl<'a> EventWorld for World<'a> {
         match timer {
             Event::ClientTimer(c) => self.client_timer(c as usize, at),
             Event::TcpTimer(ep) => self.tcp_timer(ep),
+            Event::ServerTimer(_) | Event::Change(_) | Event::End => {
+                unreachable!("an observe timer in the request world")
+            }
         }
     }
 

@@ -4,8 +4,10 @@
 
 mod support;
 
+mod blockwise;
 mod grid;
 mod nstart;
+mod observe;
 mod spurious;
 mod star;
 mod stop;
