@@ -31,11 +31,11 @@ pub struct Sim;
 /// of each world is its own monomorphised copy, with no dispatch per event.
 #[allow(clippy::large_enum_variant)]
 pub enum AnyWorld<'a> {
-    /// Continuous and random clients ([`world`]).
+    /// Continuous and random clients (`world.rs`).
     Request(world::World<'a>),
-    /// Observers ([`observe`]).
+    /// Observers (`observe.rs`).
     Observe(observe::World<'a>),
-    /// Block-wise transfers ([`blockwise`]).
+    /// Block-wise transfers (`blockwise.rs`).
     Blockwise(blockwise::World<'a>),
 }
 
