@@ -168,7 +168,13 @@ mod tests {
     use super::*;
     use crate::message::{MessageType, MessageWriter};
 
-    fn call(r: &mut BlockResource<u8>, peer: u8, code: Code, extra: &[(u16, &[u8])], payload: &[u8]) -> Response {
+    fn call(
+        r: &mut BlockResource<u8>,
+        peer: u8,
+        code: Code,
+        extra: &[(u16, &[u8])],
+        payload: &[u8],
+    ) -> Response {
         let mut buf = [0u8; 1152];
         let mut w = MessageWriter::new(&mut buf, MessageType::Con, code, 1, &[]).unwrap();
         for (n, v) in extra {
@@ -207,7 +213,10 @@ mod tests {
         }
         assert_eq!(exchanges, 5);
         assert_eq!(dl.body(), pattern(300).as_slice());
-        assert_eq!(call(&mut r, 1, Code::DELETE, &[], b"").code, Code::METHOD_NOT_ALLOWED);
+        assert_eq!(
+            call(&mut r, 1, Code::DELETE, &[], b"").code,
+            Code::METHOD_NOT_ALLOWED
+        );
     }
 
     /// Two peers upload side by side; each completed body is handed over
@@ -218,7 +227,7 @@ mod tests {
         let body = pattern(40);
         let mut a = Block1Upload::new(body.clone(), 0).unwrap();
         let mut b = Block1Upload::new(body[..20].to_vec(), 0).unwrap();
-        let mut step = |r: &mut BlockResource<u8>, peer: u8, up: &mut Block1Upload| {
+        let step = |r: &mut BlockResource<u8>, peer: u8, up: &mut Block1Upload| {
             let blk = up.next_block().unwrap();
             let v = blk.block1.to_vec();
             let resp = call(r, peer, Code::PUT, &[(option::BLOCK1, &v)], blk.payload);

@@ -46,6 +46,7 @@ use coapcc_workload::transfer_metrics::TransferRecord;
 use coapcc_workload::{TransferDirection, Workload};
 
 use super::config::{validate, RunSpec, UDP_HEADER};
+use super::records;
 use super::world::{Event, Tap, MAX_DATAGRAM, SERVER};
 use crate::apps::coap_client::{self, CoapClient};
 use crate::apps::coap_server::CoapServer;
@@ -101,7 +102,11 @@ pub fn check(w: &Workload, spec: &RunSpec) -> Result<(), SpecError> {
             spec.network.mtu
         )));
     }
-    if spec.groups.iter().any(|g| g.workload.blockwise().size != b.size) {
+    if spec
+        .groups
+        .iter()
+        .any(|g| g.workload.blockwise().size != b.size)
+    {
         return Err(SpecError(
             "workload.size: every group of a block-wise run transfers the same representation"
                 .into(),
@@ -443,12 +448,7 @@ impl<'a> World<'a> {
                     } => {
                         record.completed += 1;
                         record.rtt_sum += to_secs(elapsed);
-                        let h = &mut self.histograms[group];
-                        let n = usize::from(retransmissions);
-                        if h.len() <= n {
-                            h.resize(n + 1, 0);
-                        }
-                        h[n] += 1;
+                        records::count(&mut self.histograms[group], retransmissions);
                         self.on_block(c, code, &payload, &options);
                         more = true;
                     }
@@ -478,7 +478,6 @@ impl<'a> World<'a> {
     }
 
     fn finish_run(mut self, processed: u64) -> RunResult {
-        let conservation = self.core.conservation();
         for ((record, cl), t) in self
             .records
             .iter_mut()
@@ -491,15 +490,7 @@ impl<'a> World<'a> {
                 .map_or(0, |a| a.spurious_detected() as u32);
             record.transfers = Some(Box::new(std::mem::take(t)));
         }
-        RunResult {
-            clients: self.records,
-            histograms: self.histograms,
-            uplink: self.core.net.record(Direction::Up),
-            downlink: self.core.net.record(Direction::Down),
-            duration: to_secs(self.core.now),
-            events: self.core.events(processed),
-            conservation,
-        }
+        records::result(&mut self.core, self.records, self.histograms, processed)
     }
 }
 

@@ -28,6 +28,7 @@
 mod blockwise;
 mod config;
 mod observe;
+mod records;
 mod scenario;
 mod sim;
 mod tcp;

@@ -40,8 +40,8 @@ use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, NodeId, PacketId};
 use coapcc_proto::message::{peek_header, Code, MessageType, MessageView};
 use coapcc_proto::observe::{
-    observe_of, ConfirmRule, ObserveClient, ObserveClientConfig, ObserveClientEvent,
-    Registration, Removal, Subject, SubjectConfig, SubjectEvent, CON_INTERVAL, OBSERVE_MAX,
+    observe_of, ConfirmRule, ObserveClient, ObserveClientConfig, ObserveClientEvent, Registration,
+    Removal, Subject, SubjectConfig, SubjectEvent, CON_INTERVAL, OBSERVE_MAX,
 };
 use coapcc_proto::server::{Handler, Response, ServerConfig};
 use coapcc_workload::metrics::{ClientRecord, RunResult};
@@ -49,6 +49,7 @@ use coapcc_workload::observe_metrics::ObserveRecord;
 use coapcc_workload::{ObserveSettings, Workload};
 
 use super::config::{validate, RunSpec, UDP_HEADER};
+use super::records;
 use super::world::{Event, Tap, MAX_DATAGRAM, SERVER};
 use crate::apps::coap_server::CoapServer;
 use crate::apps::packets::PacketPool;
@@ -378,18 +379,16 @@ impl<'a> World<'a> {
                     let record = &mut self.records[peer as usize];
                     record.completed += 1;
                     record.rtt_sum += to_secs(elapsed);
-                    let h = &mut self.histograms[g];
-                    let n = usize::from(retransmissions);
-                    if h.len() <= n {
-                        h.resize(n + 1, 0);
-                    }
-                    h[n] += 1;
+                    records::count(&mut self.histograms[g], retransmissions);
                 }
                 SubjectEvent::Replaced { peer, old_seq, .. } => {
                     self.books[peer as usize].changes[old_seq as usize] |= REPLACED;
                 }
                 SubjectEvent::Removed { peer, reason, .. } => {
-                    let (b, record) = (&mut self.books[peer as usize], &mut self.records[peer as usize]);
+                    let (b, record) = (
+                        &mut self.books[peer as usize],
+                        &mut self.records[peer as usize],
+                    );
                     b.registered = false;
                     match reason {
                         Removal::Timeout => {
@@ -519,7 +518,6 @@ impl<'a> World<'a> {
     }
 
     fn finish_run(mut self, processed: u64) -> RunResult {
-        let conservation = self.core.conservation();
         let end = self.core.now;
         for (b, record) in self.books.iter_mut().zip(&mut self.records) {
             let mut r = std::mem::take(&mut b.record);
@@ -534,15 +532,7 @@ impl<'a> World<'a> {
             }
             record.observe = Some(Box::new(r));
         }
-        RunResult {
-            clients: self.records,
-            histograms: self.histograms,
-            uplink: self.core.net.record(Direction::Up),
-            downlink: self.core.net.record(Direction::Down),
-            duration: to_secs(end),
-            events: self.core.events(processed),
-            conservation,
-        }
+        records::result(&mut self.core, self.records, self.histograms, processed)
     }
 }
 
@@ -663,7 +653,16 @@ mod tests {
         // 1 delivered; 2 never sent, 3 sent fresher: superseded; 3 NON
         // sent and lost; 4 sent in a replaced CON, 5 delivered: superseded;
         // 6 never sent, nothing fresher: lost; 7 not generated.
-        let changes = [0, g | DELIVERED, g, g | SENT, g | SENT | REPLACED, g | SENT | DELIVERED, g, 0];
+        let changes = [
+            0,
+            g | DELIVERED,
+            g,
+            g | SENT,
+            g | SENT | REPLACED,
+            g | SENT | DELIVERED,
+            g,
+            0,
+        ];
         let mut r = ObserveRecord::default();
         attribute(&changes, &mut r);
         assert_eq!(

@@ -58,7 +58,7 @@ pub enum Event {
     /// A TCP endpoint's timer (`connection * 2 + side`; stale if moved).
     TcpTimer(u32),
     /// The server's retransmission timer of a group's observed resource
-    /// (the observe world, [`super::observe`]; stale if moved).
+    /// (the observe world, `observe.rs`; stale if moved).
     ServerTimer(u32),
     /// Change `k` (1, 2, …) of the observed resource.
     Change(u32),

@@ -37,7 +37,11 @@ fn spec(
     block: u32,
     transfers: u32,
 ) -> RunSpec {
-    let mut g = group(AlgorithmSpec::named(algorithm), clients, WorkloadKind::Blockwise);
+    let mut g = group(
+        AlgorithmSpec::named(algorithm),
+        clients,
+        WorkloadKind::Blockwise,
+    );
     g.workload.exchanges = transfers;
     g.workload.direction = Some(direction);
     g.workload.size = Some(size);
@@ -62,13 +66,19 @@ fn a_download_takes_one_round_trip_a_block() {
     let last = wire(12.0, 60e3) + FIXED + wire(112.0, 30e3);
     let want = 7.0 * rtt + last;
     assert!(close(want, 5.346_133_333), "{want}");
-    let r = dumbbell::Sim::run(&spec("default", 1, TransferDirection::Download, 1000, 128, 2), 0)
-        .unwrap();
+    let r = dumbbell::Sim::run(
+        &spec("default", 1, TransferDirection::Download, 1000, 128, 2),
+        0,
+    )
+    .unwrap();
     let c = &r.clients[0];
     let t = c.transfers.as_deref().unwrap();
     assert_eq!((t.size, t.completed, t.failed), (1000, 2, 0));
     for time in &t.times {
-        assert!(close(*time, want), "transfer took {time} s, expected {want} s");
+        assert!(
+            close(*time, want),
+            "transfer took {time} s, expected {want} s"
+        );
     }
     assert_eq!((c.completed, c.retransmissions, c.failed), (16, 0, 0));
     assert_eq!(r.histograms[0], vec![16]);
@@ -83,8 +93,11 @@ fn an_upload_takes_one_round_trip_a_block() {
     let last = wire(118.0, 60e3) + FIXED + wire(7.0, 30e3);
     let want = 7.0 * rtt + last;
     assert!(close(want, 5.2128), "{want}");
-    let r =
-        dumbbell::Sim::run(&spec("default", 1, TransferDirection::Upload, 1000, 128, 1), 0).unwrap();
+    let r = dumbbell::Sim::run(
+        &spec("default", 1, TransferDirection::Upload, 1000, 128, 1),
+        0,
+    )
+    .unwrap();
     let c = &r.clients[0];
     let t = c.transfers.as_deref().unwrap();
     assert_eq!((t.completed, t.failed), (1, 0));
@@ -118,7 +131,10 @@ fn transfers_reassemble_exactly_whatever_is_lost() {
                 assert!(c.fct.is_some());
                 retransmissions += c.retransmissions;
             }
-            assert!(retransmissions > 0, "{algorithm} {direction:?}: no loss at all?");
+            assert!(
+                retransmissions > 0,
+                "{algorithm} {direction:?}: no loss at all?"
+            );
             assert!(r.conservation.holds());
         }
     }
@@ -128,7 +144,10 @@ fn transfers_reassemble_exactly_whatever_is_lost() {
 fn the_same_seed_gives_the_same_run() {
     let mut s = spec("cocoa", 3, TransferDirection::Upload, 2048, 128, 2);
     s.network.errors = ErrorProfile::Medium;
-    assert_eq!(dumbbell::Sim::run(&s, 1).unwrap(), dumbbell::Sim::run(&s, 1).unwrap());
+    assert_eq!(
+        dumbbell::Sim::run(&s, 1).unwrap(),
+        dumbbell::Sim::run(&s, 1).unwrap()
+    );
 }
 
 #[test]

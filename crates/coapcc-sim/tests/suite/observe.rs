@@ -28,7 +28,11 @@ const ACK: f64 = 32.0 * 8.0 / 60_000.0 + 0.200 + 0.010;
 /// `clients` observers of `algorithm`, `changes` changes every `period` s,
 /// every `confirm_every`-th notification Confirmable.
 fn spec(algorithm: &str, clients: u32, changes: u32, period: f64, confirm_every: u32) -> RunSpec {
-    let mut g = group(AlgorithmSpec::named(algorithm), clients, WorkloadKind::Observe);
+    let mut g = group(
+        AlgorithmSpec::named(algorithm),
+        clients,
+        WorkloadKind::Observe,
+    );
     g.workload.exchanges = changes;
     g.workload.period = Some(period);
     g.workload.confirm_every = Some(confirm_every);
@@ -51,7 +55,10 @@ fn every_confirmable_notification_arrives_one_way_after_its_change() {
         (o.generated, o.delivered, o.superseded, o.lost, o.discarded),
         (3, 3, 0, 0, 0)
     );
-    assert_eq!((o.confirmable, o.non_confirmable, o.reregistrations), (3, 0, 0));
+    assert_eq!(
+        (o.confirmable, o.non_confirmable, o.reregistrations),
+        (3, 0, 0)
+    );
     assert_eq!(o.delays.len(), 3);
     for d in &o.delays {
         assert!(close(*d, DELAY), "delay {d} s, expected {DELAY} s");
@@ -70,7 +77,11 @@ fn every_confirmable_notification_arrives_one_way_after_its_change() {
     let full = 5.0 * (DELAY + 2.5);
     let tail = ACK * (DELAY + ACK / 2.0);
     let want = (2.0 * full + tail) / (10.0 + ACK);
-    assert!(close(o.mean_age, want), "mean age {} s, expected {want} s", o.mean_age);
+    assert!(
+        close(o.mean_age, want),
+        "mean age {} s, expected {want} s",
+        o.mean_age
+    );
     assert!(r.conservation.holds());
     assert_eq!(r.conservation.in_flight, 0);
 }
@@ -89,7 +100,10 @@ fn non_confirmable_notifications_are_lost_to_link_errors_and_books_balance() {
         assert!(o.generated <= 60);
         lost += o.lost;
     }
-    assert!(lost > 0, "high link errors lose Non-confirmable notifications");
+    assert!(
+        lost > 0,
+        "high link errors lose Non-confirmable notifications"
+    );
     assert!(r.conservation.holds());
 }
 
@@ -141,5 +155,9 @@ fn bad_settings_are_refused_by_field() {
     assert!(err(&wrap).contains("workload.exchanges"), "{}", err(&wrap));
     let mut other = spec("default", 2, 5, 1.0, 1);
     other.groups[0].workload.block_size = Some(64);
-    assert!(err(&other).contains("workload.block_size"), "{}", err(&other));
+    assert!(
+        err(&other).contains("workload.block_size"),
+        "{}",
+        err(&other)
+    );
 }
