@@ -105,6 +105,9 @@ pub fn client(args: ClientArgs) -> Result<()> {
     if args.token_len > 8 {
         bail!("--token-len: expected 0 to 8");
     }
+    if args.observe {
+        return crate::cli::observe::client(&runtime()?, &args);
+    }
     if target::is_tcp(&args.uri) {
         if args.block_size.is_some() {
             bail!("--block-size: applies to coap:// URIs only (block-wise transfers over UDP)");
@@ -343,6 +346,7 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
             factor: args.amplification_factor,
             exempt_loopback: true,
         },
+        notify_algorithm: AlgorithmSpec::named(&args.notify_cc),
     };
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let paths: Vec<String> = resources.paths().map(|p| format!("/{p}")).collect();
@@ -375,6 +379,23 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
         s.oversized,
         s.max_cached
     );
+    let o = s.observe;
+    if o.registered + o.refused + o.notifications > 0 {
+        eprintln!(
+            "observe: {} registrations ({} refused), {} notifications ({} retransmissions, \
+             {} acknowledged); observers removed: {} deregistered, {} reset, {} timed out; \
+             {} left",
+            o.registered,
+            o.refused,
+            o.notifications,
+            o.retransmissions,
+            o.acknowledged,
+            o.deregistered,
+            o.reset,
+            o.timed_out,
+            o.observers
+        );
+    }
     if let Some(t) = tcp {
         eprintln!("{}", crate::cli::tcp::server_summary(&t));
     }
