@@ -390,6 +390,84 @@ mod tests {
         assert_eq!(Observable::parse("2.5s").unwrap().max_age(), 3);
     }
 
+    /// A raw observer on loopback: registers for `path` at `server` with
+    /// token `[7]`; returns the socket.
+    fn register(server: SocketAddr, path: &str) -> std::net::UdpSocket {
+        use coapcc_proto::message::{MessageType, MessageWriter};
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = [0u8; 64];
+        let mut w = MessageWriter::new(&mut buf, MessageType::Non, Code::GET, 1, &[7]).unwrap();
+        w.uint_option(option::OBSERVE, 0).unwrap();
+        w.option(option::URI_PATH, path.as_bytes()).unwrap();
+        w.payload(&[]).unwrap();
+        let n = w.len();
+        s.send_to(&buf[..n], server).unwrap();
+        s
+    }
+
+    /// An observer that never acknowledges: each Confirmable notification
+    /// is retransmitted on the algorithm's backed-off timers, and after
+    /// MAX_RETRANSMIT (4) retransmissions the observer is removed; an
+    /// observer that answers a notification with RST is removed at once.
+    #[test]
+    fn unacknowledged_notifications_are_retransmitted_then_the_observer_removed() {
+        use crate::resources::Resources;
+        use crate::server::{self, ServerOptions};
+        use coapcc_proto::message::MessageType;
+        let mut r = Resources::new();
+        r.add_spec("o=observe:20ms:1").unwrap();
+        let opts = ServerOptions {
+            notify_algorithm: AlgorithmSpec {
+                ack_timeout: Some(0.05),
+                ..AlgorithmSpec::named("default")
+            },
+            ..ServerOptions::default()
+        };
+        let h = server::spawn("127.0.0.1:0".parse().unwrap(), opts, r).unwrap();
+        let s = register(h.addr(), "o");
+        let mut buf = [0u8; 1500];
+        let mut seen = Vec::new();
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end && h.snapshot().observe.timed_out == 0 {
+            if let Ok((n, _)) = s.recv_from(&mut buf) {
+                let m = MessageView::decode(&buf[..n]).unwrap();
+                seen.push((m.mtype, Instant::now()));
+            }
+        }
+        let snap = h.snapshot().observe;
+        assert_eq!(snap.timed_out, 1, "{snap:?}");
+        assert_eq!(snap.observers, 0);
+        // The response, then one Confirmable notification's 5 transmissions
+        // (replacements carry newer states under the same timers).
+        assert_eq!(seen.len(), 6, "{seen:?}");
+        assert!(seen[1..].iter().all(|(t, _)| *t == MessageType::Con));
+        assert_eq!(snap.retransmissions, 4, "{snap:?}");
+        // Gaps grow: the timer doubles (dithered at first: 50 to 75 ms).
+        let gaps: Vec<f64> = seen[1..]
+            .windows(2)
+            .map(|w| (w[1].1 - w[0].1).as_secs_f64())
+            .collect();
+        assert!(gaps[0] >= 0.04 && gaps[3] > 2.5 * gaps[0], "{gaps:?}");
+        // An RST of a notification removes the observer.
+        let s = register(h.addr(), "o");
+        let mut mid = None;
+        while mid.is_none() && Instant::now() < end {
+            if let Ok((n, _)) = s.recv_from(&mut buf) {
+                let m = MessageView::decode(&buf[..n]).unwrap();
+                if m.mtype == MessageType::Con {
+                    mid = Some(m.mid);
+                }
+            }
+        }
+        let [a, b] = mid.expect("a notification").to_be_bytes();
+        s.send_to(&[0x70, 0x00, a, b], h.addr()).unwrap();
+        while h.snapshot().observe.reset == 0 && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(h.stop().observe.reset, 1);
+    }
+
     #[test]
     fn the_representation_is_a_function_of_time() {
         let o = Observable::parse("100ms").unwrap();

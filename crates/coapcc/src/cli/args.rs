@@ -295,6 +295,14 @@ pub struct LoadArgs {
     /// Token length (0 as in the testbed).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub token_len: u8,
+    /// coap:// only: NSTART (RFC 7252 §4.7), the exchanges each client keeps
+    /// outstanding, 1 to 16: a client starts K requests at once and the next
+    /// one whenever one ends (random workload: a new batch once the last
+    /// one's exchanges have all ended), all timed by its one algorithm
+    /// instance. The header line reports the most a client had in flight at
+    /// once.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub nstart: usize,
     /// Seed of the clients' random streams.
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
@@ -403,6 +411,9 @@ pub struct LoadOutcome {
     pub transport: Transport,
     /// TCP: connections opened (None over UDP).
     pub connections: Option<u64>,
+    /// UDP: the most exchanges one client had in flight at once (None over
+    /// TCP).
+    pub max_outstanding: Option<usize>,
 }
 
 impl LoadOutcome {

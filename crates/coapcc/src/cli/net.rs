@@ -434,6 +434,13 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         exchanges: args.exchanges,
         batch: parse_batch(&args.batch)?,
     };
+    if !(1..=load::MAX_NSTART).contains(&args.nstart) {
+        bail!(
+            "--nstart: expected 1 to {} exchanges outstanding per client, found {}",
+            load::MAX_NSTART,
+            args.nstart
+        );
+    }
     let bind = crate::cli::tcp::parse_bind(&args.bind)?;
     if target::is_tcp(&args.uri) {
         return crate::cli::tcp::load(&rt, &args, workload, bind);
@@ -449,6 +456,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         algorithm: AlgorithmSpec::named(&args.cc),
         max_retransmit: args.max_retransmit,
         token_len: args.token_len,
+        nstart: args.nstart,
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
@@ -463,6 +471,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         echo_retries: r.echo_retries,
         transport: Transport::Udp,
         connections: None,
+        max_outstanding: Some(r.max_outstanding),
     })
 }
 
@@ -529,6 +538,8 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "workload": o.spec.workload,
         "algorithm": o.spec.algorithm,
         "max_retransmit": o.spec.max_retransmit,
+        "nstart": o.spec.nstart,
+        "max_outstanding": o.max_outstanding,
         "seed": o.spec.seed,
         "duration": o.result.duration,
         "responses": o.codes.iter().map(|(c, n)| (c.to_string(), *n)).collect::<BTreeMap<String, u64>>(),
@@ -554,6 +565,13 @@ pub fn load_header(o: &LoadOutcome) -> String {
         h.push_str(&format!(
             "\nrequests sent again with an Echo option (the server's 4.01 challenge, RFC 9175): {}",
             o.echo_retries
+        ));
+    }
+    if o.spec.nstart > 1 {
+        h.push_str(&format!(
+            "\nNSTART {}: at most {} exchange(s) in flight at once per client",
+            o.spec.nstart,
+            o.max_outstanding.unwrap_or(0)
         ));
     }
     if let Some(n) = o.connections {

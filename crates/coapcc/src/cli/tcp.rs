@@ -208,6 +208,7 @@ pub fn load(
 ) -> Result<LoadOutcome> {
     udp_only("--cc", args.cc != "default")?;
     udp_only("--max-retransmit", args.max_retransmit != 20)?;
+    udp_only("--nstart", args.nstart != 1)?;
     let t = rt.block_on(target::resolve_tcp(&args.uri))?;
     let spec = TcpLoadSpec {
         target: t.addr,
@@ -238,6 +239,7 @@ pub fn load(
             algorithm: coapcc_sim::AlgorithmSpec::named("tcp"),
             max_retransmit: 0,
             token_len: args.token_len,
+            nstart: 1,
             seed: args.seed,
             time_limit: spec.time_limit,
         },
@@ -248,6 +250,7 @@ pub fn load(
         echo_retries: 0,
         transport: Transport::Tcp,
         connections: Some(r.connections),
+        max_outstanding: None,
     })
 }
 
