@@ -10,9 +10,10 @@
 //!   clock takes its own time at arrival minus `T` as the notification's
 //!   delay. The representation is a function of the time alone, so the TCP
 //!   listener's plain GET answers the same `N`.
-//! - **Registration** (GET with Observe = 0), **deregistration** (Observe =
-//!   1) and an RST answering a notification are the [`Subject`]'s, with its
-//!   bounds: at most 4 observers per peer and 1024 per resource.
+//! - **Registration** (GET with Observe = 0), **deregistration** (GET with
+//!   Observe = 1) and an RST answering a notification are the
+//!   [`Subject`]'s, with its bounds: at most 4 observers per peer and 1024
+//!   per resource.
 //! - **Max-Age** is the period rounded up to whole seconds (at least 1), so
 //!   a client that misses notifications registers again soon.
 //!
