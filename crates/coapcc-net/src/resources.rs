@@ -392,20 +392,19 @@ impl Resources {
     /// request carried no Block1 or the resource takes none, `Err(())` when
     /// `response` is already the answer (2.31, 4.08, 4.13, 4.00).
     #[allow(clippy::type_complexity)]
-    fn receive(
+    fn receive<'a, I: Iterator<Item = &'a [u8]>>(
         &mut self,
-        request: &MessageView<'_>,
+        (code, segments, payload): (Code, &impl Fn() -> I, &[u8]),
         opts: &BlockOptions,
         response: &mut Response,
     ) -> Result<Option<(Vec<u8>, Option<BlockValue>)>, ()> {
-        if !matches!(request.code, Code::PUT | Code::POST) || opts.block1.is_none() {
+        if !matches!(code, Code::PUT | Code::POST) || opts.block1.is_none() {
             return Ok(None);
         }
-        let Some(limit) = self.upload_limit(|| request.path_segments()) else {
+        let Some(limit) = self.upload_limit(segments) else {
             return Ok(None);
         };
-        let path = request
-            .path_segments()
+        let path = segments()
             .map(String::from_utf8_lossy)
             .collect::<Vec<_>>()
             .join("/");
@@ -414,14 +413,10 @@ impl Resources {
             max_szx: self.block1_szx,
         };
         let peer = self.peer;
-        match self.uploads.on_request(
-            peer,
-            &path,
-            config,
-            opts.block1,
-            opts.size1,
-            request.payload,
-        ) {
+        match self
+            .uploads
+            .on_request(peer, &path, config, opts.block1, opts.size1, payload)
+        {
             Block1Outcome::Continue(b) => {
                 response.code = Code::CONTINUE;
                 response.options.push((option::BLOCK1, b.to_vec()));
@@ -482,19 +477,27 @@ impl Resource {
     }
 }
 
-impl Handler for Resources {
-    fn handle(&mut self, request: &MessageView<'_>, response: &mut Response) {
-        let opts = match BlockOptions::read(request.options()) {
+impl Resources {
+    /// Answers a request given by its code, Uri-Path segments, options and
+    /// payload, block-wise (the module docs): what a UDP request gets, and a
+    /// coap+tcp request carrying Block1 or Block2 (RFC 8323 §6).
+    pub fn respond<'a, I: Iterator<Item = &'a [u8]>>(
+        &mut self,
+        (code, segments, payload): (Code, impl Fn() -> I, &[u8]),
+        options: impl IntoIterator<Item = (u16, &'a [u8])>,
+        response: &mut Response,
+    ) {
+        let opts = match BlockOptions::read(options) {
             Ok(o) => o,
             Err(e) => {
                 response.code = e.response_code();
                 return;
             }
         };
-        if request.code == Code::GET {
+        if code == Code::GET {
             // Kept whole: the block is sliced from it, not copied whole.
             let block2 = self.block2;
-            if let Some((body, etag)) = self.representation(|| request.path_segments()) {
+            if let Some((body, etag)) = self.representation(&segments) {
                 if let Some(v) = etag {
                     response
                         .options
@@ -504,15 +507,15 @@ impl Handler for Resources {
                 return;
             }
         }
-        let (body, echo) = match self.receive(request, &opts, response) {
+        let (body, echo) = match self.receive((code, &segments, payload), &opts, response) {
             Err(()) => return,
             Ok(Some((body, echo))) => (Some(body), echo),
             Ok(None) => (None, None),
         };
         self.answer(
-            request.code,
-            || request.path_segments(),
-            body.as_deref().unwrap_or(request.payload),
+            code,
+            segments,
+            body.as_deref().unwrap_or(payload),
             &mut response.code,
             &mut response.options,
             &mut response.payload,
@@ -524,6 +527,16 @@ impl Handler for Resources {
             let whole = std::mem::take(&mut response.payload);
             put_block2(&self.block2, &whole, &opts, response);
         }
+    }
+}
+
+impl Handler for Resources {
+    fn handle(&mut self, request: &MessageView<'_>, response: &mut Response) {
+        self.respond(
+            (request.code, || request.path_segments(), request.payload),
+            request.options(),
+            response,
+        );
     }
 
     fn recognizes(&self, number: u16) -> bool {

@@ -57,14 +57,16 @@ pub struct ClientArgs {
     /// 94, the pattern of the server's bytes: resources).
     #[arg(long, value_name = "N", conflicts_with_all = ["payload", "payload_file"])]
     pub payload_size: Option<usize>,
-    /// coap:// only: a block-wise transfer (RFC 7959) in blocks of N bytes
-    /// (16, 32, …, 1024), one Confirmable exchange per block, each timed by
-    /// the --cc algorithm: a GET downloads with Block2 (following a smaller
-    /// size the server answers with; at most 64 MiB), a PUT or POST uploads
-    /// the payload with Block1. Prints the body (GET) or the final response's
+    /// A block-wise transfer (RFC 7959) in blocks of N bytes (16, 32, …,
+    /// 1024), one Confirmable exchange per block, each timed by the --cc
+    /// algorithm: a GET downloads with Block2 (following a smaller size the
+    /// server answers with; at most 64 MiB), a PUT or POST uploads the
+    /// payload with Block1. Prints the body (GET) or the final response's
     /// payload, and on standard error the total bytes, blocks, exchanges,
     /// retransmissions and the completion time. A payload over 1024 bytes
-    /// is uploaded block-wise in 1024-byte blocks without this option.
+    /// is uploaded block-wise in 1024-byte blocks without this option
+    /// (coap:// only). With coap+tcp:// the same, one request per block on
+    /// the connection (RFC 8323 §6; no BERT).
     #[arg(long, value_name = "N")]
     pub block_size: Option<usize>,
     /// Retransmission-timeout algorithm (see `coapcc algorithms`).

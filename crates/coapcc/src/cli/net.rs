@@ -110,7 +110,12 @@ pub fn client(args: ClientArgs) -> Result<()> {
     }
     if target::is_tcp(&args.uri) {
         if args.block_size.is_some() {
-            bail!("--block-size: applies to coap:// URIs only (block-wise transfers over UDP)");
+            if args.count > 1 {
+                bail!("--block-size: a block-wise transfer runs once; not with --count");
+            }
+            if args.method == Method::Delete {
+                bail!("--block-size: for GET (Block2), PUT or POST (Block1), not DELETE");
+            }
         }
         return crate::cli::tcp::client(&runtime()?, &args, args.method.code(), &payload);
     }
@@ -273,7 +278,7 @@ pub fn client(args: ClientArgs) -> Result<()> {
 const MAX_BLOCK: usize = 1024;
 
 /// The largest body `coapcc client` downloads or uploads block-wise.
-const MAX_BLOCKWISE: usize = 64 << 20;
+pub(crate) const MAX_BLOCKWISE: usize = 64 << 20;
 
 /// `coapcc client` with `--block-size` (or a payload over [`MAX_BLOCK`]): a
 /// Block2 download (GET) or Block1 upload (PUT, POST); the body or final
@@ -295,6 +300,19 @@ async fn block_transfer(
         let size = args.block_size.unwrap_or(MAX_BLOCK);
         blockwise::upload(c, peer, method, path, payload, size, limit).await?
     };
+    print_transfer(&r, method, peer, sent, args.no_fail)
+}
+
+/// Prints a block-wise transfer's result: the figures to standard error,
+/// the body (GET) or the final response's payload to standard output; an
+/// error code fails unless `no_fail`.
+pub fn print_transfer(
+    r: &coapcc_net::blockwise::TransferReport,
+    method: coapcc_proto::message::Code,
+    peer: SocketAddr,
+    sent: usize,
+    no_fail: bool,
+) -> Result<()> {
     let what = if method == coapcc_proto::message::Code::GET {
         format!("{} bytes received", r.body.len())
     } else {
@@ -319,7 +337,7 @@ async fn block_transfer(
         writeln!(stdout).context(STDOUT)?;
     }
     stdout.flush().context(STDOUT)?;
-    if load::is_error(r.code) && !args.no_fail {
+    if load::is_error(r.code) && !no_fail {
         bail!("error response {} (exit 0 with --no-fail)", r.code);
     }
     Ok(())
