@@ -7,7 +7,8 @@
 //! - [`server`]: a CoAP server on a socket — configurable resources,
 //!   deduplication, TC / Rexmit-Cnt echo, bounded memory;
 //! - [`blockwise`]: block-wise downloads and uploads (RFC 7959) through the
-//!   client, one Confirmable exchange per block;
+//!   client, one Confirmable exchange per block, or over a CoAP-over-TCP
+//!   connection (RFC 8323 §6);
 //! - [`observe`]: observing a resource from the client (RFC 7641);
 //! - [`observed`]: observable resources on the server (RFC 7641);
 //! - [`load`]: many concurrent clients with the testbed's workloads
