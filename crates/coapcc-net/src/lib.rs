@@ -7,7 +7,10 @@
 //! - [`server`]: a CoAP server on a socket — configurable resources,
 //!   deduplication, TC / Rexmit-Cnt echo, bounded memory;
 //! - [`blockwise`]: block-wise downloads and uploads (RFC 7959) through the
-//!   client, one Confirmable exchange per block;
+//!   client, one Confirmable exchange per block, or over a CoAP-over-TCP
+//!   connection (RFC 8323 §6);
+//! - [`observe`]: observing a resource from the client (RFC 7641);
+//! - [`observed`]: observable resources on the server (RFC 7641);
 //! - [`load`]: many concurrent clients with the testbed's workloads
 //!   (`docs/spec/testbed-spec.md` §2), reporting the testbed's metrics (§3);
 //! - [`emulate`]: a real-time UDP relay that drives the network model of
@@ -35,6 +38,8 @@ mod drive;
 pub mod emulate;
 pub mod ip;
 pub mod load;
+pub mod observe;
+pub mod observed;
 pub mod resources;
 pub mod server;
 pub mod target;

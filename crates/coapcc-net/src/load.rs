@@ -11,6 +11,11 @@
 //!   client's algorithm state toward the server is reset (a new short-lived
 //!   device).
 //!
+//! With [`LoadSpec::nstart`] K above 1 (RFC 7252 §4.7's NSTART), each
+//! client keeps up to K exchanges outstanding: it starts K at once and the
+//! next one whenever one ends, all timed by its one algorithm instance.
+//! [`LoadReport::max_outstanding`] shows how many were in flight at once.
+//!
 //! What only the network can see (bottleneck bytes, drops, unnecessary
 //! copies' share) is not in the load generator's result; `coapcc emulate`
 //! reports it for traffic that crosses it.
@@ -48,12 +53,19 @@ pub struct LoadSpec {
     /// MAX_RETRANSMIT.
     pub max_retransmit: u8,
     /// Token length (0, as in the testbed, keeps packet sizes equal to it).
+    /// With [`LoadSpec::nstart`] above 1 a client's exchanges are told apart
+    /// by Message ID for piggybacked responses, so 0 still works.
     pub token_len: u8,
+    /// NSTART: exchanges each client keeps outstanding (1 to [`MAX_NSTART`]).
+    pub nstart: usize,
     /// Seed of the clients' random streams.
     pub seed: u64,
     /// Wall-time bound; clients not finished by then have no FCT.
     pub time_limit: Duration,
 }
+
+/// The largest [`LoadSpec::nstart`].
+pub const MAX_NSTART: usize = 16;
 
 /// Local address for a client socket reaching `target`.
 fn local_for(target: SocketAddr) -> SocketAddr {
@@ -68,7 +80,12 @@ fn local_for(target: SocketAddr) -> SocketAddr {
 /// The state of one load client between steps.
 struct Progress {
     started: Option<Nanos>,
-    ended: bool,
+    /// Exchanges ended since the last look.
+    ended: u32,
+    /// Exchanges sent and not yet ended.
+    in_flight: usize,
+    /// The most at once.
+    max_in_flight: usize,
     record: ClientRecord,
     histogram: Vec<u64>,
     codes: ResponseCodes,
@@ -89,6 +106,9 @@ pub struct LoadReport {
     /// §2.4: the server's amplification bound challenged the client's
     /// address); the 4.01s that asked for them are not among `codes`.
     pub echo_retries: u64,
+    /// The most exchanges one client had in flight at once (sent and not
+    /// yet answered or abandoned): at most [`LoadSpec::nstart`].
+    pub max_outstanding: usize,
 }
 
 /// Whether `code` is an error response (4.xx or 5.xx).
@@ -97,6 +117,11 @@ pub fn is_error(code: Code) -> bool {
 }
 
 impl Progress {
+    fn end(&mut self) {
+        self.ended += 1;
+        self.in_flight = self.in_flight.saturating_sub(1);
+    }
+
     fn see(&mut self, h: Happening<'_>) {
         match h {
             Happening::Sent { at, transmit } => {
@@ -104,6 +129,9 @@ impl Progress {
                     self.started.get_or_insert(at);
                     if transmit.ordinal > 0 {
                         self.record.retransmissions += 1;
+                    } else {
+                        self.in_flight += 1;
+                        self.max_in_flight = self.max_in_flight.max(self.in_flight);
                     }
                 }
             }
@@ -122,11 +150,11 @@ impl Progress {
                         self.histogram.resize(n + 1, 0);
                     }
                     self.histogram[n] += 1;
-                    self.ended = true;
+                    self.end();
                 }
                 ClientEvent::Failed { .. } => {
                     self.record.failed += 1;
-                    self.ended = true;
+                    self.end();
                 }
                 ClientEvent::TimerExpired { timer, .. } => {
                     self.record.expirations += 1;
@@ -134,11 +162,24 @@ impl Progress {
                 }
                 ClientEvent::DuplicateResponse { .. } => self.record.unnecessary += 1,
                 ClientEvent::MismatchedResponse { .. } => self.record.mismatched_responses += 1,
-                ClientEvent::EchoRetry { .. } => self.echo_retries += 1,
+                ClientEvent::EchoRetry { .. } => {
+                    // sent again as a new first transmission
+                    self.in_flight = self.in_flight.saturating_sub(1);
+                    self.echo_retries += 1;
+                }
                 ClientEvent::TimerArmed { .. } => {}
             },
         }
     }
+}
+
+/// What one load client measured.
+struct ClientOutcome {
+    record: ClientRecord,
+    histogram: Vec<u64>,
+    codes: ResponseCodes,
+    echo_retries: u64,
+    max_in_flight: usize,
 }
 
 /// Runs client `index` of `spec` until its workload is done or `until`.
@@ -148,13 +189,13 @@ async fn one_client(
     local: SocketAddr,
     clock: Clock,
     until: Instant,
-) -> Result<(ClientRecord, Vec<u64>, ResponseCodes, u64)> {
+) -> Result<ClientOutcome> {
     let seed = derive(spec.seed, Stream::Client, u64::from(index));
     let mut rng = SimRng::new(seed);
     let opts = ClientOptions {
         algorithm: spec.algorithm.clone(),
         max_retransmit: spec.max_retransmit,
-        nstart: 1,
+        nstart: spec.nstart,
         token_len: spec.token_len,
         seed: rng.next_u64(),
         keep_payload: false,
@@ -164,7 +205,9 @@ async fn one_client(
         .map_err(|e| anyhow::anyhow!("cannot bind a UDP socket to {local}: {e}"))?;
     let mut p = Progress {
         started: None,
-        ended: false,
+        ended: 0,
+        in_flight: 0,
+        max_in_flight: 0,
         record: ClientRecord::default(),
         histogram: Vec::new(),
         codes: ResponseCodes::new(),
@@ -178,22 +221,36 @@ async fn one_client(
         payload: &[],
         confirmable: true,
     };
-    let mut start_next = |c: &mut NetClient, remaining: &mut u32| -> Result<()> {
-        if spec.workload.kind == WorkloadKind::Random && batch_left == 0 {
-            c.coap_mut().reset_peer(spec.target);
-            let [lo, hi] = spec.workload.batch;
-            batch_left = rng.int_in(lo, hi).min(*remaining);
-        }
-        *remaining -= 1;
-        batch_left = batch_left.saturating_sub(1);
-        c.start(spec.target, &req)?;
-        Ok(())
-    };
-    start_next(&mut c, &mut remaining)?;
+    // Starts the next exchange; `false` when it opens a new batch while
+    // exchanges of the last one are still outstanding (a new device starts
+    // once the old one is done).
+    let mut start_next =
+        |c: &mut NetClient, remaining: &mut u32, outstanding: usize| -> Result<bool> {
+            if spec.workload.kind == WorkloadKind::Random && batch_left == 0 {
+                if outstanding > 0 {
+                    return Ok(false);
+                }
+                c.coap_mut().reset_peer(spec.target);
+                let [lo, hi] = spec.workload.batch;
+                batch_left = rng.int_in(lo, hi).min(*remaining);
+            }
+            *remaining -= 1;
+            batch_left = batch_left.saturating_sub(1);
+            c.start(spec.target, &req)?;
+            Ok(true)
+        };
+    let mut outstanding = 0usize;
+    while outstanding < spec.nstart
+        && remaining > 0
+        && start_next(&mut c, &mut remaining, outstanding)?
+    {
+        outstanding += 1;
+    }
     loop {
         c.step(until, &mut |h| p.see(h)).await;
-        let ended = std::mem::take(&mut p.ended);
-        if ended && remaining == 0 {
+        let ended = std::mem::take(&mut p.ended) as usize;
+        outstanding = outstanding.saturating_sub(ended);
+        if ended > 0 && remaining == 0 && outstanding == 0 {
             let now = clock.now();
             p.record.fct = Some(to_secs(now - p.started.unwrap_or(now)));
             break;
@@ -204,15 +261,24 @@ async fn one_client(
         if Instant::now() >= until {
             break;
         }
-        if ended {
-            start_next(&mut c, &mut remaining)?;
+        while outstanding < spec.nstart
+            && remaining > 0
+            && start_next(&mut c, &mut remaining, outstanding)?
+        {
+            outstanding += 1;
         }
     }
     p.record.spurious_detected = c
         .coap()
         .algorithm(spec.target)
         .map_or(0, |a| a.spurious_detected() as u32);
-    Ok((p.record, p.histogram, p.codes, p.echo_retries))
+    Ok(ClientOutcome {
+        record: p.record,
+        histogram: p.histogram,
+        codes: p.codes,
+        echo_retries: p.echo_retries,
+        max_in_flight: p.max_in_flight,
+    })
 }
 
 /// Runs `spec` on the current tokio runtime.
@@ -233,6 +299,12 @@ pub async fn run_counting(spec: &LoadSpec) -> Result<(RunResult, ResponseCodes)>
 pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<LoadReport> {
     if spec.clients == 0 || spec.workload.exchanges == 0 {
         bail!("load: expected at least one client and one exchange");
+    }
+    if !(1..=MAX_NSTART).contains(&spec.nstart) {
+        bail!(
+            "nstart: expected 1 to {MAX_NSTART} exchanges outstanding per client, found {}",
+            spec.nstart
+        );
     }
     if spec.workload.kind == WorkloadKind::Random {
         let [lo, hi] = spec.workload.batch;
@@ -260,9 +332,17 @@ pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<LoadReport> {
     };
     let mut codes = ResponseCodes::new();
     let mut echo_retries = 0;
+    let mut max_outstanding = 0;
     for t in tasks {
-        let (record, hist, c, echoes) = t.await??;
+        let ClientOutcome {
+            record,
+            histogram: hist,
+            codes: c,
+            echo_retries: echoes,
+            max_in_flight,
+        } = t.await??;
         echo_retries += echoes;
+        max_outstanding = max_outstanding.max(max_in_flight);
         for (code, n) in c {
             *codes.entry(code).or_default() += n;
         }
@@ -280,6 +360,7 @@ pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<LoadReport> {
         result,
         codes,
         echo_retries,
+        max_outstanding,
     })
 }
 
@@ -309,9 +390,50 @@ mod tests {
             algorithm: AlgorithmSpec::named("default"),
             max_retransmit: 20,
             token_len: 0,
+            nstart: 1,
             seed: 3,
             time_limit,
         }
+    }
+
+    /// NSTART 4 against coapcc's own server on loopback: each client
+    /// sends four requests before the first answer, and every exchange
+    /// completes; NSTART out of range is refused.
+    #[test]
+    fn nstart_keeps_several_exchanges_outstanding() {
+        use crate::resources::Resources;
+        use crate::server::{self, ServerOptions};
+        let h = server::spawn(
+            "127.0.0.1:0".parse().unwrap(),
+            ServerOptions::default(),
+            Resources::standard(),
+        )
+        .unwrap();
+        for kind in [WorkloadKind::Continuous, WorkloadKind::Random] {
+            let mut s = spec(h.addr(), 40, Duration::from_secs(10));
+            s.clients = 2;
+            s.nstart = 4;
+            s.workload.kind = kind;
+            let (r, _) = bounded(Duration::from_secs(10) + MARGIN, run_bound(&s, &[]));
+            let r = r.expect("within the limit").unwrap();
+            assert!(r.max_outstanding > 1, "{kind:?}: {}", r.max_outstanding);
+            assert!(r.max_outstanding <= 4, "{kind:?}: {}", r.max_outstanding);
+            for c in &r.result.clients {
+                assert_eq!((c.completed, c.failed), (40, 0), "{kind:?}");
+                assert!(c.fct.is_some());
+            }
+        }
+        let one = spec(h.addr(), 5, Duration::from_secs(10));
+        let (r, _) = bounded(Duration::from_secs(10) + MARGIN, run_bound(&one, &[]));
+        assert_eq!(r.unwrap().unwrap().max_outstanding, 1);
+        for k in [0, MAX_NSTART + 1] {
+            let mut s = spec(h.addr(), 5, Duration::from_secs(1));
+            s.nstart = k;
+            let (r, _) = bounded(Duration::from_secs(5), run_bound(&s, &[]));
+            let e = r.unwrap().unwrap_err().to_string();
+            assert!(e.contains("nstart: expected 1 to 16"), "{e}");
+        }
+        h.stop();
     }
 
     #[test]

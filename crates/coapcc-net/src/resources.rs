@@ -1,7 +1,9 @@
 //! The resources `coapcc server` serves: a [`Handler`] over a fixed table of
 //! paths, each a fixed-size payload (the testbed's resource, `docs/spec/testbed-spec.md`
 //! §1.2), a text, a small store that PUT / POST / DELETE change, a large
-//! deterministic representation, or an upload resource.
+//! deterministic representation, an upload resource, or an observable
+//! resource ([`crate::observed`]: its representation changes every period;
+//! the UDP server notifies its observers, RFC 7641).
 //!
 //! Over UDP, responses are block-wise (RFC 7959): a GET answered with 2.05
 //! is sent in Block2 blocks when the request carries Block2 or the payload
@@ -25,6 +27,7 @@ use coapcc_proto::message::{option, Code, MessageView};
 use coapcc_proto::server::{recognized_by_default, Handler, Response};
 
 use crate::blockwise::{pattern, szx_of};
+use crate::observed::Observable;
 use crate::uploads::Uploads;
 
 /// Largest payload a store resource keeps (one CoAP message's worth).
@@ -41,6 +44,9 @@ pub const BIG: usize = 100 << 10;
 
 /// The limit of the standard table's `/upload` resource (1 MiB).
 pub const UPLOAD_LIMIT: usize = 1 << 20;
+
+/// The period of the standard table's `/obs` resource.
+pub const OBS_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What a path serves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +73,11 @@ pub enum Resource {
         /// Bodies received so far (the ETag of GET responses).
         version: u32,
     },
+    /// GET → 2.05 with the representation of the current change
+    /// ([`Observable::representation`], text/plain); over UDP a GET with
+    /// Observe = 0 registers for notifications ([`crate::observed`]);
+    /// other methods → 4.05.
+    Observe(Observable),
 }
 
 /// A table of resources by Uri-Path, plus `/.well-known/core` (RFC 6690)
@@ -109,8 +120,9 @@ impl Resources {
 
     /// The table `coapcc server` serves by default: `/sense` (60 bytes, the
     /// testbed's response), `/large` (1000 bytes), `/hello` (text), `/store`,
-    /// `/big` ([`BIG`] bytes of [`crate::blockwise::pattern`]) and `/upload`
-    /// (bodies up to [`UPLOAD_LIMIT`]).
+    /// `/big` ([`BIG`] bytes of [`crate::blockwise::pattern`]), `/upload`
+    /// (bodies up to [`UPLOAD_LIMIT`]) and `/obs` (observable, changing every
+    /// [`OBS_PERIOD`], every fifth notification Confirmable).
     pub fn standard() -> Self {
         let mut r = Resources::new();
         r.add("sense", Resource::Fixed(60));
@@ -119,6 +131,13 @@ impl Resources {
         r.add("store", Resource::Store(Vec::new()));
         r.add("big", Resource::Bytes(pattern(BIG).into()));
         r.add("upload", Resource::upload(UPLOAD_LIMIT));
+        r.add(
+            "obs",
+            Resource::Observe(Observable::new(
+                OBS_PERIOD,
+                coapcc_proto::observe::ConfirmRule::default().every,
+            )),
+        );
         r
     }
 
@@ -158,20 +177,24 @@ impl Resources {
         self.core = self
             .entries
             .iter()
-            .map(|(p, _)| format!("</{p}>"))
+            .map(|(p, r)| match r {
+                Resource::Observe(_) => format!("</{p}>;obs"),
+                _ => format!("</{p}>"),
+            })
             .collect::<Vec<_>>()
             .join(",");
     }
 
     /// Parses `PATH=SIZE` (a fixed payload), `PATH=text:STRING`,
     /// `PATH=store`, `PATH=bytes:N` (N bytes of
-    /// [`crate::blockwise::pattern`], up to [`MAX_BYTES`]) or
-    /// `PATH=upload:LIMIT` (up to [`MAX_UPLOAD`]) and adds it.
+    /// [`crate::blockwise::pattern`], up to [`MAX_BYTES`]),
+    /// `PATH=upload:LIMIT` (up to [`MAX_UPLOAD`]) or
+    /// `PATH=observe:PERIOD[:K]` ([`Observable::parse`]) and adds it.
     pub fn add_spec(&mut self, spec: &str) -> Result<(), String> {
         let (path, what) = spec.split_once('=').ok_or_else(|| {
             format!(
                 "resource `{spec}`: expected PATH=SIZE, PATH=text:STRING, PATH=store, \
-                 PATH=bytes:N or PATH=upload:LIMIT"
+                 PATH=bytes:N, PATH=upload:LIMIT or PATH=observe:PERIOD[:K]"
             )
         })?;
         let number = |n: &str, max: usize| match n.parse::<usize>() {
@@ -186,6 +209,8 @@ impl Resources {
             Resource::Bytes(pattern(number(n, MAX_BYTES)?).into())
         } else if let Some(n) = what.strip_prefix("upload:") {
             Resource::upload(number(n, MAX_UPLOAD)?)
+        } else if let Some(o) = what.strip_prefix("observe:") {
+            Resource::Observe(Observable::parse(o).map_err(|e| format!("resource `{spec}`: {e}"))?)
         } else if let Some(t) = what.strip_prefix("text:") {
             Resource::Text(t.to_string())
         } else {
@@ -200,6 +225,14 @@ impl Resources {
         };
         self.add(path, resource);
         Ok(())
+    }
+
+    /// The observable resources: path and definition.
+    pub fn observables(&self) -> impl Iterator<Item = (&str, &Observable)> {
+        self.entries.iter().filter_map(|(p, r)| match r {
+            Resource::Observe(o) => Some((p.as_str(), o)),
+            _ => None,
+        })
     }
 
     /// The paths served, in order.
@@ -317,6 +350,12 @@ impl Resources {
                 body.clear();
                 *resp_code = Code::DELETED;
             }
+            (Resource::Observe(o), Code::GET) => {
+                *resp_code = Code::CONTENT;
+                options.push((option::CONTENT_FORMAT, Vec::new()));
+                let n = o.change_at(std::time::Instant::now());
+                resp_payload.extend_from_slice(&o.representation(n));
+            }
             _ => *resp_code = Code::METHOD_NOT_ALLOWED,
         }
     }
@@ -353,20 +392,19 @@ impl Resources {
     /// request carried no Block1 or the resource takes none, `Err(())` when
     /// `response` is already the answer (2.31, 4.08, 4.13, 4.00).
     #[allow(clippy::type_complexity)]
-    fn receive(
+    fn receive<'a, I: Iterator<Item = &'a [u8]>>(
         &mut self,
-        request: &MessageView<'_>,
+        (code, segments, payload): (Code, &impl Fn() -> I, &[u8]),
         opts: &BlockOptions,
         response: &mut Response,
     ) -> Result<Option<(Vec<u8>, Option<BlockValue>)>, ()> {
-        if !matches!(request.code, Code::PUT | Code::POST) || opts.block1.is_none() {
+        if !matches!(code, Code::PUT | Code::POST) || opts.block1.is_none() {
             return Ok(None);
         }
-        let Some(limit) = self.upload_limit(|| request.path_segments()) else {
+        let Some(limit) = self.upload_limit(segments) else {
             return Ok(None);
         };
-        let path = request
-            .path_segments()
+        let path = segments()
             .map(String::from_utf8_lossy)
             .collect::<Vec<_>>()
             .join("/");
@@ -375,14 +413,10 @@ impl Resources {
             max_szx: self.block1_szx,
         };
         let peer = self.peer;
-        match self.uploads.on_request(
-            peer,
-            &path,
-            config,
-            opts.block1,
-            opts.size1,
-            request.payload,
-        ) {
+        match self
+            .uploads
+            .on_request(peer, &path, config, opts.block1, opts.size1, payload)
+        {
             Block1Outcome::Continue(b) => {
                 response.code = Code::CONTINUE;
                 response.options.push((option::BLOCK1, b.to_vec()));
@@ -443,19 +477,27 @@ impl Resource {
     }
 }
 
-impl Handler for Resources {
-    fn handle(&mut self, request: &MessageView<'_>, response: &mut Response) {
-        let opts = match BlockOptions::read(request.options()) {
+impl Resources {
+    /// Answers a request given by its code, Uri-Path segments, options and
+    /// payload, block-wise (the module docs): what a UDP request gets, and a
+    /// coap+tcp request carrying Block1 or Block2 (RFC 8323 §6).
+    pub fn respond<'a, I: Iterator<Item = &'a [u8]>>(
+        &mut self,
+        (code, segments, payload): (Code, impl Fn() -> I, &[u8]),
+        options: impl IntoIterator<Item = (u16, &'a [u8])>,
+        response: &mut Response,
+    ) {
+        let opts = match BlockOptions::read(options) {
             Ok(o) => o,
             Err(e) => {
                 response.code = e.response_code();
                 return;
             }
         };
-        if request.code == Code::GET {
+        if code == Code::GET {
             // Kept whole: the block is sliced from it, not copied whole.
             let block2 = self.block2;
-            if let Some((body, etag)) = self.representation(|| request.path_segments()) {
+            if let Some((body, etag)) = self.representation(&segments) {
                 if let Some(v) = etag {
                     response
                         .options
@@ -465,15 +507,15 @@ impl Handler for Resources {
                 return;
             }
         }
-        let (body, echo) = match self.receive(request, &opts, response) {
+        let (body, echo) = match self.receive((code, &segments, payload), &opts, response) {
             Err(()) => return,
             Ok(Some((body, echo))) => (Some(body), echo),
             Ok(None) => (None, None),
         };
         self.answer(
-            request.code,
-            || request.path_segments(),
-            body.as_deref().unwrap_or(request.payload),
+            code,
+            segments,
+            body.as_deref().unwrap_or(payload),
             &mut response.code,
             &mut response.options,
             &mut response.payload,
@@ -485,6 +527,16 @@ impl Handler for Resources {
             let whole = std::mem::take(&mut response.payload);
             put_block2(&self.block2, &whole, &opts, response);
         }
+    }
+}
+
+impl Handler for Resources {
+    fn handle(&mut self, request: &MessageView<'_>, response: &mut Response) {
+        self.respond(
+            (request.code, || request.path_segments(), request.payload),
+            request.options(),
+            response,
+        );
     }
 
     fn recognizes(&self, number: u16) -> bool {
@@ -549,7 +601,7 @@ mod tests {
         let core = call(&mut r, Code::GET, ".well-known/core", b"");
         assert_eq!(
             core.payload,
-            b"</sense>,</large>,</hello>,</store>,</big>,</upload>,</a/b>".to_vec()
+            b"</sense>,</large>,</hello>,</store>,</big>,</upload>,</obs>;obs,</a/b>".to_vec()
         );
         let hello = call(&mut r, Code::GET, "hello", b"");
         assert_eq!(hello.payload, b"Hello from coapcc");

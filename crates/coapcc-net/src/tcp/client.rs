@@ -32,6 +32,9 @@ pub struct TcpResponse {
     pub frame_len: usize,
     /// Request written → response read.
     pub rtt: Duration,
+    /// Its options as (number, value) in message order (empty unless
+    /// payloads are kept).
+    pub options: Vec<(u16, Vec<u8>)>,
 }
 
 /// A client connection.
@@ -153,13 +156,27 @@ impl TcpClient {
         path: &str,
         payload: &[u8],
     ) -> Result<(Token, Instant)> {
+        self.send_with_options(method, path, &[], payload).await
+    }
+
+    /// [`TcpClient::send`] with `extra` options besides the path's (any
+    /// numbers; sorted with them).
+    pub async fn send_with_options(
+        &mut self,
+        method: Code,
+        path: &str,
+        extra: &[(u16, &[u8])],
+        payload: &[u8],
+    ) -> Result<(Token, Instant)> {
         let token = if self.token_len == 0 {
             Token::default()
         } else {
             self.d.conn().alloc_token(self.token_len)
         };
         let opts = uri_options(path);
-        let refs: Vec<(u16, &[u8])> = opts.iter().map(|(n, v)| (*n, v.as_slice())).collect();
+        let mut refs: Vec<(u16, &[u8])> = opts.iter().map(|(n, v)| (*n, v.as_slice())).collect();
+        refs.extend_from_slice(extra);
+        refs.sort_by_key(|(n, _)| *n);
         self.d
             .conn()
             .send_request(method, token.as_slice(), &refs, payload)
@@ -193,6 +210,7 @@ impl TcpClient {
                 payload: d.conn().last_response_payload().to_vec(),
                 frame_len,
                 rtt: sent.elapsed(),
+                options: d.conn().last_response_options().to_vec(),
             }),
             _ => None,
         })
@@ -207,8 +225,23 @@ impl TcpClient {
         payload: &[u8],
         limit: Duration,
     ) -> Result<TcpResponse> {
+        self.exchange_with_options(method, path, &[], payload, limit)
+            .await
+    }
+
+    /// [`TcpClient::exchange`] with `extra` options (see
+    /// [`TcpClient::send_with_options`]).
+    pub async fn exchange_with_options(
+        &mut self,
+        method: Code,
+        path: &str,
+        extra: &[(u16, &[u8])],
+        payload: &[u8],
+        limit: Duration,
+    ) -> Result<TcpResponse> {
         let until = Instant::now() + limit;
-        let (token, sent) = tokio::time::timeout_at(until, self.send(method, path, payload))
+        let send = self.send_with_options(method, path, extra, payload);
+        let (token, sent) = tokio::time::timeout_at(until, send)
             .await
             .map_err(|_| anyhow!("cannot write the request to {} in time", self.peer))??;
         self.response(token, sent, until).await

@@ -2,7 +2,11 @@
 //! connection gets the server's CSM at once (Max-Message-Size), Pings are
 //! answered with Pongs, a Release closes the connection, malformed input is
 //! answered with Abort (7.05) and a close; requests are answered from the
-//! same [`Resources`] as over UDP.
+//! same [`Resources`] as over UDP. A request carrying Block1 or Block2 is
+//! answered block-wise as over UDP (RFC 8323 §6; blocks of 16 to 1024
+//! bytes, BERT is not offered: the CSM carries no Block-Wise-Transfer
+//! option), an upload reassembled per connection; other requests get the
+//! whole representation.
 //!
 //! Bounds (docs/security.md): at most [`TcpServerOptions::max_connections`]
 //! connections at once (a connection over the limit gets our CSM and an
@@ -28,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use coapcc_proto::message::option;
 use coapcc_proto::tcp::{self, ConnEvent, Csm, FrameView, Role};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -184,14 +189,34 @@ impl TcpMonitor {
     }
 }
 
-/// Answers a request frame from `resources`.
-fn answer(resources: &Mutex<Resources>, req: &FrameView<'_>, resp: &mut tcp::Response) {
+/// Answers a request frame from `peer` from `resources`.
+fn answer(
+    resources: &Mutex<Resources>,
+    peer: SocketAddr,
+    req: &FrameView<'_>,
+    resp: &mut tcp::Response,
+) {
     let segments = || {
         req.options()
             .filter(|(n, _)| *n == URI_PATH)
             .map(|(_, v)| v)
     };
-    resources.lock().expect("resources lock").answer(
+    let block_wise = req
+        .options()
+        .any(|(n, _)| n == option::BLOCK1 || n == option::BLOCK2);
+    let mut resources = resources.lock().expect("resources lock");
+    if block_wise {
+        resources.set_peer(peer);
+        let mut r = coapcc_proto::server::Response::default();
+        r.clear();
+        resources.respond((req.code, segments, req.payload), req.options(), &mut r);
+        r.options.sort_by_key(|(n, _)| *n);
+        resp.code = r.code;
+        resp.options = r.options;
+        resp.payload = r.payload;
+        return;
+    }
+    resources.answer(
         req.code,
         segments,
         req.payload,
@@ -229,9 +254,14 @@ async fn serve_connection(
     };
     // Checked at start-up ([`spawn`]); a failure here leaves the defaults.
     let _ = super::socket::apply_accepted(&stream, opts.nodelay, opts.congestion.as_deref());
+    // Uploads are told apart by the connection's address.
+    let peer = stream
+        .peer_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
     let mut d = Driver::new(stream, Role::Responder, csm);
     d.set_write_timeout(Some(opts.flush_timeout));
-    let mut handler = |req: &FrameView<'_>, resp: &mut tcp::Response| answer(&resources, req, resp);
+    let mut handler =
+        |req: &FrameView<'_>, resp: &mut tcp::Response| answer(&resources, peer, req, resp);
     // RFC 8323 §5.3: the CSM is our first message, sent on accept.
     let mut end = match d.flush().await {
         Ok(()) => None,

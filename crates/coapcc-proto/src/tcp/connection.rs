@@ -251,6 +251,7 @@ pub struct CoapTcpConnection {
     response: Response,
     keep_payload: bool,
     last_payload: Vec<u8>,
+    last_options: Vec<(u16, Vec<u8>)>,
 }
 
 impl CoapTcpConnection {
@@ -270,6 +271,7 @@ impl CoapTcpConnection {
             response: Response::default(),
             keep_payload: false,
             last_payload: Vec::new(),
+            last_options: Vec::new(),
         };
         // A CSM with at most two small options always fits.
         let _ = push_frame(&mut c.out, |b| ours.encode(b), 32);
@@ -315,17 +317,25 @@ impl CoapTcpConnection {
         self.outstanding.len()
     }
 
-    /// Keep the payload of each response matched to a request, readable
-    /// through [`CoapTcpConnection::last_response_payload`] until the next
-    /// one (off by default: the simulator needs only lengths).
+    /// Keep the payload and options of each response matched to a request,
+    /// readable through [`CoapTcpConnection::last_response_payload`] and
+    /// [`CoapTcpConnection::last_response_options`] until the next one (off
+    /// by default: the simulator needs only lengths).
     pub fn set_keep_payload(&mut self, keep: bool) {
         self.keep_payload = keep;
         self.last_payload.clear();
+        self.last_options.clear();
     }
 
     /// The payload of the last [`ConnEvent::Response`], if payloads are kept.
     pub fn last_response_payload(&self) -> &[u8] {
         &self.last_payload
+    }
+
+    /// The options of the last [`ConnEvent::Response`] as (number, value) in
+    /// message order, if payloads are kept.
+    pub fn last_response_options(&self) -> &[(u16, Vec<u8>)] {
+        &self.last_options
     }
 
     /// Bytes waiting to be written to the stream.
@@ -572,6 +582,9 @@ impl CoapTcpConnection {
                         if self.keep_payload {
                             self.last_payload.clear();
                             self.last_payload.extend_from_slice(frame.payload);
+                            self.last_options.clear();
+                            self.last_options
+                                .extend(frame.options().map(|(n, v)| (n, v.to_vec())));
                         }
                         self.events.push_back(ConnEvent::Response {
                             token,

@@ -57,14 +57,16 @@ pub struct ClientArgs {
     /// 94, the pattern of the server's bytes: resources).
     #[arg(long, value_name = "N", conflicts_with_all = ["payload", "payload_file"])]
     pub payload_size: Option<usize>,
-    /// coap:// only: a block-wise transfer (RFC 7959) in blocks of N bytes
-    /// (16, 32, …, 1024), one Confirmable exchange per block, each timed by
-    /// the --cc algorithm: a GET downloads with Block2 (following a smaller
-    /// size the server answers with; at most 64 MiB), a PUT or POST uploads
-    /// the payload with Block1. Prints the body (GET) or the final response's
+    /// A block-wise transfer (RFC 7959) in blocks of N bytes (16, 32, …,
+    /// 1024), one Confirmable exchange per block, each timed by the --cc
+    /// algorithm: a GET downloads with Block2 (following a smaller size the
+    /// server answers with; at most 64 MiB), a PUT or POST uploads the
+    /// payload with Block1. Prints the body (GET) or the final response's
     /// payload, and on standard error the total bytes, blocks, exchanges,
     /// retransmissions and the completion time. A payload over 1024 bytes
-    /// is uploaded block-wise in 1024-byte blocks without this option.
+    /// is uploaded block-wise in 1024-byte blocks without this option
+    /// (coap:// only). With coap+tcp:// the same, one request per block on
+    /// the connection (RFC 8323 §6; no BERT).
     #[arg(long, value_name = "N")]
     pub block_size: Option<usize>,
     /// Retransmission-timeout algorithm (see `coapcc algorithms`).
@@ -109,6 +111,26 @@ pub struct ClientArgs {
     /// /proc/sys/net/ipv4/tcp_available_congestion_control).
     #[arg(long, value_name = "NAME")]
     pub tcp_congestion: Option<String>,
+    /// coap:// GET only: observe the resource (RFC 7641). Registers with a
+    /// Non-confirmable GET carrying Observe 0, prints one line per
+    /// notification (its Observe value, CON or NON, payload size, the delay
+    /// when the payload is coapcc's `N T` representation, and the payload),
+    /// acknowledges Confirmable ones, registers again when Max-Age passes
+    /// without one; stops after --notifications, --duration or Ctrl-C,
+    /// deregisters (Observe 1, waiting at most 5 s for the answer) and
+    /// prints how many notifications came, were discarded as older than one
+    /// already seen, and how many re-registrations were sent. Fails if the
+    /// server answers without Observe (it does not observe the resource) or
+    /// not within --timeout.
+    #[arg(long)]
+    pub observe: bool,
+    /// --observe: stop after N notifications (the registration's response
+    /// is the first), 1 to 1 000 000.
+    #[arg(long, value_name = "N", requires = "observe")]
+    pub notifications: Option<u64>,
+    /// --observe: stop after S seconds (at most one day).
+    #[arg(long, value_name = "S", requires = "observe")]
+    pub duration: Option<f64>,
 }
 
 /// `coapcc server`.
@@ -131,11 +153,29 @@ pub struct ServerArgs {
     /// PATH=upload:LIMIT (PUT/POST, block-wise with Block1 or not, answered
     /// 2.04 with the body's length in decimal as the payload, 2.31 Continue
     /// for each block before the last, 4.13 with Size1 = LIMIT past it; GET
-    /// returns the last body; LIMIT at most 16 MiB). Repeatable; default:
-    /// sense=60, large=1000, hello=text, store, big=bytes:102400,
-    /// upload=upload:1048576.
+    /// returns the last body; LIMIT at most 16 MiB) or PATH=observe:PERIOD[:K]
+    /// (observable, RFC 7641: the representation changes every PERIOD, e.g.
+    /// 500ms or 1s, from 10 ms to 1 day; it is `N T` in text/plain, N the
+    /// change counter and T the server's wall clock at change N in
+    /// microseconds since the Unix epoch; over UDP a GET with Observe 0
+    /// registers for notifications, every K-th of them Confirmable, default
+    /// 5; at most 4 observers per client address and 1024 per resource).
+    /// Repeatable; default: sense=60, large=1000, hello=text, store,
+    /// big=bytes:102400, upload=upload:1048576, obs=observe:1s.
     #[arg(long = "resource", value_name = "SPEC")]
     pub resources: Vec<String>,
+    /// The algorithm timing the retransmissions of Confirmable
+    /// notifications of observable resources (see `coapcc algorithms`): one
+    /// instance per observing client address, as a client keeps one per
+    /// server. An unacknowledged notification is retransmitted at most 4
+    /// times; then the observer is removed.
+    #[arg(
+        long = "notify-cc",
+        alias = "notify-algorithm",
+        default_value = "default",
+        value_name = "ALGORITHM"
+    )]
+    pub notify_cc: String,
     /// Do not echo the TC / Rexmit-Cnt options (a server without support).
     #[arg(long)]
     pub no_echo: bool,
@@ -257,6 +297,14 @@ pub struct LoadArgs {
     /// Token length (0 as in the testbed).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub token_len: u8,
+    /// coap:// only: NSTART (RFC 7252 §4.7), the exchanges each client keeps
+    /// outstanding, 1 to 16: a client starts K requests at once and the next
+    /// one whenever one ends (random workload: a new batch once the last
+    /// one's exchanges have all ended), all timed by its one algorithm
+    /// instance. The header line reports the most a client had in flight at
+    /// once.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub nstart: usize,
     /// Seed of the clients' random streams.
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
@@ -365,6 +413,9 @@ pub struct LoadOutcome {
     pub transport: Transport,
     /// TCP: connections opened (None over UDP).
     pub connections: Option<u64>,
+    /// UDP: the most exchanges one client had in flight at once (None over
+    /// TCP).
+    pub max_outstanding: Option<usize>,
 }
 
 impl LoadOutcome {

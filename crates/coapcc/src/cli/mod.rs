@@ -8,6 +8,7 @@ pub mod emulated;
 pub mod emulators;
 pub mod ip;
 pub mod net;
+pub mod observe;
 pub mod progress;
 pub mod report;
 pub mod stdout;

@@ -105,9 +105,17 @@ pub fn client(args: ClientArgs) -> Result<()> {
     if args.token_len > 8 {
         bail!("--token-len: expected 0 to 8");
     }
+    if args.observe {
+        return crate::cli::observe::client(&runtime()?, &args);
+    }
     if target::is_tcp(&args.uri) {
         if args.block_size.is_some() {
-            bail!("--block-size: applies to coap:// URIs only (block-wise transfers over UDP)");
+            if args.count > 1 {
+                bail!("--block-size: a block-wise transfer runs once; not with --count");
+            }
+            if args.method == Method::Delete {
+                bail!("--block-size: for GET (Block2), PUT or POST (Block1), not DELETE");
+            }
         }
         return crate::cli::tcp::client(&runtime()?, &args, args.method.code(), &payload);
     }
@@ -270,7 +278,7 @@ pub fn client(args: ClientArgs) -> Result<()> {
 const MAX_BLOCK: usize = 1024;
 
 /// The largest body `coapcc client` downloads or uploads block-wise.
-const MAX_BLOCKWISE: usize = 64 << 20;
+pub(crate) const MAX_BLOCKWISE: usize = 64 << 20;
 
 /// `coapcc client` with `--block-size` (or a payload over [`MAX_BLOCK`]): a
 /// Block2 download (GET) or Block1 upload (PUT, POST); the body or final
@@ -292,6 +300,19 @@ async fn block_transfer(
         let size = args.block_size.unwrap_or(MAX_BLOCK);
         blockwise::upload(c, peer, method, path, payload, size, limit).await?
     };
+    print_transfer(&r, method, peer, sent, args.no_fail)
+}
+
+/// Prints a block-wise transfer's result: the figures to standard error,
+/// the body (GET) or the final response's payload to standard output; an
+/// error code fails unless `no_fail`.
+pub fn print_transfer(
+    r: &coapcc_net::blockwise::TransferReport,
+    method: coapcc_proto::message::Code,
+    peer: SocketAddr,
+    sent: usize,
+    no_fail: bool,
+) -> Result<()> {
     let what = if method == coapcc_proto::message::Code::GET {
         format!("{} bytes received", r.body.len())
     } else {
@@ -316,7 +337,7 @@ async fn block_transfer(
         writeln!(stdout).context(STDOUT)?;
     }
     stdout.flush().context(STDOUT)?;
-    if load::is_error(r.code) && !args.no_fail {
+    if load::is_error(r.code) && !no_fail {
         bail!("error response {} (exit 0 with --no-fail)", r.code);
     }
     Ok(())
@@ -343,6 +364,7 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
             factor: args.amplification_factor,
             exempt_loopback: true,
         },
+        notify_algorithm: AlgorithmSpec::named(&args.notify_cc),
     };
     let duration = args.duration.map(|d| seconds("duration", d)).transpose()?;
     let paths: Vec<String> = resources.paths().map(|p| format!("/{p}")).collect();
@@ -375,6 +397,23 @@ pub fn server(args: ServerArgs) -> Result<Snapshot> {
         s.oversized,
         s.max_cached
     );
+    let o = s.observe;
+    if o.registered + o.refused + o.notifications > 0 {
+        eprintln!(
+            "observe: {} registrations ({} refused), {} notifications ({} retransmissions, \
+             {} acknowledged); observers removed: {} deregistered, {} reset, {} timed out; \
+             {} left",
+            o.registered,
+            o.refused,
+            o.notifications,
+            o.retransmissions,
+            o.acknowledged,
+            o.deregistered,
+            o.reset,
+            o.timed_out,
+            o.observers
+        );
+    }
     if let Some(t) = tcp {
         eprintln!("{}", crate::cli::tcp::server_summary(&t));
     }
@@ -417,6 +456,13 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         batch: parse_batch(&args.batch)?,
         ..Default::default()
     };
+    if !(1..=load::MAX_NSTART).contains(&args.nstart) {
+        bail!(
+            "--nstart: expected 1 to {} exchanges outstanding per client, found {}",
+            load::MAX_NSTART,
+            args.nstart
+        );
+    }
     let bind = crate::cli::tcp::parse_bind(&args.bind)?;
     if target::is_tcp(&args.uri) {
         return crate::cli::tcp::load(&rt, &args, workload, bind);
@@ -432,6 +478,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         algorithm: AlgorithmSpec::named(&args.cc),
         max_retransmit: args.max_retransmit,
         token_len: args.token_len,
+        nstart: args.nstart,
         seed: args.seed,
         time_limit: seconds("time-limit", args.time_limit)?,
     };
@@ -446,6 +493,7 @@ pub fn load(args: LoadArgs) -> Result<LoadOutcome> {
         echo_retries: r.echo_retries,
         transport: Transport::Udp,
         connections: None,
+        max_outstanding: Some(r.max_outstanding),
     })
 }
 
@@ -512,6 +560,8 @@ pub fn load_json(o: &LoadOutcome) -> String {
         "workload": o.spec.workload,
         "algorithm": o.spec.algorithm,
         "max_retransmit": o.spec.max_retransmit,
+        "nstart": o.spec.nstart,
+        "max_outstanding": o.max_outstanding,
         "seed": o.spec.seed,
         "duration": o.result.duration,
         "responses": o.codes.iter().map(|(c, n)| (c.to_string(), *n)).collect::<BTreeMap<String, u64>>(),
@@ -537,6 +587,13 @@ pub fn load_header(o: &LoadOutcome) -> String {
         h.push_str(&format!(
             "\nrequests sent again with an Echo option (the server's 4.01 challenge, RFC 9175): {}",
             o.echo_retries
+        ));
+    }
+    if o.spec.nstart > 1 {
+        h.push_str(&format!(
+            "\nNSTART {}: at most {} exchange(s) in flight at once per client",
+            o.spec.nstart,
+            o.max_outstanding.unwrap_or(0)
         ));
     }
     if let Some(n) = o.connections {

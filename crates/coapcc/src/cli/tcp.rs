@@ -7,6 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
+use coapcc_net::blockwise;
 use coapcc_net::resources::Resources;
 use coapcc_net::target;
 use coapcc_net::tcp::client::TcpClient;
@@ -87,6 +88,29 @@ pub fn client(
             began.elapsed().as_secs_f64() * 1e3,
             csm.max_message_size
         );
+        if let Some(size) = args.block_size {
+            let r = if method == Code::GET {
+                blockwise::tcp_download(
+                    &mut c,
+                    &t.path,
+                    Some(size),
+                    crate::cli::net::MAX_BLOCKWISE,
+                    limit,
+                )
+                .await?
+            } else {
+                let body = payload.to_vec();
+                blockwise::tcp_upload(&mut c, method, &t.path, body, size, limit).await?
+            };
+            c.close().await;
+            return crate::cli::net::print_transfer(
+                &r,
+                method,
+                t.addr,
+                payload.len(),
+                args.no_fail,
+            );
+        }
         let mut stdout = std::io::stdout().lock();
         if args.count > 1 {
             writeln!(stdout, "{:>6}  {:<8} {:>10}", "#", "code", "rtt (ms)").context(STDOUT)?;
@@ -208,6 +232,7 @@ pub fn load(
 ) -> Result<LoadOutcome> {
     udp_only("--cc", args.cc != "default")?;
     udp_only("--max-retransmit", args.max_retransmit != 20)?;
+    udp_only("--nstart", args.nstart != 1)?;
     let t = rt.block_on(target::resolve_tcp(&args.uri))?;
     let spec = TcpLoadSpec {
         target: t.addr,
@@ -238,6 +263,7 @@ pub fn load(
             algorithm: coapcc_sim::AlgorithmSpec::named("tcp"),
             max_retransmit: 0,
             token_len: args.token_len,
+            nstart: 1,
             seed: args.seed,
             time_limit: spec.time_limit,
         },
@@ -248,6 +274,7 @@ pub fn load(
         echo_retries: 0,
         transport: Transport::Tcp,
         connections: Some(r.connections),
+        max_outstanding: None,
     })
 }
 

@@ -367,6 +367,7 @@ fn load_against_libcoap_server() {
             algorithm: AlgorithmSpec::named(alg),
             max_retransmit: 20,
             token_len: 0,
+            nstart: 1,
             seed: 5,
             time_limit: std::time::Duration::from_secs(15),
         };

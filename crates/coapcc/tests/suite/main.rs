@@ -15,6 +15,7 @@ mod hardening;
 mod identical_output;
 mod interop;
 mod interop_block;
+mod interop_observe;
 mod interop_tcp;
 mod kernel_check;
 mod net_cli;

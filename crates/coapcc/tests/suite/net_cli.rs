@@ -328,3 +328,110 @@ fn tcp_load_and_client_end_at_their_limit_under_a_flood_of_foreign_tokens() {
     assert!(!ok, "{err}");
     assert!(err.contains("no answer from 127.0.0.1:"), "{err}");
 }
+
+/// `coapcc client --observe` against `coapcc server`: one line per
+/// notification, in order, the delay derived from the `N T` payload, and
+/// the summary; a resource that is not observable is an error that says
+/// so; options that do not go with --observe are refused.
+#[test]
+fn client_observes_and_deregisters() {
+    let mut r = Resources::standard();
+    r.add_spec("fast=observe:100ms").unwrap();
+    let h = server::spawn(any_port(), ServerOptions::default(), r).unwrap();
+    let uri = |p: &str| format!("coap://127.0.0.1:{}/{p}", h.addr().port());
+    let (ok, out, err) = run_bounded(bin().args([
+        "client",
+        "--observe",
+        "--notifications",
+        "4",
+        "--duration",
+        "10",
+        &uri("fast"),
+    ]));
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert!(lines[0].contains("observe") && lines[0].contains("delay (ms)"));
+    let seqs: Vec<u32> = lines[1..5]
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert!(f[2] == "NON" || f[2] == "CON", "{l}");
+            assert_eq!(f[3], "2.05", "{l}");
+            let delay: f64 = f[5].parse().unwrap();
+            assert!(delay.abs() < 1000.0, "{l}");
+            f[0].parse().unwrap()
+        })
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{out}");
+    assert_eq!(
+        lines[5],
+        "4 notifications, 0 discarded as older, 0 re-registrations; deregistered"
+    );
+    let (ok, _, err) = run_bounded(bin().args(["client", "--observe", &uri("sense")]));
+    assert!(!ok);
+    assert!(err.contains("is not observed"), "{err}");
+    for bad in [
+        &["--count", "2"][..],
+        &["-m", "put"],
+        &["--notifications", "0"],
+    ] {
+        let (ok, _, err) = run_bounded(
+            bin()
+                .args(["client", "--observe"])
+                .args(bad)
+                .arg(uri("obs")),
+        );
+        assert!(!ok, "{bad:?}");
+        assert!(err.contains(bad[0]) || err.contains("--observe"), "{err}");
+    }
+    let s = h.stop().observe;
+    assert_eq!(
+        (s.registered, s.deregistered, s.observers),
+        (1, 1, 0),
+        "{s:?}"
+    );
+}
+
+/// `coapcc load --nstart`: the header line reports how many exchanges were
+/// in flight at once; K out of range, or over coap+tcp, is refused.
+#[test]
+fn load_nstart() {
+    let h = server::spawn(any_port(), ServerOptions::default(), Resources::standard()).unwrap();
+    let uri = format!("coap://127.0.0.1:{}/sense", h.addr().port());
+    let (ok, out, err) = run_bounded(bin().args([
+        "load",
+        &uri,
+        "--clients",
+        "2",
+        "--exchanges",
+        "20",
+        "--nstart",
+        "4",
+        "--format",
+        "json",
+    ]));
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["nstart"], 4, "{out}");
+    let most = v["max_outstanding"].as_u64().unwrap();
+    assert!((2..=4).contains(&most), "{out}");
+    for k in ["0", "17"] {
+        let (ok, _, err) = run_bounded(bin().args(["load", &uri, "--nstart", k]));
+        assert!(!ok);
+        assert!(
+            err.contains(&format!(
+                "--nstart: expected 1 to 16 exchanges outstanding per client, found {k}"
+            )),
+            "{err}"
+        );
+    }
+    let tcp = format!("coap+tcp://127.0.0.1:{}/sense", h.addr().port());
+    let (ok, _, err) = run_bounded(bin().args(["load", &tcp, "--nstart", "2"]));
+    assert!(!ok);
+    assert!(
+        err.contains("--nstart: applies to coap:// (UDP) only"),
+        "{err}"
+    );
+    h.stop();
+}

@@ -63,6 +63,7 @@ fn load_through_emulator(
         algorithm: alg.clone(),
         max_retransmit: 20,
         token_len: 0,
+        nstart: 1,
         seed: 3,
         time_limit: Duration::from_secs(15),
     };

@@ -389,6 +389,7 @@ fn load_through_the_grid_is_accounted_for() {
         algorithm: AlgorithmSpec::named("cocoa"),
         max_retransmit: 4,
         token_len: 0,
+        nstart: 1,
         seed: 3,
         time_limit: Duration::from_secs(30),
     };
