@@ -133,12 +133,7 @@ impl World for AnyWorld<'_> {
 }
 
 /// Drives `world` to its end (or until `stop` is set) and returns its
-/// result and the wall time of its event loop. Never inlined: each world's
-/// event loop stays a function of its own, optimised as when it was the
-/// only one (inlined into [`run_any`] beside the others', the request
-/// world's loop lost the network's `poll` to the inliner's budget: +5.6 %
-/// instructions for 400 clients).
-#[inline(never)]
+/// result and the wall time of its event loop.
 fn run_one<W: World<Result = RunResult>>(
     mut world: W,
     stop: &AtomicBool,
