@@ -38,8 +38,13 @@ pub fn settings(
 
 /// A client endpoint with `settings`, seeded from the node's own stream
 /// `rng`: its random stream, then its first message ID, are the next two
-/// draws of `rng`.
-pub fn endpoint(settings: &Arc<ClientSettings>, rng: &mut SimRng) -> CoapClient {
+/// draws of `rng`. Its peers are of type `P` (a world whose clients are of
+/// another type than [`CoapClient`] gets its own copy of the client's code:
+/// see `dumbbell/blockwise.rs`).
+pub fn endpoint<P: Copy + Eq>(
+    settings: &Arc<ClientSettings>,
+    rng: &mut SimRng,
+) -> Client<P, SimRng> {
     let coap_rng = SimRng::new(rng.next_u64());
     let first_mid = rng.next_u64() as u16;
     Client::with_settings(Arc::clone(settings), coap_rng, first_mid)
