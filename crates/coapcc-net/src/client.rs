@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 use coapcc_link::rng::SimRng;
 use coapcc_proto::client::{
-    Client, ClientConfig, ClientEvent, ExchangeId, FailReason, Request, Transmit,
+    Client, ClientConfig, ClientEvent, ExchangeId, FailReason, Request, ResponseBody, Transmit,
 };
 use coapcc_proto::message::Code;
 use coapcc_proto::Nanos;
@@ -332,10 +332,10 @@ impl Tracker {
                     retransmissions,
                     elapsed,
                     echo,
-                    payload,
-                    options,
+                    body,
                     ..
                 } if exchange == self.id => {
+                    let ResponseBody { payload, options } = body.map(|b| *b).unwrap_or_default();
                     self.done = Some(ExchangeReport {
                         outcome: Outcome::Response {
                             code,

@@ -139,6 +139,16 @@ pub enum FailReason {
     Reset,
 }
 
+/// What a response carried, kept when [`ClientConfig::keep_payload`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResponseBody {
+    /// The payload.
+    pub payload: Vec<u8>,
+    /// The options as (number, value), in message order, e.g. the Block2
+    /// and ETag of a block-wise transfer.
+    pub options: Vec<(u16, Vec<u8>)>,
+}
+
 /// What happened, for the application and the metrics.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClientEvent<P> {
@@ -157,12 +167,10 @@ pub enum ClientEvent<P> {
         /// The echoed ordinal given to the algorithm (`None` when nothing
         /// decodable was echoed, or when an Empty ACK acknowledged).
         echo: Option<u8>,
-        /// The payload (empty unless [`ClientConfig::keep_payload`]).
-        payload: Vec<u8>,
-        /// The options as (number, value), in message order (empty unless
-        /// [`ClientConfig::keep_payload`]), e.g. for the Block2 and ETag
-        /// of a block-wise transfer.
-        options: Vec<(u16, Vec<u8>)>,
+        /// The payload and options (`None` unless
+        /// [`ClientConfig::keep_payload`]). Boxed: most clients keep
+        /// neither, and the event stays small for them.
+        body: Option<Box<ResponseBody>>,
     },
     /// The exchange was abandoned.
     Failed {
@@ -971,16 +979,12 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             retransmissions: ex.retransmissions_at_ack,
             elapsed: ex.elapsed_at_ack,
             echo: ex.echo,
-            payload: if self.settings.config.keep_payload {
-                msg.payload.to_vec()
-            } else {
-                Vec::new()
-            },
-            options: if self.settings.config.keep_payload {
-                msg.options().map(|(n, v)| (n, v.to_vec())).collect()
-            } else {
-                Vec::new()
-            },
+            body: self.settings.config.keep_payload.then(|| {
+                Box::new(ResponseBody {
+                    payload: msg.payload.to_vec(),
+                    options: msg.options().map(|(n, v)| (n, v.to_vec())).collect(),
+                })
+            }),
         });
         self.finish(now, i);
     }

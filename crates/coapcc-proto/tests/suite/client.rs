@@ -215,8 +215,7 @@ fn exchange_completes() {
             retransmissions: 0,
             elapsed: 600 * MS,
             echo: None,
-            payload: vec![],
-            options: vec![],
+            body: None,
         }]
     );
     assert_eq!(c.poll_timeout(), None);
@@ -239,10 +238,10 @@ fn payload_is_kept_when_asked() {
     let (_, bytes) = only_tx(&mut c);
     c.handle_datagram(SEC, SERVER, &serve(&mut s, 0, &bytes).unwrap().0);
     let ev = events(&mut c);
-    let Some(ClientEvent::Response { payload, .. }) = ev.last() else {
+    let Some(ClientEvent::Response { body: Some(b), .. }) = ev.last() else {
         panic!()
     };
-    assert_eq!(payload, &vec![b'x'; 60]);
+    assert_eq!(b.payload, vec![b'x'; 60]);
 }
 
 /// Extra options (here Block2 and Size2) go after the path, the response's
@@ -276,13 +275,14 @@ fn extra_request_options_and_response_options() {
     reply.payload = vec![1; 64];
     c.handle_datagram(SEC, SERVER, &reply.encode().unwrap());
     let ev = events(&mut c);
-    let Some(ClientEvent::Response { options, .. }) = ev.last() else {
+    let Some(ClientEvent::Response { body: Some(b), .. }) = ev.last() else {
         panic!("{ev:?}")
     };
     assert_eq!(
-        options,
-        &vec![(option::ETAG, vec![7]), (option::BLOCK2, vec![0x1A])]
+        b.options,
+        vec![(option::ETAG, vec![7]), (option::BLOCK2, vec![0x1A])]
     );
+    assert_eq!(b.payload, vec![1; 64]);
     let bad: [(u16, &[u8]); 2] = [(option::SIZE2, &[]), (option::BLOCK2, &[])];
     assert_eq!(
         c.request_with_options(0, SERVER, &GET, &bad),
@@ -1007,8 +1007,7 @@ fn non_request_and_response() {
             retransmissions: 0,
             elapsed: SEC,
             echo: None,
-            payload: vec![],
-            options: vec![]
+            body: None
         }]
     );
     // A NON without answer fails after the response timeout; no retransmission.

@@ -454,14 +454,14 @@ impl<'a> World<'a> {
                         code,
                         retransmissions,
                         elapsed,
-                        payload,
-                        options,
+                        body,
                         ..
                     } => {
                         record.completed += 1;
                         record.rtt_sum += to_secs(elapsed);
                         records::count(&mut self.histograms[group], retransmissions);
-                        self.on_block(c, code, &payload, &options);
+                        let body = body.map(|b| *b).unwrap_or_default();
+                        self.on_block(c, code, &body.payload, &body.options);
                         more = true;
                     }
                     ClientEvent::Failed { .. } => {

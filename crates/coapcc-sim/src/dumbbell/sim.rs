@@ -2,9 +2,6 @@
 //! and how a run is set up and summarised; and [`AnyWorld`], the world of
 //! one run, chosen by the run's workload.
 
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
-
 use coapcc_link::dumbbell::Dumbbell;
 use coapcc_link::time::Nanos;
 use coapcc_link::{NodeId, PacketId};
@@ -14,10 +11,9 @@ use coapcc_workload::WorkloadKind;
 use super::config::{validate, RunSpec};
 use super::world::{self, Event, Tap};
 use super::{blockwise, observe};
-use crate::event_loop::{drive, Core, World};
+use crate::event_loop::{Core, World};
 use crate::network::{SimNetwork, Tapped};
 use crate::spec_error::SpecError;
-use crate::stop;
 
 /// The dumbbell, as a network of the simulator.
 #[derive(Clone, Copy, Debug)]
@@ -26,9 +22,14 @@ pub struct Sim;
 /// The world of one dumbbell run: request/response clients (continuous and
 /// random, over UDP or TCP), observers, or block-wise clients. A run's
 /// groups share one of these kinds (`validate`), so the world is chosen
-/// once per run; each of its calls goes to that world. [`Sim`]'s runs
-/// match on it once and drive the chosen world itself, so the event loop
-/// of each world is its own monomorphised copy, with no dispatch per event.
+/// once per run; each of its calls goes to that world through a `match`
+/// that takes the same arm throughout the run.
+///
+/// One event loop for the three worlds, not one per world: with a copy of
+/// the loop per world, the network's and the agenda's code (`poll`,
+/// `pop_due`), which every copy calls, was no longer inlined into the
+/// request world's loop, and a 400-client run took 2.6 % more instructions
+/// than with the match (`docs/performance.md`).
 #[allow(clippy::large_enum_variant)]
 pub enum AnyWorld<'a> {
     /// Continuous and random clients (`world.rs`).
@@ -132,28 +133,6 @@ impl World for AnyWorld<'_> {
     }
 }
 
-/// Drives `world` to its end (or until `stop` is set) and returns its
-/// result and the wall time of its event loop.
-fn run_one<W: World<Result = RunResult>>(
-    mut world: W,
-    stop: &AtomicBool,
-) -> Result<(RunResult, Duration), SpecError> {
-    let t0 = Instant::now();
-    let processed = drive(&mut world, stop);
-    let wall = t0.elapsed();
-    stop::check(stop, processed)?;
-    Ok((world.finish(processed), wall))
-}
-
-/// [`run_one`] on the world `world` holds.
-fn run_any(world: AnyWorld<'_>, stop: &AtomicBool) -> Result<(RunResult, Duration), SpecError> {
-    match world {
-        AnyWorld::Request(w) => run_one(w, stop),
-        AnyWorld::Observe(w) => run_one(w, stop),
-        AnyWorld::Blockwise(w) => run_one(w, stop),
-    }
-}
-
 impl SimNetwork for Sim {
     type RunSpec = RunSpec;
     type RunResult = RunResult;
@@ -172,18 +151,6 @@ impl SimNetwork for Sim {
     fn summary(label: &str, _spec: &RunSpec, runs: &[RunResult]) -> Summary {
         Summary::of(label, 0, runs)
     }
-
-    fn run_stoppable(
-        spec: &RunSpec,
-        replication: u32,
-        stop: &AtomicBool,
-    ) -> Result<RunResult, SpecError> {
-        Ok(run_any(AnyWorld::new(spec, replication)?, stop)?.0)
-    }
-
-    fn run_timed(spec: &RunSpec, replication: u32) -> Result<(RunResult, Duration), SpecError> {
-        run_any(AnyWorld::new(spec, replication)?, &stop::NEVER)
-    }
 }
 
 impl Tapped for Sim {
@@ -195,15 +162,5 @@ impl Tapped for Sim {
             AnyWorld::Observe(w) => w.attach(tap),
             AnyWorld::Blockwise(w) => w.attach(tap),
         }
-    }
-
-    fn run_with_tap<'a>(
-        spec: &'a RunSpec,
-        replication: u32,
-        tap: &'a mut (dyn Tap + 'a),
-    ) -> Result<RunResult, SpecError> {
-        let mut world = AnyWorld::new(spec, replication)?;
-        Self::attach(&mut world, tap);
-        Ok(run_any(world, &stop::NEVER)?.0)
     }
 }
