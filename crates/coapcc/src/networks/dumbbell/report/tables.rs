@@ -267,21 +267,75 @@ pub fn summary(r: &DumbbellReport) -> Table {
     }
 }
 
+/// A table of one row per group that has `metrics` (its cell's
+/// coordinates, its label and replications, then the metrics' columns).
+fn per_group(
+    r: &DumbbellReport,
+    id: &'static str,
+    title: &'static str,
+    columns: &[&str],
+    metrics: impl Fn(&Summary) -> Option<Vec<String>>,
+) -> Table {
+    let mut rows = Vec::new();
+    for c in &r.cells {
+        for g in &c.groups {
+            if let Some(m) = metrics(&g.summary) {
+                let mut row = coords(c);
+                row.extend([g.label.clone(), format!("{}/{}", c.done, c.cell.keys.len())]);
+                row.extend(m);
+                rows.push(row);
+            }
+        }
+    }
+    let mut header = strs(&[
+        "set",
+        "errors",
+        "workload",
+        "buffer",
+        "clients",
+        "algorithm",
+        "replications",
+    ]);
+    header.extend(strs(columns));
+    Table {
+        id,
+        title,
+        header,
+        rows,
+    }
+}
+
 /// What observers got, per observing group: changes delivered, superseded
 /// and lost, notification delays and the age of the observers' views
 /// (percentiles are means over replications).
 pub fn observe(r: &DumbbellReport) -> Table {
-    let mut rows = Vec::new();
-    for c in &r.cells {
-        for g in &c.groups {
-            let Some(o) = &g.summary.observe else {
-                continue;
-            };
+    let columns = [
+        "changes",
+        "delivered %",
+        "superseded %",
+        "lost %",
+        "discarded as older",
+        "delay p10",
+        "delay median",
+        "delay p90",
+        "delay max",
+        "mean age median",
+        "mean age p90",
+        "CON sent",
+        "NON sent",
+        "CON retransmitted",
+        "re-registrations",
+    ];
+    per_group(
+        r,
+        "observe",
+        "Observe: what became of the resource's changes at the observers",
+        &columns,
+        |s| {
+            let o = s.observe.as_ref()?;
             let share = |n: u64| format!("{:.2}", 100.0 * n as f64 / o.generated.max(1) as f64);
-            let mut row = coords(c);
-            row.extend([
-                g.label.clone(),
-                format!("{}/{}", c.done, c.cell.keys.len()),
+            let retransmitted: u64 = s.retransmissions_per_exchange.iter().skip(1).sum();
+            Some(vec![
                 o.generated.to_string(),
                 share(o.delivered),
                 share(o.superseded),
@@ -295,61 +349,34 @@ pub fn observe(r: &DumbbellReport) -> Table {
                 f3(o.age.p90),
                 o.confirmable.to_string(),
                 o.non_confirmable.to_string(),
-                g.summary
-                    .retransmissions_per_exchange
-                    .iter()
-                    .skip(1)
-                    .sum::<u64>()
-                    .to_string(),
+                retransmitted.to_string(),
                 o.reregistrations.to_string(),
-            ]);
-            rows.push(row);
-        }
-    }
-    Table {
-        id: "observe",
-        title: "Observe: what became of the resource's changes at the observers",
-        header: strs(&[
-            "set",
-            "errors",
-            "workload",
-            "buffer",
-            "clients",
-            "algorithm",
-            "replications",
-            "changes",
-            "delivered %",
-            "superseded %",
-            "lost %",
-            "discarded as older",
-            "delay p10",
-            "delay median",
-            "delay p90",
-            "delay max",
-            "mean age median",
-            "mean age p90",
-            "CON sent",
-            "NON sent",
-            "CON retransmitted",
-            "re-registrations",
-        ]),
-        rows,
-    }
+            ])
+        },
+    )
 }
 
 /// Block-wise transfers per group: completion time and goodput
 /// (percentiles are means over replications).
 pub fn transfers(r: &DumbbellReport) -> Table {
-    let mut rows = Vec::new();
-    for c in &r.cells {
-        for g in &c.groups {
-            let Some(t) = &g.summary.transfers else {
-                continue;
-            };
-            let mut row = coords(c);
-            row.extend([
-                g.label.clone(),
-                format!("{}/{}", c.done, c.cell.keys.len()),
+    let columns = [
+        "completed",
+        "failed",
+        "time p10",
+        "time median",
+        "time p90",
+        "time max",
+        "goodput median",
+        "goodput p10",
+    ];
+    per_group(
+        r,
+        "transfers",
+        "Block-wise transfers: completion time (s) and goodput (bit/s)",
+        &columns,
+        |s| {
+            let t = s.transfers.as_ref()?;
+            Some(vec![
                 t.completed.to_string(),
                 t.failed.to_string(),
                 f3(t.completion.p10),
@@ -358,32 +385,9 @@ pub fn transfers(r: &DumbbellReport) -> Table {
                 f3(t.completion.max),
                 format!("{:.0}", t.goodput.p50),
                 format!("{:.0}", t.goodput.p10),
-            ]);
-            rows.push(row);
-        }
-    }
-    Table {
-        id: "transfers",
-        title: "Block-wise transfers: completion time (s) and goodput (bit/s)",
-        header: strs(&[
-            "set",
-            "errors",
-            "workload",
-            "buffer",
-            "clients",
-            "algorithm",
-            "replications",
-            "completed",
-            "failed",
-            "time p10",
-            "time median",
-            "time p90",
-            "time max",
-            "goodput median",
-            "goodput p10",
-        ]),
-        rows,
-    }
+            ])
+        },
+    )
 }
 
 #[cfg(test)]
