@@ -451,7 +451,7 @@ fn real_main() -> Result<()> {
             // socket a connection holds (`size_of`; its buffers and queues
             // are on the heap), at each end.
             crate::outln!("{:<21} {:<9} {:>6}  description", "name", "spec", "state")?;
-            for a in coapcc_rto::registry::ALGORITHMS {
+            for a in coapcc_rto::registry::all() {
                 let approx = if a.approximate { " (approximate)" } else { "" };
                 crate::outln!(
                     "{:<21} {:<9} {:>4} B  {}{}",

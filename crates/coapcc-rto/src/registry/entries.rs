@@ -267,11 +267,18 @@ mod tests {
     #[test]
     fn registered_algorithms_come_after_the_builtins_and_build() {
         let r = Registry::builtin()
-            .with(default_named("mine").summary("one line").section("a paper §2"))
+            .with(
+                default_named("mine")
+                    .summary("one line")
+                    .section("a paper §2"),
+            )
             .unwrap();
         assert_eq!(r.len(), ALGORITHMS.len() + 1);
         let a = r.find("mine").unwrap();
-        assert_eq!((a.name, a.summary, a.section), ("mine", "one line", "a paper §2"));
+        assert_eq!(
+            (a.name, a.summary, a.section),
+            ("mine", "one line", "a paper §2")
+        );
         assert!((a.build)(&AlgorithmParams::default()).is_ok());
         assert!(r.names().ends_with(", fasor-option, mine"));
         assert!(Registry::builtin().find("mine").is_none());
@@ -307,7 +314,9 @@ mod tests {
             "algorithm `mine`: the name is taken by an algorithm registered before"
         );
         let long = "a".repeat(MAX_NAME + 1);
-        for bad in ["", " mine", "-mine", "my rto", "my/rto", "mïne", "a,b", &long] {
+        for bad in [
+            "", " mine", "-mine", "my rto", "my/rto", "mïne", "a,b", &long,
+        ] {
             let e = r.register(default_named(bad)).unwrap_err();
             assert_eq!(e, RegistryError::InvalidName { name: bad.into() });
         }
