@@ -292,6 +292,25 @@ mod tests {
     }
 
     #[test]
+    fn install_refuses_names_of_coap_over_tcp() {
+        use registry::{BoxedAlgorithm, NewAlgorithm, Registry};
+        for name in ["tcp", "tcp-lwip", "tcp-linux6"] {
+            let r = Registry::builtin()
+                .with(NewAlgorithm::new(name, |p| {
+                    Ok(
+                        Box::new(coapcc_rto::default::DefaultCoap::from_params("x", p)?)
+                            as BoxedAlgorithm,
+                    )
+                }))
+                .unwrap();
+            assert_eq!(
+                install(r).unwrap_err(),
+                format!("algorithm `{name}`: the name selects CoAP over TCP; choose another")
+            );
+        }
+    }
+
+    #[test]
     fn unset_readings_are_not_written() {
         let text = toml::to_string(&AlgorithmSpec::named("pcocoa")).unwrap();
         assert_eq!(text, "name = \"pcocoa\"\n");
