@@ -81,28 +81,26 @@ const GET: Request<'static> = Request {
     confirmable: true,
 };
 
+/// A client running `info`'s algorithm.
+fn client(info: &'static AlgorithmInfo) -> Client<u32, Half> {
+    Client::new(
+        ClientConfig::default(),
+        (info, AlgorithmParams::default()),
+        Half,
+        1,
+    )
+}
+
 #[test]
 fn the_client_refuses_a_bad_first_or_backed_off_timer() {
     for (bad, shown) in BAD {
-        let info = arms(bad, 2.0);
-        let mut c: Client<u32, Half> = Client::new(
-            ClientConfig::default(),
-            (info, AlgorithmParams::default()),
-            Half,
-            1,
-        );
+        let mut c = client(arms(bad, 2.0));
         let msg = panic_of(|| {
             c.request(0, 9, &GET).unwrap();
         });
         assert_eq!(msg, expected("start", shown));
 
-        let info = arms(2.0, bad);
-        let mut c: Client<u32, Half> = Client::new(
-            ClientConfig::default(),
-            (info, AlgorithmParams::default()),
-            Half,
-            1,
-        );
+        let mut c = client(arms(2.0, bad));
         c.request(0, 9, &GET).unwrap();
         assert_eq!(c.poll_timeout(), Some(2 * S));
         let msg = panic_of(|| c.handle_timeout(2 * S));
@@ -112,13 +110,7 @@ fn the_client_refuses_a_bad_first_or_backed_off_timer() {
 
 #[test]
 fn the_largest_timer_is_accepted() {
-    let info = arms(1.8e10, 1.8e10);
-    let mut c: Client<u32, Half> = Client::new(
-        ClientConfig::default(),
-        (info, AlgorithmParams::default()),
-        Half,
-        1,
-    );
+    let mut c = client(arms(1.8e10, 1.8e10));
     c.request(0, 9, &GET).unwrap();
     assert_eq!(c.poll_timeout(), Some(18_000_000_000 * S));
 }
