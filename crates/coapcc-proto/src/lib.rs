@@ -24,6 +24,37 @@ pub fn secs(n: Nanos) -> f64 {
     n as f64 / 1e9
 }
 
+/// The longest timer an algorithm may arm (seconds): 1.8·10¹⁰ s, just below
+/// the ≈ 1.845·10¹⁰ s a `u64` count of nanoseconds holds. The built-in
+/// algorithms stay far below it (their overflow guards are at most 10¹⁰ s).
+pub const MAX_TIMER: f64 = 1.8e10;
+
+/// The deadline of a timer of `timer` seconds armed at `now` by the method
+/// `method` (`start`, `expire`) of the algorithm named `algorithm`.
+///
+/// # Panics
+/// If `timer` is not a number of seconds greater than 0 and at most
+/// [`MAX_TIMER`] (NaN, negative, zero, infinite, 10³⁰): an algorithm's fault
+/// no exchange can go on from. The message names the algorithm, the method
+/// and the value.
+#[inline]
+pub fn timer_deadline(now: Nanos, timer: f64, algorithm: &str, method: &str) -> Nanos {
+    // NaN fails both comparisons.
+    if !(timer > 0.0 && timer <= MAX_TIMER) {
+        bad_timer(timer, algorithm, method);
+    }
+    now.saturating_add(to_nanos(timer))
+}
+
+#[cold]
+#[inline(never)]
+fn bad_timer(timer: f64, algorithm: &str, method: &str) -> ! {
+    panic!(
+        "algorithm `{algorithm}`: `{method}` armed a timer of {timer:?} s; a timer must be a \
+         number of seconds greater than 0 and at most {MAX_TIMER:e}"
+    )
+}
+
 /// Seconds → nanoseconds, rounded.
 pub fn to_nanos(s: f64) -> Nanos {
     // Timers are positive: adding one half and truncating rounds to nearest

@@ -23,13 +23,17 @@
 //! (NSTART > 1) without the algorithm holding a per-exchange table.
 //!
 //! The crate is `#![no_std]`; the `alloc` feature (default) adds the [`registry`],
-//! which builds boxed algorithms by name.
+//! which builds boxed algorithms by name, and the `std` feature the process's
+//! registry, which algorithms of other crates join at run time
+//! ([`registry::install`]).
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
 pub mod cocoa;
 pub mod cocoa_e;

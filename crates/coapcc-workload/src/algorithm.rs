@@ -171,6 +171,24 @@ impl AlgorithmSpec {
     }
 }
 
+/// Makes `registry` the process's (`coapcc_rto::registry::install`): the
+/// algorithms every scenario, campaign and real client can name from then
+/// on. Fails if a registered name selects CoAP over TCP (`tcp`, an lwIP
+/// name, …), or if the process's registry was installed or read before.
+pub fn install(registry: registry::Registry) -> Result<(), String> {
+    for a in registry.iter() {
+        let tcp = coapcc_tcp::TcpProfile::from_name(a.name).is_some()
+            || coapcc_tcp::TcpProfile::switch_name_error(a.name).is_some();
+        if tcp {
+            return Err(format!(
+                "algorithm `{}`: the name selects CoAP over TCP; choose another",
+                a.name
+            ));
+        }
+    }
+    registry::install(registry).map_err(|e| e.to_string())
+}
+
 /// Parses the value of the reading `field` (one of
 /// [`coapcc_rto::readings::READINGS`]) with `parse`; the error names the field
 /// and lists the accepted values.
@@ -270,6 +288,25 @@ mod tests {
         ] {
             let e = spec(table).check().unwrap_err();
             assert!(e.contains(&format!("`{field}`")), "{table}: {e}");
+        }
+    }
+
+    #[test]
+    fn install_refuses_names_of_coap_over_tcp() {
+        use registry::{BoxedAlgorithm, NewAlgorithm, Registry};
+        for name in ["tcp", "tcp-lwip", "tcp-linux6"] {
+            let r = Registry::builtin()
+                .with(NewAlgorithm::new(name, |p| {
+                    Ok(
+                        Box::new(coapcc_rto::default::DefaultCoap::from_params("x", p)?)
+                            as BoxedAlgorithm,
+                    )
+                }))
+                .unwrap();
+            assert_eq!(
+                install(r).unwrap_err(),
+                format!("algorithm `{name}`: the name selects CoAP over TCP; choose another")
+            );
         }
     }
 

@@ -223,16 +223,14 @@ pub struct AlgorithmRow {
 
 /// Every algorithm `coapcc algorithms` lists, in its order.
 pub fn algorithms() -> Vec<AlgorithmRow> {
-    let coap = coapcc_rto::registry::ALGORITHMS
-        .iter()
-        .map(|a| AlgorithmRow {
-            name: a.name,
-            section: a.section,
-            state_bytes: a.state_bytes,
-            description: a.summary,
-            approximate: a.approximate,
-            transport: "udp",
-        });
+    let coap = coapcc_rto::registry::all().map(|a| AlgorithmRow {
+        name: a.name,
+        section: a.section,
+        state_bytes: a.state_bytes,
+        description: a.summary,
+        approximate: a.approximate,
+        transport: "udp",
+    });
     let tcp = coapcc_tcp::PROFILES.iter().map(|p| AlgorithmRow {
         name: p.name,
         section: p.section,
@@ -468,7 +466,7 @@ mod tests {
         let all = algorithms();
         assert_eq!(
             all.len(),
-            coapcc_rto::registry::ALGORITHMS.len() + coapcc_tcp::PROFILES.len()
+            coapcc_rto::registry::all().count() + coapcc_tcp::PROFILES.len()
         );
         assert_eq!(all[0].name, "default");
         assert!(all

@@ -1,7 +1,8 @@
 //! The coapcc lab: scenario files, running them, campaigns into a results
 //! store, reports, and comparing them with the published figures — the
-//! library behind the `coapcc` command line (`src/main.rs`, `src/cli/`) and
-//! the Python package (`crates/coapcc-py`).
+//! library behind the `coapcc` command line ([`cli`]; a crate of one's own
+//! runs it with its own algorithms through [`main_with`]) and the Python
+//! package (`crates/coapcc-py`).
 //!
 //! Each network's part is a folder of [`networks`]; the rest names no
 //! network.
@@ -12,6 +13,7 @@ pub mod bench;
 pub mod budget;
 pub mod calibrate;
 pub mod campaign;
+pub mod cli;
 pub mod cost;
 pub mod duration;
 pub mod emulate;
@@ -23,3 +25,5 @@ pub mod published;
 pub mod report;
 pub mod scenario_file;
 pub mod store;
+
+pub use cli::main_with;

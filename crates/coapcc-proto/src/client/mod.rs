@@ -52,7 +52,7 @@ use smallvec::SmallVec;
 use crate::message::{
     option, peek_header, Code, MessageType, MessageView, MessageWriter, MAX_MESSAGE_SIZE,
 };
-use crate::{secs, to_nanos, Nanos};
+use crate::{secs, timer_deadline, Nanos};
 pub use exchange::EncodedRequest;
 use exchange::{Exchange, Phase};
 use marking::decode_echo;
@@ -536,7 +536,8 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
         if ex.confirmable {
             ex.marking = peer.algorithm.marking();
             ex.timer = peer.algorithm.start(secs(now), outstanding, &mut self.rng);
-            ex.deadline = now.saturating_add(to_nanos(ex.timer.current));
+            let name = self.settings.factory.0.name;
+            ex.deadline = timer_deadline(now, ex.timer.current, name, "start");
             self.events.push(ClientEvent::TimerArmed {
                 exchange: ex.id,
                 peer: ex.peer,
@@ -604,7 +605,8 @@ impl<P: Copy + Eq, R: Random> Client<P, R> {
             ex.sent_at.push(now);
             ex.pending_tx = Some(self.next_tx);
             self.next_tx += 1;
-            ex.deadline = now.saturating_add(to_nanos(ex.timer.current));
+            let name = self.settings.factory.0.name;
+            ex.deadline = timer_deadline(now, ex.timer.current, name, "expire");
             self.events.push(ClientEvent::TimerArmed {
                 exchange: id,
                 peer,

@@ -44,7 +44,7 @@ use super::token::Token;
 use super::value::{encode_observe, observe_of, ObserveAction, OBSERVE_MAX};
 use crate::client::AlgorithmFactory;
 use crate::message::{option, Code, MessageType, MessageView, MessageWriter};
-use crate::{secs, to_nanos, Nanos};
+use crate::{secs, timer_deadline, Nanos};
 
 /// Subject settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -465,7 +465,7 @@ impl<P: Copy + Eq, R: Random> Subject<P, R> {
         peer.in_flight += 1;
         o.flight = Some(Flight {
             timer,
-            deadline: now.saturating_add(to_nanos(timer.current)),
+            deadline: timer_deadline(now, timer.current, self.factory.0.name, "start"),
             first_sent: now,
             mids: SmallVec::new(),
         });
@@ -500,7 +500,8 @@ impl<P: Copy + Eq, R: Random> Subject<P, R> {
                 continue;
             }
             algorithm.expire(secs(now), &mut f.timer, &mut self.rng);
-            f.deadline = now.saturating_add(to_nanos(f.timer.current));
+            let name = self.factory.0.name;
+            f.deadline = timer_deadline(now, f.timer.current, name, "expire");
             o.pending = Some(self.next_tx);
             self.next_tx += 1;
             i += 1;

@@ -11,7 +11,7 @@ use coapcc_proto::client::{
 };
 use coapcc_proto::message::{option, Code, Message, MessageType};
 use coapcc_proto::server::{FixedPayload, Server, ServerConfig, ServerOutput};
-use coapcc_rto::registry::{self, AlgorithmInfo, BoxedAlgorithm};
+use coapcc_rto::registry::{self, AlgorithmInfo, BoxedAlgorithm, Build};
 use coapcc_rto::{
     Ack, AlgorithmParams, CongestionControl, ExchangeTimer, Marking, ParamError, Random,
 };
@@ -103,9 +103,7 @@ impl CongestionControl for Fixed {
 }
 
 /// The test algorithm's registry entry, built by `build`.
-const fn fixed_info(
-    build: fn(&AlgorithmParams) -> Result<BoxedAlgorithm, ParamError>,
-) -> AlgorithmInfo {
+const fn fixed_info(build: &'static Build) -> AlgorithmInfo {
     AlgorithmInfo {
         name: "fixed",
         summary: "test: 2 s doubling",
@@ -115,13 +113,31 @@ const fn fixed_info(
         state_bytes: 0,
     }
 }
-static PLAIN: AlgorithmInfo = fixed_info(|_| Ok(Box::new(Fixed(Marking::None))));
-static TC: AlgorithmInfo = fixed_info(|_| Ok(Box::new(Fixed(Marking::TransmissionCounter))));
-static REXMIT: AlgorithmInfo =
-    fixed_info(|_| Ok(Box::new(Fixed(Marking::RexmitCount { probe: false }))));
-static PROBE: AlgorithmInfo =
-    fixed_info(|_| Ok(Box::new(Fixed(Marking::RexmitCount { probe: true }))));
-static TOKEN: AlgorithmInfo = fixed_info(|_| Ok(Box::new(Fixed(Marking::Token))));
+
+/// The test algorithm marking its transmissions with `marking`.
+fn fixed(marking: Marking) -> Result<BoxedAlgorithm, ParamError> {
+    Ok(Box::new(Fixed(marking)))
+}
+fn plain(_: &AlgorithmParams) -> Result<BoxedAlgorithm, ParamError> {
+    fixed(Marking::None)
+}
+fn tc(_: &AlgorithmParams) -> Result<BoxedAlgorithm, ParamError> {
+    fixed(Marking::TransmissionCounter)
+}
+fn rexmit(_: &AlgorithmParams) -> Result<BoxedAlgorithm, ParamError> {
+    fixed(Marking::RexmitCount { probe: false })
+}
+fn probe(_: &AlgorithmParams) -> Result<BoxedAlgorithm, ParamError> {
+    fixed(Marking::RexmitCount { probe: true })
+}
+fn token(_: &AlgorithmParams) -> Result<BoxedAlgorithm, ParamError> {
+    fixed(Marking::Token)
+}
+static PLAIN: AlgorithmInfo = fixed_info(&plain);
+static TC: AlgorithmInfo = fixed_info(&tc);
+static REXMIT: AlgorithmInfo = fixed_info(&rexmit);
+static PROBE: AlgorithmInfo = fixed_info(&probe);
+static TOKEN: AlgorithmInfo = fixed_info(&token);
 
 const GET: Request<'static> = Request {
     method: Code::GET,

@@ -2,6 +2,7 @@
 //! test binary (one binary links once: building many took most of a fresh
 //! `cargo test`). Run one module with `cargo test -p coapcc-proto --test suite <module>::`.
 
+mod bad_timers;
 mod client;
 mod codec;
 mod fuzz;

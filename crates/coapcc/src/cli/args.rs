@@ -11,7 +11,7 @@ use coapcc_sim::metrics::{RunResult, Summary};
 
 use coapcc_net::load::{self, LoadSpec};
 
-use coapcc::emulate::EmulateOptions;
+use crate::emulate::EmulateOptions;
 
 use super::emulators;
 

@@ -1,8 +1,8 @@
 //! `coapcc calibrate --sensitivity` and `--lossy-star`: the runs and their
 //! Markdown, with a progress bar on stderr.
 
+use crate::calibrate::{lossy_star, sensitivity};
 use anyhow::{bail, Context, Result};
-use coapcc::calibrate::{lossy_star, sensitivity};
 
 use super::progress::RunProgress;
 
@@ -17,7 +17,7 @@ pub fn run(
     if replications == Some(0) {
         bail!("--replications 0: expected at least 1");
     }
-    let threads = coapcc::budget::threads(threads)?;
+    let threads = crate::budget::threads(threads)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

@@ -3,16 +3,16 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::campaign;
+use crate::campaign::ceiling::Ceilings;
+use crate::networks::AnyPlan;
 use anyhow::{bail, Context, Result};
-use coapcc::campaign;
-use coapcc::campaign::ceiling::Ceilings;
-use coapcc::networks::AnyPlan;
 
 /// `coapcc campaign <file> --store … --threads …`: a dumbbell, grid or star
 /// campaign, as the file's `[network] kind` says.
 ///
 /// The whole plan is held to `ceilings` before it is expanded and before the
-/// store is opened ([`coapcc::campaign::ceiling`]), unless `force`.
+/// store is opened ([`crate::campaign::ceiling`]), unless `force`.
 pub fn run(
     file: &Path,
     store: &Path,
@@ -21,12 +21,12 @@ pub fn run(
     ceilings: &Ceilings,
     force: bool,
 ) -> Result<()> {
-    let threads = coapcc::budget::threads(threads)?;
-    let plan = coapcc::api::campaign::load_checked(file, threads, ceilings, force)?;
-    if coapcc::store::read_only(store) {
+    let threads = crate::budget::threads(threads)?;
+    let plan = crate::api::campaign::load_checked(file, threads, ceilings, force)?;
+    if crate::store::read_only(store) {
         return complete_read_only(&plan, store);
     }
-    let mut db = coapcc::networks::open_store(store)?;
+    let mut db = crate::networks::open_store(store)?;
     if let Some(old) = db.upgraded_from() {
         eprintln!(
             "note: upgraded {} from store layout {old} to {} (tables added, nothing changed)",
@@ -73,7 +73,7 @@ pub fn run(
 /// missing.
 fn complete_read_only(plan: &AnyPlan, store: &Path) -> Result<()> {
     let (name, definition, total) = {
-        let db = coapcc::networks::open_store_read_only(store)?;
+        let db = crate::networks::open_store_read_only(store)?;
         let (name, definition) = plan.identity();
         let keys = plan.distinct_keys();
         let done = plan.kind().done_keys(&db)?;

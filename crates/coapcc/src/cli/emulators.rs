@@ -5,8 +5,8 @@
 use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 
-use coapcc::emulate::Emulator;
-use coapcc::networks::NetworkKind;
+use crate::emulate::Emulator;
+use crate::networks::NetworkKind;
 
 /// The emulator of the network named `name` (its `[network] kind`), if
 /// `coapcc emulate` runs it.
@@ -32,7 +32,7 @@ pub(crate) fn network_of_file(text: &str, origin: &str) -> Result<&'static str> 
 }
 
 /// `--network`'s parser: the emulated networks' names, each with its
-/// [`about`](coapcc::emulate::EmulatorHelp::about) line.
+/// [`about`](crate::emulate::EmulatorHelp::about) line.
 pub(crate) fn network_parser() -> PossibleValuesParser {
     PossibleValuesParser::new(
         emulated().map(|(name, e)| PossibleValue::new(name).help(e.help().about)),
@@ -40,7 +40,7 @@ pub(crate) fn network_parser() -> PossibleValuesParser {
 }
 
 /// `--network`'s help: what each network is, from its
-/// [`choice`](coapcc::emulate::EmulatorHelp::choice) words.
+/// [`choice`](crate::emulate::EmulatorHelp::choice) words.
 pub(crate) fn network_help() -> String {
     let default = default_network();
     let choices: Vec<String> = emulated()
@@ -66,7 +66,7 @@ pub(crate) fn or_list(items: &[String]) -> String {
 }
 
 /// `coapcc emulate --help`'s closing text: what happens on each network
-/// (its [`notes`](coapcc::emulate::EmulatorHelp::notes)), the IP mode and
+/// (its [`notes`](crate::emulate::EmulatorHelp::notes)), the IP mode and
 /// examples (each network's among them).
 pub(crate) fn emulate_help() -> String {
     let mut text = String::from(

@@ -21,7 +21,7 @@ use coapcc_net::resources::Resources;
 use coapcc_net::server::{self, ServerOptions, Snapshot};
 use coapcc_net::target;
 
-use coapcc::duration::seconds;
+use crate::duration::seconds;
 
 use crate::cli::args::*;
 use crate::cli::emulated::{emulate_network, emulator_startup, emulator_summary};
@@ -536,11 +536,11 @@ pub fn emulate(args: EmulateArgs) -> Result<EmulatorReport> {
 
 /// The JSON document `coapcc load --format json` prints: the summary
 /// without the keys only the bottleneck measures
-/// ([`coapcc::networks::dumbbell::output::NETWORK_KEYS`]).
+/// ([`crate::networks::dumbbell::output::NETWORK_KEYS`]).
 pub fn load_json(o: &LoadOutcome) -> String {
     let mut summary = serde_json::to_value(&o.summary).expect("serialisable");
     if let Some(map) = summary.as_object_mut() {
-        for key in coapcc::networks::dumbbell::output::NETWORK_KEYS {
+        for key in crate::networks::dumbbell::output::NETWORK_KEYS {
             map.remove(key);
         }
         if o.transport == Transport::Tcp {

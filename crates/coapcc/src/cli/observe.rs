@@ -11,7 +11,7 @@ use coapcc_net::observe::{self, Notification, ObserveOptions};
 use coapcc_net::{target, tokio};
 use coapcc_proto::message::{Code, MessageType};
 
-use coapcc::duration::seconds;
+use crate::duration::seconds;
 
 use crate::cli::args::ClientArgs;
 

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
+use crate::api::report::{self, Wrote};
 use anyhow::Result;
-use coapcc::api::report::{self, Wrote};
 
 /// Writes the report of a store's campaign (or of its kernel cross-check)
 /// and says what it wrote.

@@ -20,7 +20,7 @@ use coapcc_proto::tcp::Csm;
 use coapcc_sim::metrics::{Percentiles, Summary};
 
 use crate::cli::args::{ClientArgs, LoadArgs, LoadOutcome, ServerArgs, Transport};
-use coapcc::duration::seconds;
+use crate::duration::seconds;
 
 const STDOUT: &str = "cannot write to standard output";
 

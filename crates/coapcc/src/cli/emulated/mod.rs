@@ -2,14 +2,14 @@
 //! file's `[network]` table, with the command line's options applied; the
 //! line printed at start-up and the summary at exit; `--network`'s possible
 //! values and the help ([`super::emulators`]). Each network's part is its
-//! [`Emulator`](coapcc::emulate::Emulator) (`networks/<name>/emulate.rs` of
+//! [`Emulator`](crate::emulate::Emulator) (`networks/<name>/emulate.rs` of
 //! the library), reached through the registry of networks.
 
 use std::net::SocketAddr;
 
 use anyhow::{bail, Context, Result};
 
-use coapcc::emulate::Emulator;
+use crate::emulate::Emulator;
 use coapcc_net::emulate::{EmulatedNetwork, EmulatorReport};
 
 use super::args::EmulateArgs;

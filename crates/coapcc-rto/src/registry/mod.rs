@@ -1,14 +1,32 @@
 //! The registry: every algorithm by its name (spec `docs/spec/algorithms-spec.md` §8).
 //!
-//! Adding an algorithm is one new module and one entry in [`ALGORITHMS`]; the
-//! command line, the scenario files and the reports list what is here.
+//! Adding a published algorithm is one new module and one entry in
+//! [`ALGORITHMS`], the built-ins. An algorithm of one's own, in a crate of
+//! its own, is added at run time instead: a [`Registry`] holds the built-ins
+//! and what was registered beside them ([`Registry::with`]), and with the
+//! `std` feature the process's registry is installed once ([`install`])
+//! before anything is looked up. The command line, the scenario files and
+//! the reports list what [`find`] and [`names`] see: the installed
+//! registry with `std`, the built-ins without it.
 
 use alloc::boxed::Box;
 
 use crate::{AlgorithmParams, CongestionControl, ParamError};
 
+mod entries;
+#[cfg(feature = "std")]
+mod process;
+
+pub use entries::{NewAlgorithm, Registry, RegistryError};
+#[cfg(feature = "std")]
+pub use process::{install, installed};
+
 /// A boxed algorithm for one destination.
 pub type BoxedAlgorithm = Box<dyn CongestionControl + Send>;
+
+/// What builds one destination's state from the scenario's parameters: a
+/// function or a closure, shared by every thread.
+pub type Build = dyn Fn(&AlgorithmParams) -> Result<BoxedAlgorithm, ParamError> + Send + Sync;
 
 /// One entry of the registry.
 pub struct AlgorithmInfo {
@@ -16,21 +34,32 @@ pub struct AlgorithmInfo {
     pub name: &'static str,
     /// One line saying what it is.
     pub summary: &'static str,
-    /// The section of `docs/spec/algorithms-spec.md` it implements.
+    /// Where it is described: for a built-in, the section of
+    /// `docs/spec/algorithms-spec.md` it implements.
     pub section: &'static str,
     /// Whether the source leaves constants open and ours are a documented guess.
     pub approximate: bool,
     /// Builds one destination's state from the scenario's parameters.
-    pub build: fn(&AlgorithmParams) -> Result<BoxedAlgorithm, ParamError>,
+    pub build: &'static Build,
     /// Size in bytes of one destination's state.
     pub state_bytes: usize,
 }
 
+impl core::fmt::Debug for AlgorithmInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AlgorithmInfo")
+            .field("name", &self.name)
+            .field("section", &self.section)
+            .field("state_bytes", &self.state_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One registry line: the entry of algorithm type `$ty` under `$name`.
-/// Why a macro: `build` must be a plain function pointer (the registry is a
-/// `static`, usable without an allocator's runtime set-up) that knows both
-/// the type and the name, and a closure given the name by a generic
-/// function would capture it; this keeps each algorithm one line.
+/// Why a macro: `build` must be a closure without captures (the built-ins
+/// are a `static`, usable without an allocator's run-time set-up) that
+/// knows both the type and the name, and a closure given the name by a
+/// generic function would capture it; this keeps each algorithm one line.
 macro_rules! entry {
     ($name:literal, $ty:ty, $section:literal, $summary:literal) => {
         entry!($name, $ty, $section, $summary, false)
@@ -41,7 +70,7 @@ macro_rules! entry {
             summary: $summary,
             section: $section,
             approximate: $approx,
-            build: |p| Ok(Box::new(<$ty>::from_params($name, p)?)),
+            build: &|p: &AlgorithmParams| Ok(Box::new(<$ty>::from_params($name, p)?)),
             state_bytes: core::mem::size_of::<$ty>(),
         }
     };
@@ -70,21 +99,29 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
     entry!("fasor-option", crate::fasor::FasorOption, "§6.6", "FASOR+Option: Rexmit-Cnt option (255 probe); precise samples, plain FASOR without support"),
 ];
 
-/// Looks an algorithm up by name.
+/// Looks an algorithm up by name among those [`all`] gives.
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
-    ALGORITHMS.iter().find(|a| a.name == name)
+    all().find(|a| a.name == name)
 }
 
-/// The names of all algorithms, comma-separated, for error messages.
+/// The names of all algorithms [`find`] sees, comma-separated, for error
+/// messages.
 pub fn names() -> alloc::string::String {
-    let mut s = alloc::string::String::new();
-    for (i, a) in ALGORITHMS.iter().enumerate() {
-        if i > 0 {
-            s.push_str(", ");
-        }
-        s.push_str(a.name);
-    }
-    s
+    entries::join_names(all())
+}
+
+/// Every algorithm, in order: those of the installed registry with the
+/// `std` feature ([`installed`]): the built-ins, then those registered.
+#[cfg(feature = "std")]
+pub fn all() -> impl Iterator<Item = &'static AlgorithmInfo> {
+    installed().iter()
+}
+
+/// Every algorithm, in order: the built-ins (without the `std` feature no
+/// registry is installed).
+#[cfg(not(feature = "std"))]
+pub fn all() -> impl Iterator<Item = &'static AlgorithmInfo> {
+    ALGORITHMS.iter()
 }
 
 #[cfg(test)]
@@ -99,6 +136,7 @@ mod tests {
                 "{}",
                 a.name
             );
+            assert!(Registry::valid_name(a.name).is_ok(), "{}", a.name);
             assert!((a.build)(&AlgorithmParams::default()).is_ok(), "{}", a.name);
             assert!(find(a.name).is_some());
         }
