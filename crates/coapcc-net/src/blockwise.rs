@@ -30,13 +30,10 @@ use crate::tcp::client::TcpClient;
 /// one restart after a changed ETag).
 pub const SPARE_EXCHANGES: usize = 16;
 
-/// The deterministic representation of `len` bytes that `coapcc server`'s
-/// `bytes:` resources serve and `coapcc client --payload-size` sends: byte
-/// `i` is the printable ASCII `0x21 + i mod 94` (`!` to `~`), a period that
-/// no block size divides.
-pub fn pattern(len: usize) -> Vec<u8> {
-    (0..len).map(|i| 0x21 + (i % 94) as u8).collect()
-}
+/// The deterministic bytes of the server's `bytes:N` resources and of
+/// `--payload-size` (byte i is ASCII 33 + i mod 94), shared with the
+/// simulator's block-wise world.
+pub use coapcc_proto::block::pattern;
 
 /// The SZX of a block size: 16, 32, …, 1024 → 0–6; `None` for any other.
 pub fn szx_of(size: usize) -> Option<u8> {

@@ -286,19 +286,7 @@ impl Summary {
         };
         let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
         let (mut up_bytes, mut down_bytes, mut up_unn, mut down_unn) = (0u64, 0u64, 0u64, 0u64);
-        let members = || {
-            runs.iter()
-                .flat_map(|run| &run.clients)
-                .filter(|c| c.group == group)
-        };
-        let observers: Vec<_> = members().filter_map(|c| c.observe.as_deref()).collect();
-        if !observers.is_empty() {
-            s.observe = Some(crate::observe_metrics::ObserveSummary::of(observers));
-        }
-        let transfers: Vec<_> = members().filter_map(|c| c.transfers.as_deref()).collect();
-        if !transfers.is_empty() {
-            s.transfers = Some(crate::transfer_metrics::TransferSummary::of(transfers));
-        }
+        let (mut observers, mut transfers) = (Vec::new(), Vec::new());
         for run in runs {
             for c in run.clients.iter().filter(|c| c.group == group) {
                 s.clients += 1;
@@ -316,6 +304,8 @@ impl Summary {
                 if let Some(t) = &c.tcp {
                     s.tcp.get_or_insert_with(Default::default).add(t);
                 }
+                observers.extend(c.observe.as_deref());
+                transfers.extend(c.transfers.as_deref());
             }
             if let Some(h) = run.histograms.get(group as usize) {
                 if s.retransmissions_per_exchange.len() < h.len() {
@@ -340,6 +330,12 @@ impl Summary {
         }
         while s.retransmissions_per_exchange.last() == Some(&0) {
             s.retransmissions_per_exchange.pop();
+        }
+        if !observers.is_empty() {
+            s.observe = Some(crate::observe_metrics::ObserveSummary::of(observers));
+        }
+        if !transfers.is_empty() {
+            s.transfers = Some(crate::transfer_metrics::TransferSummary::of(transfers));
         }
         s.fct = Percentiles::of(&mut fct);
         s.unnecessary = Percentiles::of(&mut unnecessary);
