@@ -340,7 +340,13 @@ pub async fn run_bound(spec: &LoadSpec, bind: &[IpAddr]) -> Result<LoadReport> {
             codes: c,
             echo_retries: echoes,
             max_in_flight,
-        } = t.await??;
+        } = match t.await {
+            Ok(outcome) => outcome?,
+            // A client's panic, an algorithm's fault among them
+            // (`coapcc_rto::fault`), goes on unwinding with what it carries.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => return Err(e.into()),
+        };
         echo_retries += echoes;
         max_outstanding = max_outstanding.max(max_in_flight);
         for (code, n) in c {

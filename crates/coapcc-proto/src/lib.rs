@@ -32,27 +32,32 @@ pub const MAX_TIMER: f64 = 1.8e10;
 /// The deadline of a timer of `timer` seconds armed at `now` by the method
 /// `method` (`start`, `expire`) of the algorithm named `algorithm`.
 ///
-/// # Panics
-/// If `timer` is not a number of seconds greater than 0 and at most
-/// [`MAX_TIMER`] (NaN, negative, zero, infinite, 10³⁰): an algorithm's fault
-/// no exchange can go on from. The message names the algorithm, the method
-/// and the value.
+/// A `timer` that is not a number of seconds greater than 0 and at most
+/// [`MAX_TIMER`] (NaN, negative, zero, infinite, 10³⁰) is an algorithm's
+/// fault no exchange can go on from: it is raised
+/// ([`coapcc_rto::fault::raise`]), naming the algorithm, the method, the
+/// value and the time, and the run's boundary turns it into an error.
 #[inline]
-pub fn timer_deadline(now: Nanos, timer: f64, algorithm: &str, method: &str) -> Nanos {
+pub fn timer_deadline(now: Nanos, timer: f64, algorithm: &str, method: &'static str) -> Nanos {
     // NaN fails both comparisons.
     if !(timer > 0.0 && timer <= MAX_TIMER) {
-        bad_timer(timer, algorithm, method);
+        bad_timer(now, timer, algorithm, method);
     }
     now.saturating_add(to_nanos(timer))
 }
 
 #[cold]
 #[inline(never)]
-fn bad_timer(timer: f64, algorithm: &str, method: &str) -> ! {
-    panic!(
-        "algorithm `{algorithm}`: `{method}` armed a timer of {timer:?} s; a timer must be a \
-         number of seconds greater than 0 and at most {MAX_TIMER:e}"
-    )
+fn bad_timer(now: Nanos, timer: f64, algorithm: &str, method: &'static str) -> ! {
+    coapcc_rto::fault::raise(coapcc_rto::fault::AlgorithmFault::new(
+        algorithm,
+        method,
+        Some(secs(now)),
+        format!(
+            "armed a timer of {timer:?} s; a timer must be a number of seconds greater than 0 \
+             and at most {MAX_TIMER:e}"
+        ),
+    ))
 }
 
 /// Seconds → nanoseconds, rounded.

@@ -3,7 +3,10 @@
 //! Thin bindings of [`coapcc::api`]: the simulation, the scenario parsing and
 //! the outputs are the command line's own; this module only moves text and
 //! numbers across, releases the GIL while simulating, and turns errors into
-//! `coapcc.CoapccError` and Ctrl-C into `KeyboardInterrupt`.
+//! `coapcc.CoapccError` and Ctrl-C into `KeyboardInterrupt`. [`algorithm`]
+//! runs algorithms written in Python.
+
+mod algorithm;
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +19,7 @@ use coapcc::campaign::{Progress, Unit};
 use coapcc::networks::{AnyPlan, NetworkKind};
 use coapcc::scenario_file::Overrides;
 use coapcc::store::Store;
+use coapcc_rto::fault::AlgorithmFault;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
@@ -26,6 +30,14 @@ create_exception!(
     CoapccError,
     PyException,
     "A scenario, an override or a run was rejected; the message is the command line's."
+);
+
+create_exception!(
+    _core,
+    AlgorithmError,
+    CoapccError,
+    "An algorithm failed during a run: the message names it, the method, the value and the \
+     run's time; an exception its Python code raised is the cause (`__cause__`, with its traceback)."
 );
 
 /// An optional integer argument `name` from 0 to `max`, as `T`: a Python int
@@ -181,7 +193,7 @@ fn run<'py>(
         match finished.recv_timeout(Duration::from_millis(50)) {
             Ok(Ok(Ok(o))) => return Ok(o),
             Ok(Ok(Err(e))) => return Err(error(e)),
-            Ok(Err(p)) => panic::resume_unwind(p),
+            Ok(Err(p)) => return Err(from_panic(p)),
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Err(CoapccError::new_err("the simulation thread stopped"))
             }
@@ -205,8 +217,39 @@ fn run<'py>(
     Ok(d)
 }
 
+/// An error as a Python exception: `AlgorithmError` (caused by the
+/// algorithm's own exception, if any) for an algorithm's fault,
+/// `CoapccError` otherwise.
 fn error(e: anyhow::Error) -> PyErr {
-    CoapccError::new_err(format!("{e:#}"))
+    match e.downcast_ref::<AlgorithmFault>() {
+        Some(f) => fault(format!("{e:#}"), f),
+        None => CoapccError::new_err(format!("{e:#}")),
+    }
+}
+
+/// `AlgorithmError(text)` from `f`, with its Python exception as the cause.
+fn fault(text: String, f: &AlgorithmFault) -> PyErr {
+    let err = AlgorithmError::new_err(text);
+    if let Some(cause) = f.cause.as_ref().and_then(|c| c.downcast_ref::<PyErr>()) {
+        Python::with_gil(|py| err.set_cause(py, Some(cause.clone_ref(py))));
+    }
+    err
+}
+
+/// A panic of the simulation thread: an algorithm's fault raised while the
+/// scenario was read (a Python algorithm's `__init__`) is its error; any
+/// other panic goes on unwinding.
+fn from_panic(p: Box<dyn std::any::Any + Send>) -> PyErr {
+    match p.downcast::<AlgorithmFault>() {
+        Ok(f) => fault(f.to_string(), &f),
+        Err(p) => panic::resume_unwind(p),
+    }
+}
+
+/// Runs `f` with an algorithm's fault raised in it (reading a scenario
+/// builds its algorithms) as its error.
+fn guarded<T>(f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    coapcc_rto::fault::catch(f)?
 }
 
 /// A campaign file's plan: its network, name, definition hash, and one JSON
@@ -222,7 +265,9 @@ fn campaign_plan<'py>(
     force: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let plan = py
-        .allow_threads(|| api::campaign::load_counted(&path, &Ceilings::EXPANSION, force))
+        .allow_threads(|| {
+            guarded(|| api::campaign::load_counted(&path, &Ceilings::EXPANSION, force))
+        })
         .map_err(error)?;
     let rows = py
         .allow_threads(|| api::campaign::plan_rows(&plan, store.as_deref()))
@@ -251,9 +296,11 @@ fn campaign_run<'py>(
     let threads = threads_arg(threads)?;
     let out = py
         .allow_threads(|| {
-            let at_once = coapcc::budget::threads_named("threads", threads)?;
-            let plan = api::campaign::load_checked(&path, at_once, &Ceilings::DEFAULT, force)?;
-            api::campaign::run(&plan, &store, threads, force, progress)
+            guarded(|| {
+                let at_once = coapcc::budget::threads_named("threads", threads)?;
+                let plan = api::campaign::load_checked(&path, at_once, &Ceilings::DEFAULT, force)?;
+                api::campaign::run(&plan, &store, threads, force, progress)
+            })
         })
         .map_err(error)?;
     let d = PyDict::new(py);
@@ -296,7 +343,7 @@ impl CampaignPlan {
     ) -> PyResult<Self> {
         let plan = py
             .allow_threads(|| {
-                api::campaign::load_checked(&path, threads, &Ceilings::DEFAULT, force)
+                guarded(|| api::campaign::load_checked(&path, threads, &Ceilings::DEFAULT, force))
             })
             .map_err(error)?;
         Ok(CampaignPlan { plan })
@@ -306,7 +353,7 @@ impl CampaignPlan {
     #[staticmethod]
     fn parse(py: Python<'_>, text: &str, origin: &str) -> PyResult<Self> {
         let plan = py
-            .allow_threads(|| api::campaign::parse(text, origin))
+            .allow_threads(|| guarded(|| api::campaign::parse(text, origin)))
             .map_err(error)?;
         Ok(CampaignPlan { plan })
     }
@@ -336,7 +383,7 @@ impl CampaignPlan {
     fn compute<'py>(&self, py: Python<'py>, unit_: UnitTuple) -> PyResult<Bound<'py, PyBytes>> {
         let u = unit(unit_);
         let bytes = py
-            .allow_threads(|| api::campaign::compute(&self.plan, &u))
+            .allow_threads(|| guarded(|| api::campaign::compute(&self.plan, &u)))
             .map_err(error)?;
         Ok(PyBytes::new(py, &bytes))
     }
@@ -431,10 +478,24 @@ impl PyProgress {
     }
 }
 
+/// Runs `coapcc load ARGS…` (the words after `load` on a command line)
+/// against a real server, without the GIL; returns its JSON document.
+#[pyfunction]
+fn load(py: Python<'_>, args: Vec<String>) -> PyResult<String> {
+    py.allow_threads(|| guarded(|| api::load_real(&args)))
+        .map_err(error)
+}
+
 /// The native module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CoapccError", m.py().get_type::<CoapccError>())?;
+    m.add("AlgorithmError", m.py().get_type::<AlgorithmError>())?;
+    m.add_function(wrap_pyfunction!(algorithm::register_algorithm, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_class::<algorithm::PyExchange>()?;
+    m.add_class::<algorithm::PyAck>()?;
+    m.add_class::<algorithm::PyRandom>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL_VERSION", coapcc_sim::MODEL_VERSION)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,53 @@ def test_ray_stores_what_the_local_executor_stores(
     for table in a:
         assert a[table] == b[table], table
     assert c.plan(store=remote)["stored"].all()
+
+
+def test_ray_runs_an_algorithm_written_in_python(ray_local: Any, tmp_path: Path) -> None:
+    # Defined here, so that Ray's cloudpickle sends the class by value (the
+    # workers cannot import the test modules).
+    class Halved(coapcc.Algorithm):
+        """Default CoAP with half its timers."""
+
+        name = "halved"
+
+        def start(self, now: float, outstanding: int, rng: coapcc.Random) -> float:
+            return rng.uniform_in(1.0, 1.5)
+
+        def expire(self, now: float, exchange: coapcc.Exchange, rng: coapcc.Random) -> float:
+            return min(2.0 * exchange.current, 30.0)
+
+    path = tmp_path / "own.toml"
+    path.write_text(SMALL.replace('["default", "cocoa", "default-fb2"]', '["halved", "cocoa"]'))
+    c = coapcc.Campaign(path, algorithms=[Halved])
+    local, remote = tmp_path / "local.sqlite", tmp_path / "ray.sqlite"
+    runs = 2 * 2 * 2 * 2 * 2 + 1 * 2
+    assert c.run(store=local, threads=2, progress=False)["computed"] == runs
+    assert c.run(store=remote, executor="ray", progress=False)["computed"] == runs
+    a, b = _store_rows(local), _store_rows(remote)
+    for table in a:
+        assert a[table] == b[table], table
+    assert "halved" in c.plan()["population"].tolist()
+
+
+def test_ray_refuses_a_class_it_cannot_pickle(ray_local: Any, tmp_path: Path) -> None:
+    class Locked(coapcc.Algorithm):
+        name = "locked"
+        guard = threading.Lock()
+
+        def start(self, now: float, outstanding: int, rng: coapcc.Random) -> float:
+            return 2.0
+
+        def expire(self, now: float, exchange: coapcc.Exchange, rng: coapcc.Random) -> float:
+            return 4.0
+
+    path = tmp_path / "locked.toml"
+    path.write_text(SMALL.replace('["default", "cocoa", "default-fb2"]', '["locked"]'))
+    c = coapcc.Campaign(path, algorithms=[Locked])
+    store = tmp_path / "locked.sqlite"
+    with pytest.raises(coapcc.CoapccError, match="`locked`: its class cannot be pickled"):
+        c.run(store=store, executor="ray", progress=False)
+    assert not store.exists()
 
 
 def test_ray_resumes_a_store_as_the_command_line_does(

@@ -42,6 +42,8 @@ pub mod cocoa_plus;
 pub mod cocoa_s;
 pub mod default;
 pub mod fasor;
+#[cfg(feature = "std")]
+pub mod fault;
 pub mod four_state;
 pub mod fullbackoff;
 pub mod linux_rto;

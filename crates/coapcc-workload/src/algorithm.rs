@@ -177,16 +177,32 @@ impl AlgorithmSpec {
 /// name, …), or if the process's registry was installed or read before.
 pub fn install(registry: registry::Registry) -> Result<(), String> {
     for a in registry.iter() {
-        let tcp = coapcc_tcp::TcpProfile::from_name(a.name).is_some()
-            || coapcc_tcp::TcpProfile::switch_name_error(a.name).is_some();
-        if tcp {
-            return Err(format!(
-                "algorithm `{}`: the name selects CoAP over TCP; choose another",
-                a.name
-            ));
-        }
+        not_tcp(a.name)?;
     }
     registry::install(registry).map_err(|e| e.to_string())
+}
+
+/// Adds `algorithm` to the process's registry while it runs
+/// (`coapcc_rto::registry::register`, for front-ends such as the Python
+/// package); fails, adding nothing, if its name is not valid, already
+/// taken, or selects CoAP over TCP.
+pub fn register(
+    algorithm: registry::NewAlgorithm,
+) -> Result<&'static registry::AlgorithmInfo, String> {
+    not_tcp(algorithm.name())?;
+    registry::register(algorithm).map_err(|e| e.to_string())
+}
+
+/// Refuses a name of CoAP over TCP (`tcp`, an lwIP name, …).
+fn not_tcp(name: &str) -> Result<(), String> {
+    let tcp = coapcc_tcp::TcpProfile::from_name(name).is_some()
+        || coapcc_tcp::TcpProfile::switch_name_error(name).is_some();
+    if tcp {
+        return Err(format!(
+            "algorithm `{name}`: the name selects CoAP over TCP; choose another"
+        ));
+    }
+    Ok(())
 }
 
 /// Parses the value of the reading `field` (one of

@@ -242,6 +242,25 @@ pub fn algorithms() -> Vec<AlgorithmRow> {
     coap.chain(tcp).collect()
 }
 
+/// Runs `coapcc load` on `args`, the words that follow `coapcc load` on a
+/// command line, and returns what `--format json` prints: real clients on
+/// real sockets, timed by any algorithm of the process's registry. Bad
+/// arguments fail with the command line's message.
+pub fn load_real(args: &[String]) -> Result<String> {
+    use clap::Parser;
+
+    /// `coapcc load`'s arguments alone.
+    #[derive(Parser)]
+    #[command(name = "coapcc load", no_binary_name = true)]
+    struct Load {
+        #[command(flatten)]
+        args: crate::cli::args::LoadArgs,
+    }
+    let parsed = Load::try_parse_from(args).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
+    let outcome = crate::cli::net::load(parsed.args)?;
+    Ok(crate::cli::net::load_json(&outcome))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,8 @@
 //! An algorithm arming a timer no deadline can hold (NaN, negative, zero,
 //! infinite, 10³⁰ s) is refused where the timer is armed, in the client
 //! and in the subject, with a message naming the algorithm, the method and
-//! the value.
-
-use std::panic::{catch_unwind, AssertUnwindSafe};
+//! the value and the time: the fault is raised (`coapcc_rto::fault`) for
+//! the run's boundary to catch.
 
 use coapcc_proto::client::{Client, ClientConfig, Request};
 use coapcc_proto::message::{option, Code, Message, MessageType, MessageView};
@@ -52,16 +51,15 @@ fn arms(first: f64, next: f64) -> &'static AlgorithmInfo {
     .unwrap()
 }
 
-/// The panic message of `f`, if it panicked.
-fn panic_of(f: impl FnOnce()) -> Option<String> {
-    let p = catch_unwind(AssertUnwindSafe(f)).err()?;
-    p.downcast_ref::<String>().cloned()
+/// The fault `f` raised, as its message, if it raised one.
+fn fault_of(f: impl FnOnce()) -> Option<String> {
+    coapcc_rto::fault::catch(f).err().map(|e| e.to_string())
 }
 
-fn expected(method: &str, value: &str) -> Option<String> {
+fn expected(method: &str, at: &str, value: &str) -> Option<String> {
     Some(format!(
-        "algorithm `arms`: `{method}` armed a timer of {value} s; a timer must be a number of \
-         seconds greater than 0 and at most 1.8e10"
+        "algorithm `arms`: `{method}` at t = {at} s of the run: armed a timer of {value} s; \
+         a timer must be a number of seconds greater than 0 and at most 1.8e10"
     ))
 }
 
@@ -95,16 +93,16 @@ fn client(info: &'static AlgorithmInfo) -> Client<u32, Half> {
 fn the_client_refuses_a_bad_first_or_backed_off_timer() {
     for (bad, shown) in BAD {
         let mut c = client(arms(bad, 2.0));
-        let msg = panic_of(|| {
+        let msg = fault_of(|| {
             c.request(0, 9, &GET).unwrap();
         });
-        assert_eq!(msg, expected("start", shown));
+        assert_eq!(msg, expected("start", "0.000000", shown));
 
         let mut c = client(arms(2.0, bad));
         c.request(0, 9, &GET).unwrap();
         assert_eq!(c.poll_timeout(), Some(2 * S));
-        let msg = panic_of(|| c.handle_timeout(2 * S));
-        assert_eq!(msg, expected("expire", shown));
+        let msg = fault_of(|| c.handle_timeout(2 * S));
+        assert_eq!(msg, expected("expire", "2.000000", shown));
     }
 }
 
@@ -138,13 +136,13 @@ fn subject(info: &'static AlgorithmInfo) -> Subject<u32, Half> {
 fn the_subject_refuses_a_bad_first_or_backed_off_timer() {
     for (bad, shown) in BAD {
         let mut s = subject(arms(bad, 2.0));
-        let msg = panic_of(|| s.set_state(S, Code::CONTENT, b"1"));
-        assert_eq!(msg, expected("start", shown));
+        let msg = fault_of(|| s.set_state(S, Code::CONTENT, b"1"));
+        assert_eq!(msg, expected("start", "1.000000", shown));
 
         let mut s = subject(arms(2.0, bad));
         s.set_state(S, Code::CONTENT, b"1");
         assert_eq!(s.poll_timeout(), Some(3 * S));
-        let msg = panic_of(|| s.handle_timeout(3 * S));
-        assert_eq!(msg, expected("expire", shown));
+        let msg = fault_of(|| s.handle_timeout(3 * S));
+        assert_eq!(msg, expected("expire", "3.000000", shown));
     }
 }

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 
 import pandas as pd
 
-from . import _core
+from . import _algorithm, _core
 
 _FRONT = ["cell", "set", "population", "label", "algorithm", "replication", "key", "stored"]
 
@@ -31,8 +32,23 @@ class Campaign:
     definition: str
     """The definition hash the store records (changes with any parameter)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, force: bool = False) -> None:
+    algorithms: tuple[type, ...]
+    """The classes of your own the file names (registered first)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        algorithms: Sequence[type] = (),
+        force: bool = False,
+    ) -> None:
         """Read and expand the campaign file at ``path``.
+
+        ``algorithms``: classes of your own (:class:`coapcc.Algorithm`)
+        that the file names beside the built-ins; they are registered
+        before the file is read. The store keys runs by algorithm name:
+        change a class's ``name`` when you change what it computes, or
+        use another store.
 
         Its runs are counted first, without expanding it, and a plan above
         the campaign ceiling of runs (as ``coapcc campaign`` has it) is
@@ -41,6 +57,9 @@ class Campaign:
         """
         self.path = os.fspath(path)
         self.force = force
+        self.algorithms = tuple(algorithms)
+        for cls in self.algorithms:
+            _algorithm.register(cls)
         info = _core.campaign_plan(self.path, None, force)
         self.network = info["network"]
         self.name = info["name"]
@@ -98,7 +117,9 @@ class Campaign:
           store. A task whose worker dies is retried by Ray up to
           ``max_retries`` times; a run that fails raises its error here. Needs
           ``pip install 'coapcc[ray]'`` and this package installed on every node
-          (docs/distributed.md).
+          (docs/distributed.md). Classes of your own go to the workers
+          pickled (by Ray's cloudpickle); one that cannot be is refused before
+          anything runs.
 
         Before anything runs, the campaign is held to the command line's
         resource checks (the ceilings of the whole plan: runs, events, memory
@@ -127,6 +148,7 @@ class Campaign:
             return _ray.run(
                 self.path,
                 os.fspath(store),
+                algorithms=self.algorithms,
                 progress=progress,
                 max_retries=max_retries,
                 max_in_flight=max_in_flight,

@@ -8,6 +8,51 @@ MODEL_VERSION: str
 class CoapccError(Exception):
     """A scenario, an override or a run was rejected; the message is the command line's."""
 
+class AlgorithmError(CoapccError):
+    """An algorithm failed during a run; a Python algorithm's exception is the cause."""
+
+class Exchange:
+    """An exchange's timer data: initial, current, retransmissions; state, aux, aux2 settable."""
+
+    initial: float
+    current: float
+    retransmissions: int
+    state: int
+    aux: float
+    aux2: float
+    def __init__(
+        self, timeout: float, *, state: int = 0, aux: float = 0.0, aux2: float = 0.0
+    ) -> None: ...
+
+class Ack:
+    """The first acknowledgement of an exchange."""
+
+    now: float
+    elapsed: float
+    echo: tuple[int, float] | None
+    piggybacked: bool
+
+class Random:
+    """The run's random stream, lent to one call."""
+
+    def uniform(self) -> float: ...
+    def uniform_in(self, lo: float, hi: float) -> float: ...
+
+def register_algorithm(
+    name: str,
+    cls: type,
+    summary: str,
+    source: str,
+    state_bytes: int,
+    max_state: int,
+    marking: bool,
+    spurious: bool,
+) -> None:
+    """Register a Python algorithm class under ``name`` (again: replaces its class)."""
+
+def load(args: list[str]) -> str:
+    """Run ``coapcc load ARGS…`` against a real server; its JSON document."""
+
 def algorithms() -> list[dict[str, Any]]:
     """Every algorithm: name, section, state_bytes, description, approximate, transport."""
 

@@ -16,7 +16,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from . import _core
+from . import _algorithm, _core
 
 INSTALL_HINT = "pip install 'coapcc[ray]'"
 """How to install the Ray extra."""
@@ -42,9 +42,30 @@ def _plan(text: str, origin: str) -> _core.CampaignPlan:
     return _core.CampaignPlan.parse(text, origin)
 
 
-def compute_unit(campaign: tuple[str, str], unit: UnitTuple) -> bytes:
-    """Ray task body: expand the campaign (``(text, origin)``) and run one unit."""
+def compute_unit(
+    campaign: tuple[str, str], unit: UnitTuple, algorithms: tuple[type, ...] = ()
+) -> bytes:
+    """Ray task body: register the campaign's own algorithms, expand the
+    campaign (``(text, origin)``) and run one unit."""
+    for cls in algorithms:
+        _algorithm.register(cls)
     return _plan(*campaign).compute(unit)
+
+
+def _picklable(algorithms: tuple[type, ...]) -> None:
+    """Refuses a class Ray cannot send to its workers."""
+    if not algorithms:
+        return
+    ray = import_ray()
+    dumps = ray.cloudpickle.dumps
+    for cls in algorithms:
+        try:
+            dumps(cls)
+        except Exception as e:
+            raise _core.CoapccError(
+                f"algorithm `{_algorithm.name_of(cls)}`: its class cannot be pickled for Ray's "
+                f"workers ({type(e).__name__}: {e}); use executor='local'"
+            ) from e
 
 
 def run(
@@ -55,6 +76,7 @@ def run(
     max_retries: int,
     max_in_flight: int | None,
     force: bool = False,
+    algorithms: tuple[type, ...] = (),
 ) -> dict[str, int]:
     """Run every unit of the campaign at ``path`` missing from ``store`` on Ray.
 
@@ -64,6 +86,7 @@ def run(
     held to the resource checks of one run per CPU first (unless ``force``).
     """
     ray = import_ray()
+    _picklable(algorithms)
     plan = _core.CampaignPlan.load(path, 1, force)
     writer = _core.StoreWriter(store)
     total, units = writer.prepare(plan)
@@ -79,9 +102,10 @@ def run(
     in_flight: dict[Any, UnitTuple] = {}
     try:
         campaign = ray.put(plan.text())
+        own = ray.put(tuple(algorithms))
         queue = iter(units)
         for u in queue:
-            in_flight[task.remote(campaign, u)] = u
+            in_flight[task.remote(campaign, u, own)] = u
             if len(in_flight) >= limit:
                 break
         while in_flight:
@@ -94,7 +118,7 @@ def run(
                 bar.stored(unit[3])
                 nxt = next(queue, None)
                 if nxt is not None:
-                    in_flight[task.remote(campaign, nxt)] = nxt
+                    in_flight[task.remote(campaign, nxt, own)] = nxt
     finally:
         for ref in in_flight:
             ray.cancel(ref)

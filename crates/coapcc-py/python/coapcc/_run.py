@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from . import _core
+from . import _algorithm, _core
 from ._scenario import Scenario, source
 
 
@@ -209,12 +209,6 @@ def _buffer(value: int | float | str | None) -> str | None:
     return str(int(value))
 
 
-def _algorithms(value: str | Sequence[str] | None) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return ",".join(value)
-
-
 def run(
     scenario: Scenario = None,
     *,
@@ -223,7 +217,7 @@ def run(
     errors: str | None = None,
     workload: str | None = None,
     nstart: int | None = None,
-    algorithms: str | Sequence[str] | None = None,
+    algorithms: str | Sequence[str | type] | None = None,
     replications: int | None = None,
     seed: int | None = None,
     period: float | None = None,
@@ -240,7 +234,8 @@ def run(
     ``medium``, ``high``), ``workload`` (``continuous``, ``random``,
     ``observe``, ``blockwise``; settings of another kind given in the scenario
     are dropped), ``nstart`` (dumbbell: exchanges a client keeps outstanding,
-    1 to 16), ``algorithms`` (names or labels), ``replications``, ``seed``
+    1 to 16), ``algorithms`` (names or labels, and classes of your own:
+    :class:`coapcc.Algorithm`), ``replications``, ``seed``
     and ``period`` (s: the grid's request period, or the dumbbell's observed
     resource's period between changes). ``threads`` is the number of worker threads (all
     cores by default, at most four per core); results do not depend on it.
@@ -257,7 +252,9 @@ def run(
 
     Raises :class:`coapcc.CoapccError` with the command line's message (file,
     field, what was expected) when the scenario, an override or a resource
-    check rejects the run, or an integer argument is out of range.
+    check rejects the run, or an integer argument is out of range; and
+    :class:`coapcc.AlgorithmError` (a ``CoapccError``) when an algorithm
+    fails during the run (a Python algorithm's exception is its cause).
     """
     kind, text, origin = source(scenario)
     raw = _core.run(
@@ -269,7 +266,7 @@ def run(
         errors=errors,
         workload=workload,
         nstart=nstart,
-        algorithms=_algorithms(algorithms),
+        algorithms=_algorithm.names(algorithms),
         replications=replications,
         seed=seed,
         period=period,

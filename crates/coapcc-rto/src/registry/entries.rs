@@ -98,6 +98,11 @@ impl Registry {
         self.entries.iter().copied()
     }
 
+    /// The entries, in order.
+    pub(super) fn into_entries(self) -> Vec<&'static AlgorithmInfo> {
+        self.entries
+    }
+
     /// The number of algorithms.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -154,6 +159,11 @@ impl NewAlgorithm {
             state_bytes: 0,
             build: Box::new(build),
         }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// One line saying what it is.

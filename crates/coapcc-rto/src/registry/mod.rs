@@ -7,7 +7,9 @@
 //! `std` feature the process's registry is installed once ([`install`])
 //! before anything is looked up. The command line, the scenario files and
 //! the reports list what [`find`] and [`names`] see: the installed
-//! registry with `std`, the built-ins without it.
+//! registry with `std`, the built-ins without it. A front-end that learns
+//! algorithms while it runs (the Python package) adds them to the installed
+//! registry with [`register`]; names only ever join it.
 
 use alloc::boxed::Box;
 
@@ -19,7 +21,7 @@ mod process;
 
 pub use entries::{NewAlgorithm, Registry, RegistryError};
 #[cfg(feature = "std")]
-pub use process::{install, installed};
+pub use process::{install, installed, register};
 
 /// A boxed algorithm for one destination.
 pub type BoxedAlgorithm = Box<dyn CongestionControl + Send>;
@@ -100,8 +102,15 @@ pub static ALGORITHMS: &[AlgorithmInfo] = &[
 ];
 
 /// Looks an algorithm up by name among those [`all`] gives.
+#[cfg(feature = "std")]
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
-    all().find(|a| a.name == name)
+    process::find(name)
+}
+
+/// Looks an algorithm up by name among those [`all`] gives.
+#[cfg(not(feature = "std"))]
+pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
+    ALGORITHMS.iter().find(|a| a.name == name)
 }
 
 /// The names of all algorithms [`find`] sees, comma-separated, for error
@@ -114,7 +123,7 @@ pub fn names() -> alloc::string::String {
 /// `std` feature ([`installed`]): the built-ins, then those registered.
 #[cfg(feature = "std")]
 pub fn all() -> impl Iterator<Item = &'static AlgorithmInfo> {
-    installed().iter()
+    installed().into_entries().into_iter()
 }
 
 /// Every algorithm, in order: the built-ins (without the `std` feature no

@@ -123,8 +123,12 @@ impl<P: NetworkPlan> Campaign for P {
     }
     fn compute(&self, unit: &Unit) -> Result<RunResult<P>> {
         let spec = spec_of(self.cells(), unit)?;
-        P::Network::run(spec, unit.replication)
-            .map_err(|e| anyhow!("run {} (replication {}): {e}", unit.key, unit.replication))
+        let context = || format!("run {} (replication {})", unit.key, unit.replication);
+        // An algorithm's fault stops this run with an error, and the
+        // campaign with it (the runs stored before stay).
+        coapcc_rto::fault::catch(|| P::Network::run(spec, unit.replication))
+            .map_err(|f| anyhow::Error::from(f).context(context()))?
+            .map_err(|e| anyhow!("{}: {e}", context()))
     }
     fn commit(&self, store: &mut Store, unit: &Unit, result: &RunResult<P>) -> Result<()> {
         let spec = spec_of(self.cells(), unit)?;

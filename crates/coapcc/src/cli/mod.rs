@@ -26,7 +26,13 @@ pub mod tcp;
 /// Runs `coapcc` on this process's arguments with the built-in algorithms.
 /// An error is printed on stderr and exits with status 2.
 pub fn main() -> ExitCode {
-    exit_code(commands::run())
+    exit_code(run())
+}
+
+/// The command, an algorithm's fault ([`coapcc_rto::fault`]) anywhere in
+/// it (a simulated run, a real client) being its error.
+fn run() -> anyhow::Result<()> {
+    coapcc_rto::fault::catch(commands::run)?
 }
 
 /// Runs `coapcc` on this process's arguments with the algorithms of
@@ -38,7 +44,7 @@ pub fn main() -> ExitCode {
 /// stderr and exits with status 2.
 pub fn main_with(registry: Registry) -> ExitCode {
     let installed = coapcc_workload::algorithm::install(registry).map_err(anyhow::Error::msg);
-    exit_code(installed.and_then(|()| commands::run()))
+    exit_code(installed.and_then(|()| run()))
 }
 
 /// The exit status of a command's outcome, its error printed.

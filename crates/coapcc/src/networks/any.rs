@@ -214,7 +214,8 @@ impl<N: LabNetwork> DynScenario for Of<N, N::Scenario> {
         progress: &(dyn Fn() + Sync),
         stop: &AtomicBool,
     ) -> Result<Ran<'a>> {
-        let outcome = pool.install(|| N::run(&self.value, progress, stop))?;
+        let outcome =
+            coapcc_rto::fault::catch(|| pool.install(|| N::run(&self.value, progress, stop)))??;
         Ok(Ran(Box::new(Of::<N, _>::new((&self.value, outcome)))))
     }
     fn pcap_unit(&self) -> Result<&'static str> {
@@ -333,7 +334,8 @@ impl AnyScenario {
 
     /// Runs every replication of every algorithm on `pool`: `progress` is
     /// called once per finished run; once `stop` is set, the run stops and
-    /// fails with `cancelled` ([`coapcc_sim::stop`]).
+    /// fails with `cancelled` ([`coapcc_sim::stop`]); an algorithm's fault
+    /// ([`coapcc_rto::fault`]) stops it and is its error.
     pub fn run_on(
         &self,
         pool: &rayon::ThreadPool,

@@ -1,4 +1,6 @@
-//! `docs/guides/your-own-algorithm.md`, followed from top to bottom: a
+//! `docs/guides/your-own-algorithm.md`, its Rust half ("From Rust")
+//! followed from top to bottom (the Python half is followed by
+//! `crates/coapcc-py/tests/test_guide.py`): a
 //! block under a path of `examples/` must appear in that file as written, a
 //! block under another name is written to a fresh directory, every `sh`
 //! block runs there with `my-coapcc` on the `PATH`, and a `text` block
@@ -53,7 +55,8 @@ fn blocks(guide: &str) -> Vec<Block> {
 fn the_guide_is_followed_from_scratch() {
     let guide = std::fs::read_to_string(repository().join("docs/guides/your-own-algorithm.md"))
         .expect("the guide");
-    let blocks = blocks(&guide);
+    let rust = guide.split("\n## From Python").next().unwrap_or_default();
+    let blocks = blocks(rust);
     let dir = tempfile::tempdir().unwrap();
     let bin = Path::new(env!("CARGO_BIN_EXE_my-coapcc"));
     let path = format!(
