@@ -39,6 +39,7 @@ mod calendar;
 pub mod dumbbell;
 pub mod errors;
 pub mod grid;
+pub mod lorawan;
 pub mod rng;
 pub mod star;
 pub mod time;
