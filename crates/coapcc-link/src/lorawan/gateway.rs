@@ -4,7 +4,8 @@
 //! - **Reception paths.** The gateway demodulates up to 8 frames at once,
 //!   on any channel and SF (an SX1301's 8 paths; ns-3 `lorawan` gives its
 //!   gateways 8 in `helper/lorawan-mac-helper.cc`). A frame that arrives
-//!   while all 8 are busy is lost. A frame below the sensitivity takes no
+//!   while all 8 are busy is lost ([`Gateway::with`] sets another count).
+//!   A frame below the sensitivity takes no
 //!   path (`model/simple-gateway-lora-phy.cc`): the caller checks it first
 //!   ([`super::interference`]).
 //! - **Half duplex.** While it transmits the gateway receives nothing, and
@@ -19,19 +20,21 @@
 //!   whole time on air and g1's duty cycle allows it; else in RX2 on the
 //!   same terms with g3; else the downlink is dropped
 //!   ([`DownlinkDropped`]) and the caller decides what waits for the
-//!   device's next uplink.
+//!   device's next uplink. [`Gateway::book`] tries one window only; the
+//!   RX delays are 1 s and 2 s unless [`Gateway::with`] sets others.
 
 use super::airtime::{Modulation, Sf};
 use super::region::{Channel, DutyCycle, DutyCycles, SubBand, RX2_CHANNEL, RX2_SF};
 use crate::time::{Nanos, SECOND};
 
-/// The gateway's reception paths (demodulators).
+/// The gateway's reception paths (demodulators) by default.
 pub const RECEPTION_PATHS: usize = 8;
 
-/// RX1 opens this long after the end of the uplink.
+/// RX1 opens this long after the end of the uplink (LoRaWAN's
+/// RECEIVE_DELAY1 default).
 pub const RX1_DELAY: Nanos = SECOND;
 
-/// RX2 opens this long after the end of the uplink.
+/// RX2 opens this long after the end of the uplink (RECEIVE_DELAY2).
 pub const RX2_DELAY: Nanos = 2 * SECOND;
 
 /// Why the gateway could not start receiving a frame.
@@ -64,11 +67,18 @@ pub enum Window {
 }
 
 impl Window {
-    /// When the window opens after an uplink, on which channel and SF.
+    /// When the window opens after an uplink, on which channel and SF, with
+    /// the default delays ([`RX1_DELAY`], [`RX2_DELAY`]).
     pub fn of(self, uplink: &Uplink) -> (Nanos, Channel, Sf) {
+        self.after(uplink, [RX1_DELAY, RX2_DELAY])
+    }
+
+    /// When the window opens after an uplink, on which channel and SF, RX1
+    /// and RX2 opening `delays[0]` and `delays[1]` after its end.
+    pub fn after(self, uplink: &Uplink, delays: [Nanos; 2]) -> (Nanos, Channel, Sf) {
         match self {
-            Window::Rx1 => (uplink.end + RX1_DELAY, uplink.channel, uplink.sf),
-            Window::Rx2 => (uplink.end + RX2_DELAY, RX2_CHANNEL, RX2_SF),
+            Window::Rx1 => (uplink.end + delays[0], uplink.channel, uplink.sf),
+            Window::Rx2 => (uplink.end + delays[1], RX2_CHANNEL, RX2_SF),
         }
     }
 }
@@ -125,17 +135,29 @@ struct Lock {
 /// The gateway's radio state.
 #[derive(Clone, Debug)]
 pub struct Gateway {
-    paths: [Option<Lock>; RECEPTION_PATHS],
+    paths: Vec<Option<Lock>>,
+    /// RX1's and RX2's delays after an uplink's end.
+    delays: [Nanos; 2],
     duty: DutyCycle,
     /// Booked downlinks (start, end), by start; those over are pruned.
     booked: Vec<(Nanos, Nanos)>,
 }
 
 impl Gateway {
-    /// An idle gateway whose transmissions obey `limits`.
+    /// An idle gateway whose transmissions obey `limits`, with
+    /// [`RECEPTION_PATHS`] paths and the default RX delays.
     pub fn new(limits: DutyCycles) -> Self {
+        Gateway::with(limits, RECEPTION_PATHS, [RX1_DELAY, RX2_DELAY])
+    }
+
+    /// An idle gateway whose transmissions obey `limits`, with `paths`
+    /// reception paths (at least 1), answering in RX1 and RX2 `delays[0]`
+    /// and `delays[1]` after an uplink's end.
+    pub fn with(limits: DutyCycles, paths: usize, delays: [Nanos; 2]) -> Self {
+        assert!(paths >= 1, "a gateway needs a reception path");
         Gateway {
-            paths: [None; RECEPTION_PATHS],
+            paths: vec![None; paths],
+            delays,
             duty: DutyCycle::new(limits),
             booked: Vec::new(),
         }
@@ -203,25 +225,30 @@ impl Gateway {
         phy_bytes: usize,
     ) -> Result<Downlink, DownlinkDropped> {
         self.prune(now);
-        let rx1 = match self.try_window(now, uplink, Window::Rx1, phy_bytes) {
+        let rx1 = match self.book(now, uplink, Window::Rx1, phy_bytes) {
             Ok(d) => return Ok(d),
             Err(miss) => miss,
         };
-        let rx2 = match self.try_window(now, uplink, Window::Rx2, phy_bytes) {
+        let rx2 = match self.book(now, uplink, Window::Rx2, phy_bytes) {
             Ok(d) => return Ok(d),
             Err(miss) => miss,
         };
         Err(DownlinkDropped { rx1, rx2 })
     }
 
-    fn try_window(
+    /// Books the downlink answering `uplink`, a PHY payload of `phy_bytes`,
+    /// decided at `now`, in `window` only: if that window is still ahead,
+    /// the radio is free over the frame and the sub-band's duty cycle
+    /// allows it (else the [`Miss`] says which failed first, in that order).
+    pub fn book(
         &mut self,
         now: Nanos,
         uplink: &Uplink,
         window: Window,
         phy_bytes: usize,
     ) -> Result<Downlink, Miss> {
-        let (start, channel, sf) = window.of(uplink);
+        self.prune(now);
+        let (start, channel, sf) = window.after(uplink, self.delays);
         let end = start + Modulation::lorawan(sf).time_on_air(phy_bytes);
         let band: SubBand = channel.sub_band;
         if start < now {
