@@ -11,6 +11,9 @@
 //!   (`docs/spec/radio-spec.md` §1): unit-disk medium, MACs, 6LoWPAN, routing;
 //! - [`star`]: the IEEE 802.11 star of the lwIP evaluation (`docs/spec/radio-spec.md` §2):
 //!   DCF in one collision domain, and a wired hop to the server;
+//! - [`lorawan`]: LoRaWAN class A in EU868 (`docs/lorawan.md`): devices in a
+//!   disc around one gateway with 8 reception paths, duty cycles, capture,
+//!   RX1/RX2 downlinks, CoAP over SCHC, and a backhaul to the server;
 //! - [`errors`]: the two-state bursty link-error model (`docs/spec/testbed-spec.md` §1.1);
 //! - [`agenda`]: the event queue both the models and the simulator use (its
 //!   timers in a calendar queue);
@@ -39,6 +42,7 @@ mod calendar;
 pub mod dumbbell;
 pub mod errors;
 pub mod grid;
+pub mod lorawan;
 pub mod rng;
 pub mod star;
 pub mod time;
@@ -89,6 +93,23 @@ pub enum DropCause {
     FragmentsAborted,
     /// The hop limit ran out.
     HopLimit,
+    /// The frame carrying it would exceed the link's payload limit
+    /// (LoRaWAN: EU868's FRMPayload limit at the spreading factor).
+    PayloadTooLarge,
+    /// Destroyed by interference with overlapping frames (LoRaWAN).
+    Collision,
+    /// Received below the receiver's sensitivity (LoRaWAN).
+    BelowSensitivity,
+    /// The LoRaWAN gateway was transmitting or had no free reception path
+    /// (an uplink), or its radio was booked over the receive windows (a
+    /// downlink given up).
+    GatewayBusy,
+    /// A LoRaWAN downlink found no receive window of its device (none
+    /// ahead, or the network server's hold for the device full or timed out).
+    NoWindow,
+    /// A LoRaWAN downlink given up because the gateway's duty cycle kept it
+    /// out of the receive windows.
+    DutyCycle,
 }
 
 /// What handling one internal event produced.

@@ -314,7 +314,14 @@ impl DropCounts {
             DropCause::Reassembly => self.reassembly += 1,
             DropCause::FragmentsAborted => self.fragments_aborted += 1,
             DropCause::HopLimit => self.hop_limit += 1,
-            DropCause::Buffer | DropCause::LinkError => {}
+            DropCause::Buffer
+            | DropCause::LinkError
+            | DropCause::PayloadTooLarge
+            | DropCause::Collision
+            | DropCause::BelowSensitivity
+            | DropCause::GatewayBusy
+            | DropCause::NoWindow
+            | DropCause::DutyCycle => {}
         }
     }
 

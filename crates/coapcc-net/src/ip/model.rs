@@ -66,6 +66,12 @@ pub fn cause_name(c: DropCause) -> &'static str {
         DropCause::Reassembly => "reassembly",
         DropCause::FragmentsAborted => "fragments_aborted",
         DropCause::HopLimit => "hop_limit",
+        DropCause::PayloadTooLarge => "payload_too_large",
+        DropCause::Collision => "collision",
+        DropCause::BelowSensitivity => "below_sensitivity",
+        DropCause::GatewayBusy => "gateway_busy",
+        DropCause::NoWindow => "no_window",
+        DropCause::DutyCycle => "duty_cycle",
     }
 }
 
