@@ -13,6 +13,7 @@ pub mod block;
 pub mod client;
 pub mod message;
 pub mod observe;
+pub mod schc;
 pub mod server;
 pub mod tcp;
 
