@@ -1,8 +1,10 @@
 //! Sans-IO CoAP for coapcc: RFC 7252 messages ([`message`]), the client side
 //! whose retransmissions a congestion-control algorithm times ([`client`]), and
 //! the server side with deduplication and option echo ([`server`]),
-//! block-wise transfers ([`block`], RFC 7959), and observing resources
-//! ([`observe`], RFC 7641).
+//! block-wise transfers ([`block`], RFC 7959), observing resources
+//! ([`observe`], RFC 7641), and SCHC header compression of IPv6/UDP/CoAP as
+//! LoRaWAN carries it ([`schc`], RFC 8724, RFC 8824, RFC 9011;
+//! `docs/schc.md`).
 //!
 //! Nothing here reads a clock or touches a socket: time comes in as [`Nanos`],
 //! datagrams as byte slices, and what to send comes out through `poll_*` calls.

@@ -37,6 +37,7 @@ mod network;
 pub mod networks {
     pub mod dumbbell;
     pub mod grid;
+    pub mod lorawan;
     pub mod star;
 }
 
