@@ -19,6 +19,7 @@ pub mod airtime;
 mod config;
 pub mod gateway;
 pub mod interference;
+pub mod lorasim;
 mod network;
 pub mod propagation;
 pub mod region;
@@ -30,5 +31,6 @@ mod tests;
 
 pub use airtime::{Modulation, Sf};
 pub use config::{Config, Kind, SfAllocation, MAX_DEVICES, MAX_SCHC_RESIDUE};
+pub use interference::Capture;
 pub use network::{Lorawan, LorawanRecord, RX_WINDOW_SYMBOLS};
 pub use region::{Channel, DutyCycle, DutyCycles, SubBand};
