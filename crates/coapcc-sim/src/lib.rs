@@ -40,6 +40,7 @@ pub mod apps;
 pub mod dumbbell;
 pub mod event_loop;
 pub mod grid;
+pub mod lorawan;
 pub mod network;
 pub mod scenario;
 pub mod spec_error;

@@ -18,6 +18,7 @@ pub mod any;
 pub mod dumbbell;
 pub mod grid;
 pub mod lab;
+pub mod lorawan;
 pub mod star;
 
 use std::collections::HashSet;
@@ -40,6 +41,7 @@ pub static NETWORKS: &[&dyn Network] = &[
     &any::Entry::<dumbbell::Dumbbell>::NEW,
     &any::Entry::<grid::Grid>::NEW,
     &any::Entry::<star::Star>::NEW,
+    &any::Entry::<lorawan::Lorawan>::NEW,
 ];
 
 /// A network of the registry, by the name `[network] kind` gives it and the

@@ -18,6 +18,7 @@ mod interop_block;
 mod interop_observe;
 mod interop_tcp;
 mod kernel_check;
+mod lorawan_campaign;
 mod net_cli;
 mod net_emulate;
 mod net_emulate_grid;

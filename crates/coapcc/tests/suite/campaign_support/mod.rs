@@ -77,12 +77,12 @@ pub fn col(header: &[String], name: &str) -> usize {
 }
 
 /// Opens the old store at `old` for writing: it is upgraded from layout
-/// `from` to layout 6, verifies, and holds the rows it held (`want`, its
+/// `from` to the current layout, verifies, and holds the rows it held (`want`, its
 /// dump before).
 pub fn open_upgraded(old: &Path, from: u32, want: &str) -> Store {
     let up = coapcc::networks::open_store(old).unwrap();
     assert_eq!(up.upgraded_from(), Some(from));
-    assert_eq!(up.layout(), 6);
+    assert_eq!(up.layout(), up.current_layout());
     coapcc::networks::verify(&up).unwrap();
     assert!(
         coapcc::networks::dump(&up).unwrap() == want,
@@ -92,17 +92,18 @@ pub fn open_upgraded(old: &Path, from: u32, want: &str) -> Store {
 }
 
 /// The upgraded store at `old`, opened again, is not upgraded again and
-/// records layout 6.
+/// records the current layout.
 pub fn assert_upgraded_once(old: &Path) {
     let again = coapcc::networks::open_store(old).unwrap();
     assert_eq!(again.upgraded_from(), None);
+    let current = again.current_layout().to_string();
     let schema: String = rusqlite::Connection::open(old)
         .unwrap()
         .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
             r.get(0)
         })
         .unwrap();
-    assert_eq!(schema, "6");
+    assert_eq!(schema, current);
 }
 
 /// The small dumbbell campaign stored beside a network's own in the layout
