@@ -189,7 +189,9 @@ enum Command {
         seed: u64,
         /// The ns-3 reference script, or `none` to skip it (default:
         /// ../shared/baselines/ns3/run.sh, ns3-grid/run.sh for the grid,
-        /// baselines/ns3-star/run.sh of this repository for the star).
+        /// baselines/ns3-star/run.sh of this repository for the star). For
+        /// LoRaWAN the reference is LoRaSim: its `loraDir.py`, run with
+        /// `python3` (none by default).
         #[arg(long, value_name = "SCRIPT|none")]
         ns3: Option<String>,
         /// Skip the ns-3 reference (same as `--ns3 none`).

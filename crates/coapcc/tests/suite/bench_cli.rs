@@ -199,3 +199,52 @@ fn the_matrix_without_reference_has_every_point_in_order() {
         assert_eq!(row[7..], ["not run", "not run", "—"]);
     }
 }
+
+/// `bench --network lorawan`: the CoAP run's line, then LoRaSim's
+/// experiment 4 on the link model beside pure ALOHA (its data extraction
+/// rate within 0.03 of e^(−2G)); a LoRaSim script that cannot be found is
+/// named.
+#[test]
+fn the_lorawan_bench_runs_lorasims_experiment_beside_pure_aloha() {
+    let out = succeeds(&[
+        "--network",
+        "lorawan",
+        "--clients",
+        "100",
+        "--period",
+        "600",
+        "--repeat",
+        "1",
+        "--ns3",
+        "none",
+    ]);
+    assert!(
+        out.contains("coapcc: lorawan, default, 100 devices, T = 600 s"),
+        "{out}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.contains("LoRaSim experiment 4"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let value = |key: &str| -> f64 {
+        let rest = &line[line.find(key).unwrap_or_else(|| panic!("{line}")) + key.len()..];
+        rest.split(|c: char| c == ' ' || c == ';' || c == ')')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    let (der, aloha) = (value("DER "), value("pure ALOHA "));
+    assert!((der - aloha).abs() < 0.03, "{line}");
+    let err = fails(&[
+        "--network",
+        "lorawan",
+        "--repeat",
+        "1",
+        "--ns3",
+        "/no/such/loraDir.py",
+    ]);
+    assert!(
+        err.contains("--ns3: cannot find LoRaSim's script `/no/such/loraDir.py`"),
+        "{err}"
+    );
+}

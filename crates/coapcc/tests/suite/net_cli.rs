@@ -276,6 +276,79 @@ fn emulate_puts_the_grid_between_client_and_server() {
     );
 }
 
+/// `coapcc emulate --scenario <one LoRaWAN device 100 m from the gateway>`:
+/// the client's request crosses the LoRa uplink at SF7 and its response
+/// comes back in the device's RX1 window, one second after the uplink's
+/// end (the model's 1.148992 s for the simulator's sizes); the summary says
+/// what the LoRaWAN model did. The other networks' options are refused.
+#[test]
+fn emulate_puts_lorawan_between_client_and_server() {
+    let any = "127.0.0.1:0".parse().unwrap();
+    let h = server::spawn(any, ServerOptions::default(), Resources::standard()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("one-device.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"one-device\"\n[network]\nkind = \"lorawan\"\ndevices = 1\nradius_m = 100.0\n\
+         [[algorithm]]\nname = \"default\"\n",
+    )
+    .unwrap();
+    let emu_addr = free_addr();
+    let emu = bin()
+        .args([
+            "emulate",
+            "--listen",
+            &emu_addr.to_string(),
+            "--server",
+            &h.addr().to_string(),
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--duration",
+            "4",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let uri = format!("coap://127.0.0.1:{}/sense", emu_addr.port());
+    let (ok, _, err) = run_bounded(bin().args(["client", "--count", "1", &uri]));
+    assert!(ok, "{err}");
+    // `2.05 from … in R ms, …` on stderr.
+    let rtt: f64 = err
+        .split(" in ")
+        .nth(1)
+        .and_then(|r| r.split(" ms").next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    // SF7 uplink, RX1 one second after its end, SF7 downlink: ~1.15 s.
+    assert!((1100.0..1600.0).contains(&rtt), "{err}");
+    let o = emu.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(
+        log.contains("through LoRaWAN class A (EU868): 1 device(s) in a 100 m disc"),
+        "{log}"
+    );
+    assert!(
+        log.contains("lorawan: 1 uplink frames") && log.contains("1 downlink frames (0 in RX2"),
+        "{log}"
+    );
+    assert_eq!(h.stop().stats.requests, 1);
+
+    let (ok, _, err) = run_bounded(bin().args([
+        "emulate",
+        "--server",
+        "127.0.0.1:9",
+        "--network",
+        "lorawan",
+        "--nodes",
+        "3",
+    ]));
+    assert!(!ok);
+    assert!(err.contains("--nodes: does not apply to LoRaWAN"), "{err}");
+}
+
 /// `load coap+tcp://… --time-limit 2` and `client --timeout 2` against a
 /// peer that floods responses to no request: both end at their limit by
 /// the clock (the load once ran on while the flood lasted), the load with

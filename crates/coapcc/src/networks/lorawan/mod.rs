@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod campaign;
 pub mod cost;
+pub mod emulate;
 pub mod output;
 pub mod report;
 pub mod store;
@@ -113,6 +114,9 @@ impl LabNetwork for Lorawan {
         out: &mut dyn FnMut(String) -> Result<()>,
     ) -> Result<()> {
         bench::bench(o, out)
+    }
+    fn emulator() -> Option<&'static dyn crate::emulate::Emulator> {
+        Some(&emulate::Emulate)
     }
     fn campaign(p: &LorawanPlan) -> &dyn Campaign<Result = lorawan::RunResult> {
         p
