@@ -228,7 +228,7 @@ fn the_lorawan_bench_runs_lorasims_experiment_beside_pure_aloha() {
         .unwrap_or_else(|| panic!("{out}"));
     let value = |key: &str| -> f64 {
         let rest = &line[line.find(key).unwrap_or_else(|| panic!("{line}")) + key.len()..];
-        rest.split(|c: char| c == ' ' || c == ';' || c == ')')
+        rest.split([' ', ';', ')'])
             .next()
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("{line}"))
