@@ -9,6 +9,7 @@ use coapcc_proto::message::Code;
 use coapcc_workload::AlgorithmSpec;
 use serde::{Deserialize, Serialize};
 
+use super::schc::Sizes;
 use crate::apps::coap_server::{CoapServer, Sink};
 use crate::apps::packets::PacketPool;
 use crate::spec_error::SpecError;
@@ -145,46 +146,64 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
     check_sizes(spec)
 }
 
-/// The frame limit: the largest CoAP message every device can carry, at the
+/// The frame limit: the largest FRMPayload every device can carry, at the
 /// largest spreading factor a device of the disc may get (the disc's edge,
-/// or the fixed SF), less the SCHC residue; with that SF.
+/// or the fixed SF); with that SF.
 pub fn payload_limit(net: &lorawan::Config) -> (usize, airtime::Sf) {
     let sf = match net.spreading_factor {
         SfAllocation::Distance => net.path_loss.allocate_sf(net.radius_m).sf,
         SfAllocation::Fixed(sf) => sf,
     };
-    let limit = airtime::max_frm_payload(sf).saturating_sub(usize::from(net.schc_residue));
-    (limit, sf)
+    (airtime::max_frm_payload(sf), sf)
 }
 
-/// Refuses a request or response past the frame limit ([`payload_limit`]).
+/// Refuses a request or response whose SCHC compression (`schc.rs`) is
+/// past the frame limit ([`payload_limit`]), and a `schc_residue` other
+/// than the default: the simulator sizes frames by compressing each
+/// message, the fixed residue is the emulator's.
 fn check_sizes(spec: &RunSpec) -> Result<(), SpecError> {
     let c = &spec.coap;
+    if spec.network.schc_residue != lorawan::Config::default().schc_residue {
+        return Err(SpecError(
+            "network.schc_residue: the simulator sizes each frame by compressing its CoAP \
+             message with the SCHC rule set (docs/schc.md); the fixed residue is for \
+             `coapcc emulate`, which carries datagrams, not CoAP messages"
+                .into(),
+        ));
+    }
     let (limit, sf) = payload_limit(&spec.network);
     let base = request_base(c);
-    let why = format!(
-        "SF{}'s frame limit ({} bytes of FRMPayload, less the {}-byte SCHC residue)",
-        sf.get(),
-        airtime::max_frm_payload(sf),
-        spec.network.schc_residue
-    );
-    if c.request_size < base || c.request_size > limit {
+    if c.request_size < base || c.request_size > MAX_MESSAGE {
         return Err(SpecError(format!(
-            "coap.request_size: expected {base} to {limit} bytes (a {:?} to `{}` with no payload is {base}; \
-             {limit} is {why}), found {}",
+            "coap.request_size: expected {base} to {MAX_MESSAGE} bytes (a {:?} to `{}` with no \
+             payload is {base}), found {}",
             c.method, c.path, c.request_size
         )));
     }
     if c.response_payload > MAX_MESSAGE {
         return Err(SpecError(format!(
-            "coap.response_payload: expected at most {limit} bytes of message, {why}; found {} payload bytes",
+            "coap.response_payload: expected at most {MAX_MESSAGE} bytes, found {}",
             c.response_payload
         )));
     }
-    let response = response_size(c);
+    let mut sizes = Sizes::default();
+    let why = format!(
+        "SF{}'s frame limit ({limit} bytes of FRMPayload, the largest SF of the disc)",
+        sf.get()
+    );
+    let request = sizes.frame(&probe_request(c), true);
+    if request > limit {
+        return Err(SpecError(format!(
+            "coap.request_size: a request of {} bytes compresses (SCHC) to {request} bytes, \
+             past {why}",
+            c.request_size
+        )));
+    }
+    let response = sizes.frame(&response(c), false);
     if response > limit {
         return Err(SpecError(format!(
-            "coap.response_payload: a response of {} payload bytes is a {response}-byte message, past {limit} bytes, {why}",
+            "coap.response_payload: a response with {} payload bytes compresses (SCHC) to \
+             {response} bytes, past {why}",
             c.response_payload
         )));
     }
@@ -206,6 +225,11 @@ fn probe(coap: &Coap, payload: &[u8]) -> Vec<u8> {
     buf[..len].to_vec()
 }
 
+/// The request every device sends, encoded (no marking).
+pub(super) fn probe_request(coap: &Coap) -> Vec<u8> {
+    probe(coap, &request_payload(coap))
+}
+
 /// Bytes of a request with no payload and no marking.
 fn request_base(coap: &Coap) -> usize {
     probe(coap, &[]).len()
@@ -214,6 +238,11 @@ fn request_base(coap: &Coap) -> usize {
 /// Bytes of the server's response to a request of `coap` (a real
 /// encoding: the shared server answers an encoded request).
 pub fn response_size(coap: &Coap) -> usize {
+    response(coap).len()
+}
+
+/// The server's response to a request of `coap`, encoded.
+pub(super) fn response(coap: &Coap) -> Vec<u8> {
     let bytes = probe(coap, &request_payload(coap));
     let mut pool = PacketPool::default();
     let p = pool.alloc(0, 1, &bytes);
@@ -221,7 +250,11 @@ pub fn response_size(coap: &Coap) -> usize {
         payload: coap.response_payload,
     };
     let mut server = CoapServer::new(1, sink, 1, 1200);
-    server.answer(0, &mut pool, p).map_or(0, |reply| reply.len)
+    server
+        .answer(0, &mut pool, p)
+        .map_or_else(Vec::new, |reply| {
+            pool.get(reply.packet).data[..reply.len].to_vec()
+        })
 }
 
 /// The request payload that makes a request `request_size` bytes long: the
@@ -269,16 +302,36 @@ mod tests {
 
     #[test]
     fn messages_past_the_frame_limit_are_refused_by_field() {
-        // The default disc (6400 m) reaches SF12: 51 bytes less 1 of residue.
-        assert_eq!(payload_limit(&spec().network), (50, airtime::Sf::SF12));
-        let e = error(|s| s.coap.request_size = 51);
-        assert!(e.starts_with("coap.request_size: expected"), "{e}");
-        assert!(e.contains("SF12's frame limit (51 bytes"), "{e}");
+        // The default disc (6400 m) reaches SF12: 51 bytes of FRMPayload.
+        assert_eq!(payload_limit(&spec().network), (51, airtime::Sf::SF12));
+        // POST /sense, no token: 10 bytes of CoAP header and options,
+        // compressed to a 2-byte residue; a marker and the payload follow
+        // in CoAP, the payload alone after SCHC. 62 bytes: 51 of payload,
+        // 53 compressed; 60 bytes: 49, 51 compressed.
+        let e = error(|s| s.coap.request_size = 62);
+        assert!(
+            e.starts_with("coap.request_size: a request of 62 bytes compresses (SCHC) to 53 bytes, past SF12's frame limit (51 bytes"),
+            "{e}"
+        );
+        let mut s = spec();
+        s.coap.request_size = 60;
+        validate(&s).unwrap();
         let e = error(|s| s.coap.response_payload = 60);
-        assert!(e.starts_with("coap.response_payload:"), "{e}");
+        assert!(
+            e.starts_with("coap.response_payload: a response with 60"),
+            "{e}"
+        );
         let e = error(|s| s.coap.response_payload = 100_000);
-        assert!(e.starts_with("coap.response_payload:"), "{e}");
-        // At SF7 (222 bytes) the same request fits.
+        assert!(
+            e.starts_with("coap.response_payload: expected at most"),
+            "{e}"
+        );
+        let e = error(|s| s.network.schc_residue = 4);
+        assert!(
+            e.starts_with("network.schc_residue: the simulator sizes"),
+            "{e}"
+        );
+        // At SF7 (222 bytes) a longer request fits.
         let mut s = spec();
         s.network.spreading_factor = SfAllocation::Fixed(airtime::Sf::SF7);
         s.coap.request_size = 200;

@@ -21,11 +21,13 @@
 //! - `world.rs`: the [`World`] of one run;
 //! - `result.rs`: what one run produces ([`RunResult`]);
 //! - `summary.rs`: an algorithm's metrics over replications ([`Summary`]);
-//! - `sim.rs`: [`Sim`], the network for [`crate::network::SimNetwork`].
+//! - `sim.rs`: [`Sim`], the network for [`crate::network::SimNetwork`];
+//! - `schc.rs`: the frames' sizes, by SCHC compression of each message.
 
 mod config;
 mod result;
 mod scenario;
+mod schc;
 mod sim;
 mod summary;
 mod world;

@@ -11,7 +11,7 @@
 //! of the drop it reports last.
 
 use coapcc_link::agenda::Agenda;
-use coapcc_link::lorawan::{Lorawan, Modulation};
+use coapcc_link::lorawan::{self, Lorawan, Modulation};
 use coapcc_link::rng::{derive, SimRng, Stream};
 use coapcc_link::time::{from_secs, to_secs, Nanos};
 use coapcc_link::{Datagram, DropCause, Network, NodeId, Output, PacketId};
@@ -20,6 +20,7 @@ use coapcc_workload::metrics::Percentiles;
 
 use super::config::{request, request_payload, validate, RunSpec, MAX_MESSAGE};
 use super::result::{DeviceResult, Drops, RunResult};
+use super::schc::Sizes;
 use crate::apps::coap_client::{self, CoapClient};
 use crate::apps::coap_server::{CoapServer, Sink};
 use crate::apps::packets::PacketPool;
@@ -102,6 +103,7 @@ pub struct World<'a> {
     uplink_drops: Drops,
     downlink_drops: Drops,
     completion: Vec<f64>,
+    sizes: Sizes,
 }
 
 impl<'a> World<'a> {
@@ -109,7 +111,13 @@ impl<'a> World<'a> {
     pub(super) fn new(spec: &'a RunSpec, replication: u32) -> Result<Self, SpecError> {
         validate(spec)?;
         let seed = derive(spec.seed, Stream::Replication, u64::from(replication));
-        let net = Lorawan::new(&spec.network, seed).map_err(SpecError)?;
+        // Frames are sized by SCHC compression here (`schc.rs`), so the
+        // model adds no residue of its own.
+        let link = lorawan::Config {
+            schc_residue: 0,
+            ..spec.network.clone()
+        };
+        let net = Lorawan::new(&link, seed).map_err(SpecError)?;
         let n = spec.network.devices;
         let config = ClientConfig {
             max_retransmit: spec.coap.max_retransmit,
@@ -169,6 +177,7 @@ impl<'a> World<'a> {
             uplink_drops: Drops::default(),
             downlink_drops: Drops::default(),
             completion: Vec::new(),
+            sizes: Sizes::default(),
         })
     }
 
@@ -217,18 +226,18 @@ impl<'a> World<'a> {
 
     /// Drains a device's transmissions and events, and re-arms its timer.
     fn service(&mut self, i: usize) {
-        let residue = usize::from(self.spec.network.schc_residue);
         while let Some(tx) = self.devices[i].coap.poll_transmit(&mut self.buf) {
+            let frame = self.sizes.frame(&self.buf[..tx.len], true);
             let d = &mut self.devices[i];
             d.record.transmissions += 1;
             if tx.ordinal > 0 {
-                let phy = coapcc_link::lorawan::airtime::phy_payload(tx.len + residue);
+                let phy = coapcc_link::lorawan::airtime::phy_payload(frame);
                 d.record.retransmission_airtime += to_secs(d.modulation.time_on_air(phy));
             }
             let id = self
                 .packets
                 .alloc(i as u32, self.server_node, &self.buf[..tx.len]);
-            self.send(id, i as u32, self.server_node, tx.len);
+            self.send(id, i as u32, self.server_node, frame);
         }
         let mut ended = false;
         while let Some(ev) = self.devices[i].coap.poll_event() {
@@ -265,14 +274,15 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Hands packet `id` (CoAP bytes `len`) from node `src` to `dst`.
-    fn send(&mut self, id: PacketId, src: NodeId, dst: NodeId, len: usize) {
+    /// Hands packet `id` from node `src` to `dst`, its CoAP message
+    /// compressed to a FRMPayload of `frame` bytes.
+    fn send(&mut self, id: PacketId, src: NodeId, dst: NodeId, frame: usize) {
         let d = Datagram {
             id,
             src,
             dst,
             transport_header: UDP_HEADER,
-            payload: len as u16,
+            payload: frame as u16,
             unnecessary: false,
         };
         if !self.core.send(d) {
@@ -301,7 +311,10 @@ impl<'a> World<'a> {
             let Some(reply) = self.server.answer(self.core.now, &mut self.packets, id) else {
                 return;
             };
-            return self.send(reply.packet, self.server_node, reply.to, reply.len);
+            let frame = self
+                .sizes
+                .frame(&self.packets.get(reply.packet).data[..reply.len], false);
+            return self.send(reply.packet, self.server_node, reply.to, frame);
         }
         let i = node as usize;
         let data = self.packets.get(id).data;
@@ -417,17 +430,26 @@ mod tests {
         let mut s = spec(1, "default");
         s.network.spreading_factor = SfAllocation::Fixed(Sf::SF7);
         let r = super::super::Sim::run(&s, 0).unwrap();
-        // Request 24 + residue 1 = 25 B of FRMPayload, 38 B PHY at SF7:
-        // 12.25 + 8 + ⌈(304 − 28 + 28 + 16) / 28⌉·5 = 80.25 symbols of
-        // 1.024 ms = 82.176 ms. Response (2.04, no token, 8 bytes of payload)
-        // 13 + 1 = 14 B, 27 B PHY: 12.25 + 8 + ⌈(216 − 28 + 28 + 16) / 28⌉·5
-        // = 65.25 symbols = 66.816 ms.
-        // RX1 opens 1 s after the uplink's end.
+        // The request (POST /sense, no token, 13 bytes of payload: 24 bytes
+        // of CoAP) compresses to a 2-byte residue and its payload: 15 B of
+        // FRMPayload, 28 B PHY at SF7: 12.25 + 8 + ⌈(224 − 28 + 28 + 16) /
+        // 28⌉·5 = 65.25 symbols of 1.024 ms = 66.816 ms. The response (2.04,
+        // no token, 8 bytes of payload: 13 bytes) to a 3-byte residue and
+        // its payload: 11 B, 24 B PHY: 12.25 + 8 + ⌈(192 − 28 + 28 + 16) /
+        // 28⌉·5 = 60.25 symbols = 61.696 ms. RX1 opens 1 s after the
+        // uplink's end.
+        let mut sizes = Sizes::default();
+        let request = super::super::config::probe_request(&s.coap);
+        assert_eq!((request.len(), sizes.frame(&request, true)), (24, 15));
+        let response = super::super::config::response(&s.coap);
+        assert_eq!(
+            (response_size(&s.coap), sizes.frame(&response, false)),
+            (13, 11)
+        );
         let m = Modulation::lorawan(Sf::SF7);
-        assert_eq!(m.time_on_air(airtime::phy_payload(25)), 82_176_000);
-        assert_eq!(response_size(&s.coap), 13);
-        assert_eq!(m.time_on_air(airtime::phy_payload(14)), 66_816_000);
-        let expected = 0.082176 + 1.0 + 0.066816;
+        assert_eq!(m.time_on_air(airtime::phy_payload(15)), 66_816_000);
+        assert_eq!(m.time_on_air(airtime::phy_payload(11)), 61_696_000);
+        let expected = 0.066816 + 1.0 + 0.061696;
         let c = r.completion;
         assert!((c.min - expected).abs() < 1e-9, "{c:?}");
         assert!((c.max - expected).abs() < 1e-9, "{c:?}");

@@ -145,9 +145,9 @@ fn the_shipped_scenario_runs_and_one_device_takes_uplink_rx1_and_downlink() {
         assert!(d > 0.5 && d <= 1.0, "{s}");
     }
 
-    // One device at SF7, 24-byte POST (25 B FRMPayload, 38 B PHY: 82.176 ms
-    // on air), RX1 1 s after the uplink, the 13-byte 2.04 (14 B, 27 B PHY:
-    // 66.816 ms) — every exchange completes in 1.148992 s.
+    // One device at SF7, 24-byte POST (SCHC: 15 B FRMPayload, 28 B PHY:
+    // 66.816 ms on air), RX1 1 s after the uplink, the 13-byte 2.04 (11 B,
+    // 24 B PHY: 61.696 ms) — every exchange completes in 1.128512 s.
     let text = std::fs::read_to_string(&scenario)
         .unwrap()
         .replace("devices = 100 ", "devices = 1 ")
@@ -167,7 +167,7 @@ fn the_shipped_scenario_runs_and_one_device_takes_uplink_rx1_and_downlink() {
         let c = &s["completion"];
         for p in ["min", "p50", "max"] {
             let t = c[p].as_f64().unwrap();
-            assert!((t - 1.148992).abs() < 1e-9, "{p}: {t}");
+            assert!((t - 1.128512).abs() < 1e-9, "{p}: {t}");
         }
         assert_eq!(s["delivery_ratio"]["mean"].as_f64(), Some(1.0));
         assert_eq!(s["started"]["mean"].as_f64(), Some(6.0));

@@ -279,7 +279,7 @@ fn emulate_puts_the_grid_between_client_and_server() {
 /// `coapcc emulate --scenario <one LoRaWAN device 100 m from the gateway>`:
 /// the client's request crosses the LoRa uplink at SF7 and its response
 /// comes back in the device's RX1 window, one second after the uplink's
-/// end (the model's 1.148992 s for the simulator's sizes); the summary says
+/// end; the summary says
 /// what the LoRaWAN model did. The other networks' options are refused.
 #[test]
 fn emulate_puts_lorawan_between_client_and_server() {
