@@ -64,6 +64,11 @@ CASES = {
         {"warmup_s": "10.0", "duration_s": "60.0"},
         {"replications": 2, "algorithms": ["default", "pcocoa"], "period": 4},
     ),
+    "lorawan": (
+        "lorawan/lorawan-periodic.toml",
+        {},
+        {"replications": 1, "algorithms": ["default", "cocoa"], "period": 300},
+    ),
     "star": (
         "lwip/star.toml",
         {"writes": "30"},

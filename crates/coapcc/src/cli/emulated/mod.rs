@@ -137,7 +137,7 @@ mod tests {
             .to_string();
         assert!(
             e.contains("invalid value 'ring' for '--network <KIND>'")
-                && e.contains("[possible values: dumbbell, grid, star]"),
+                && e.contains("[possible values: dumbbell, grid, star, lorawan]"),
             "{e}"
         );
         assert_eq!(default_network(), "dumbbell");
@@ -145,11 +145,15 @@ mod tests {
         assert!(
             help.starts_with(
                 "The network model: `dumbbell` (the constrained link; the default), `grid` ("
-            ) && help.ends_with(") or `star` (the 12-station 802.11 star of the lwIP evaluation)"),
+            ) && help.contains(", `star` (the 12-station 802.11 star of the lwIP evaluation)")
+                && help.ends_with(
+                    " or `lorawan` (LoRaWAN class A (EU868): 200 devices around one gateway)"
+                ),
             "{help}"
         );
         let closing = emulate_help();
         assert!(closing.contains("On the star the Nth client address gets station N"));
+        assert!(closing.contains("On LoRaWAN the Nth client address gets device N"));
         assert!(closing.contains("--network grid --nodes 36,35,30\n  coapcc emulate --server"));
     }
 
