@@ -163,7 +163,7 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
             assert!(e.contains(want), "`{want}` not in: {e}");
         }
     }
-    // A file whose network kind is none of the three.
+    // A file whose network kind is none of the registry's.
     let e = format!(
         "{:#}",
         AnyPlan::parse(
@@ -175,7 +175,7 @@ fn bad_grid_campaign_files_name_file_field_and_expectation() {
     assert!(
         e.contains("small.toml")
             && e.contains(
-                "network.kind: expected \"dumbbell\", \"grid\" or \"star\", found \"mesh\""
+                "network.kind: expected \"dumbbell\", \"grid\", \"star\" or \"lorawan\", found \"mesh\""
             ),
         "{e}"
     );
@@ -332,7 +332,7 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
     let path = dir.path().join("future.sqlite");
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '7'"))
+        conn.execute_batch(&LAYOUT_1_SQL.replace("'schema', '1'", "'schema', '99'"))
             .unwrap();
     }
     for e in [
@@ -340,7 +340,10 @@ fn a_store_of_an_unknown_layout_is_refused_untouched() {
         coapcc::networks::open_store_read_only(&path).err().unwrap(),
     ] {
         let e = format!("{e:#}");
-        assert!(e.contains("future.sqlite") && e.contains("layout 7"), "{e}");
+        assert!(
+            e.contains("future.sqlite") && e.contains("layout 99"),
+            "{e}"
+        );
     }
     let conn = rusqlite::Connection::open(&path).unwrap();
     let grid_tables: i64 = conn
