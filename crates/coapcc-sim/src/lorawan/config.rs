@@ -31,6 +31,14 @@ pub enum Method {
 }
 
 impl Method {
+    /// `POST` or `GET`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Post => "POST",
+            Method::Get => "GET",
+        }
+    }
+
     fn code(self) -> Code {
         match self {
             Method::Post => Code::POST,

@@ -13,11 +13,11 @@ use crate::networks::estimate_text as est;
 pub fn header(s: &lorawan::Scenario) -> String {
     let (n, w, c) = (&s.network, &s.workload, &s.coap);
     format!(
-        "{} — LoRaWAN class A, {} devices within {} m of one gateway, {:?} every {} s, {} s after {} s warm-up, {}-byte requests, {}-byte response payloads, {} replication(s), seed {}",
+        "{} — LoRaWAN class A, {} devices within {} m of one gateway, a {} every {} s, {} s after {} s warm-up, {}-byte requests, {}-byte response payloads, {} replication(s), seed {}",
         if s.name.is_empty() { "scenario" } else { &s.name },
         n.devices,
         n.radius_m,
-        c.method,
+        c.method.name(),
         w.period_s,
         w.duration_s,
         w.warmup_s,
