@@ -37,7 +37,7 @@ def load(
     :class:`coapcc.CoapccError`; an algorithm's failure
     :class:`coapcc.AlgorithmError`.
     """
-    name = _algorithm.names([algorithm]) if isinstance(algorithm, type) else algorithm
+    name = _algorithm.names([algorithm])
     args = [
         uri,
         "--cc",

@@ -65,14 +65,14 @@ impl Sizes {
     /// Compresses `coap` with the context's message-ID high byte.
     fn compress(&self, coap: &[u8], up: bool) -> usize {
         let dir = if up { Direction::Up } else { Direction::Down };
+        let whole = schc::IPV6_HEADER + schc::UDP_HEADER + coap.len();
         let Ok(mut msg) = Message::decode(coap) else {
-            return schc::IPV6_HEADER + schc::UDP_HEADER + coap.len();
+            return whole;
         };
         msg.mid = (u16::from(self.profile.mid_msb) << 8) | (msg.mid & 0xff);
-        match schc::build(&msg, &self.profile, &self.context, dir) {
-            Ok(packet) => schc::compress(&self.rules, &packet, dir, &self.context).len(),
-            Err(_) => schc::IPV6_HEADER + schc::UDP_HEADER + coap.len(),
-        }
+        schc::build(&msg, &self.profile, &self.context, dir).map_or(whole, |packet| {
+            schc::compress(&self.rules, &packet, dir, &self.context).len()
+        })
     }
 }
 
